@@ -1,0 +1,222 @@
+/*
+ * upvm.h - UPVM's native API: user-level processes (ULPs) and their scheduler.
+ *
+ * A node (one OS process) runs many ULPs on one scheduler thread.  ULPs are
+ * scheduled cooperatively: a ULP runs until it yields, blocks, sleeps or
+ * exits.  Nothing here enters the kernel on the fast path (create from a
+ * cached stack, yield, yield-to, wait, wake).
+ *
+ * Conventions used by every function below:
+ *   - Errors are returned as negative errno values (-EINVAL, -ESRCH, ...);
+ *     0 or a positive value is success.  No function aborts on bad input.
+ *   - Context: unless a function says otherwise it must be called from a ULP
+ *     of this node, i.e. on the node's scheduler thread.  The first call to
+ *     any function turns the calling thread into the node's scheduler thread
+ *     and the calling code into ULP 1, "main" (its stack is the thread's own).
+ *     Calls from another thread return -EPERM (or are ignored where a
+ *     function returns void).  Nothing here is async-signal-safe.
+ *   - "May switch" means the call can run other ULPs before it returns;
+ *     the caller's errno is preserved across any switch.
+ *
+ * Environment (read once, at the first call):
+ *   UPVM_STACK_SIZE   default stack size of a new ULP, e.g. 64K, 1M
+ *                     (default 256K; at least 16K; rounded up to pages)
+ */
+#ifndef UPVM_H
+#define UPVM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define UPVM_API __attribute__((visibility("default")))
+#define UPVM_NODISCARD __attribute__((warn_unused_result))
+#else
+#define UPVM_API
+#define UPVM_NODISCARD
+#endif
+
+/* A ULP's identifier within its node: a positive integer, never reused while
+ * the node runs.  ULP 1 is the node's main ULP. */
+typedef int upvm_id_t;
+
+/* Attributes of a new ULP.  Zero-initialise, then set what you need
+ * (upvm_attr_t a = {0}; or UPVM_ATTR_INIT).  The structure is copied: the
+ * caller may reuse or free it (and the name string must stay valid for the
+ * ULP's lifetime: it is not copied). */
+typedef struct upvm_attr {
+    size_t stack_size;  /* bytes; 0 = the node default (UPVM_STACK_SIZE) */
+    const char *name;   /* for reports; NULL = the entry function's symbol */
+    unsigned flags;     /* UPVM_DETACHED */
+} upvm_attr_t;
+#define UPVM_ATTR_INIT {0, NULL, 0}
+
+/* The ULP cannot be joined; everything it owns is freed when it exits.
+ * Without this flag a ULP that exits keeps a small record (its exit status)
+ * until someone joins it. */
+#define UPVM_DETACHED 0x1u
+
+/* Smallest stack a ULP may have (a smaller request is rounded up). */
+#define UPVM_STACK_MIN ((size_t)16 * 1024)
+
+typedef void (*upvm_entry_t)(void *arg);
+typedef void (*upvm_ordinal_entry_t)(int ordinal, void *arg);
+
+/* ------------------------------------------------------------- creation */
+
+/*
+ * upvm_create - create a ULP that runs fn(arg).
+ * Returning from fn is upvm_exit(0).  The new ULP is put at the tail of the
+ * run queue; it does not run before the caller yields, blocks or exits.
+ * Returns its id (> 0), or
+ *   -EINVAL   fn is NULL, or attr->stack_size is above 1 GiB
+ *   -ENOMEM   no memory for the ULP or its stack (the reason, e.g. the
+ *             vm.max_map_count limit and how to raise it, is printed once)
+ *   -EPERM    called from a thread that is not this node's scheduler
+ * Does not switch.
+ */
+UPVM_API UPVM_NODISCARD upvm_id_t upvm_create(upvm_entry_t fn, void *arg,
+                                              const upvm_attr_t *attr);
+
+/*
+ * upvm_spawn_func - M-PVM's mpvm_spawn(func, arg, count, tids): create
+ * count ULPs running fn(ordinal, arg), ordinal = 0 .. count-1 (each can also
+ * ask upvm_ordinal()).  Their ids are stored in ids[0 .. count-1] when ids
+ * is not NULL.  Returns the number created (count), or a negative error as
+ * for upvm_create (-EINVAL also for count < 1); on error none is left
+ * behind: the ones already created are never run and are reclaimed.
+ * Does not switch.
+ */
+UPVM_API UPVM_NODISCARD int upvm_spawn_func(upvm_ordinal_entry_t fn, void *arg,
+                                            int count, upvm_id_t *ids,
+                                            const upvm_attr_t *attr);
+
+/* --------------------------------------------------------- who am I */
+
+/* The calling ULP's id (1 for main).  Never fails on the scheduler thread. */
+UPVM_API upvm_id_t upvm_self(void);
+
+/* The calling ULP's ordinal from upvm_spawn_func, -1 for other ULPs. */
+UPVM_API int upvm_ordinal(void);
+
+/* Number of ULPs of this node that have not exited (main included). */
+UPVM_API int upvm_count(void);
+
+/* -------------------------------------------------------- scheduling */
+
+/*
+ * upvm_yield - let every other ready ULP run once (round robin), then
+ * return.  Returns at once when no other ULP is ready.  May switch.
+ */
+UPVM_API void upvm_yield(void);
+
+/*
+ * upvm_yield_to - hand-off: run ULP id now, ahead of the run queue; the
+ * caller stays ready (at the tail of the run queue).
+ * Returns 0 once the caller runs again, or
+ *   -ESRCH    no such ULP, or it has exited
+ *   -EAGAIN   it exists but is not ready (blocked or sleeping): nothing ran
+ *   -EPERM    not on the scheduler thread
+ * Yielding to oneself returns 0 without switching.  May switch.
+ */
+UPVM_API int upvm_yield_to(upvm_id_t id);
+
+/*
+ * upvm_sleep_ns - block the caller for at least ns nanoseconds while the
+ * other ULPs run.  Sleepers wake in deadline order (ties: in the order they
+ * went to sleep).  A node whose ULPs all sleep waits in the kernel, without
+ * spinning.  Returns 0 (or -EPERM).  upvm_sleep_ns(0) is upvm_yield().
+ * May switch.
+ */
+UPVM_API int upvm_sleep_ns(uint64_t ns);
+
+/* Monotonic clock in nanoseconds (CLOCK_MONOTONIC). Any thread. */
+UPVM_API uint64_t upvm_now_ns(void);
+
+/* ------------------------------------------------------- exit and join */
+
+/*
+ * upvm_exit - end the calling ULP with status.  Its joiner (if any) wakes.
+ * In main: waits for every other ULP to exit (upvm_join_all), then exits
+ * the process with status through exit(3).  Never returns.
+ */
+UPVM_API _Noreturn void upvm_exit(int status);
+
+/*
+ * upvm_join - wait for ULP id to exit and collect its status (status may be
+ * NULL).  Afterwards the id is gone.  Returns 0, or
+ *   -ESRCH    no such ULP (never existed, or already joined)
+ *   -EINVAL   it is detached, or another ULP is already joining it
+ *   -EDEADLK  id is the caller
+ * May switch.
+ */
+UPVM_API int upvm_join(upvm_id_t id, int *status);
+
+/*
+ * upvm_join_all - wait until every other ULP of the node has exited (ULPs
+ * that are themselves waiting in upvm_join_all do not count).  Exited
+ * joinable ULPs that nobody joined are reclaimed.  Returns 0 (or -EPERM).
+ * May switch.
+ */
+UPVM_API int upvm_join_all(void);
+
+/*
+ * upvm_run - upvm_create(fn, arg, attr), then upvm_join_all(): run a node
+ * until all its ULPs have exited.  Returns 0, or the error of upvm_create.
+ */
+UPVM_API int upvm_run(upvm_entry_t fn, void *arg, const upvm_attr_t *attr);
+
+/* -------------------------------------------------------- wait queues */
+
+/*
+ * A wait queue: ULPs block on it and are woken in FIFO order.  It is the
+ * primitive that messaging, groups and barriers are built on.  Initialise
+ * with upvm_waitq_init() (or UPVM_WAITQ_INITIALIZER(q, "name") for a static
+ * one).  A queue must be empty when its memory is released.
+ */
+typedef struct upvm_waitq {
+    struct upvm_waitq_link {
+        struct upvm_waitq_link *next, *prev;
+    } head;
+    const char *name; /* shown when a deadlock is reported */
+} upvm_waitq_t;
+#define UPVM_WAITQ_INITIALIZER(q, qname) {{&(q).head, &(q).head}, (qname)}
+
+UPVM_API void upvm_waitq_init(upvm_waitq_t *q, const char *name);
+
+/*
+ * upvm_wait - block the caller on q until woken or until timeout_ns have
+ * passed (timeout_ns < 0: no time limit).  Returns 0 when woken,
+ * -ETIMEDOUT when the time ran out, -EPERM off the scheduler thread.
+ * Blocking when no ULP can ever run again (every ULP blocked, nobody
+ * sleeping, no I/O that could wake one) is a deadlock: the node reports
+ * every ULP and what it waits on, and exits with status 70.  May switch.
+ */
+UPVM_API int upvm_wait(upvm_waitq_t *q, int64_t timeout_ns);
+
+/* Make the longest waiter of q ready (tail of the run queue).  Returns the
+ * number woken (0 or 1).  Does not switch. */
+UPVM_API int upvm_wake_one(upvm_waitq_t *q);
+
+/* Make every waiter of q ready, in FIFO order.  Returns the number woken.
+ * Does not switch. */
+UPVM_API int upvm_wake_all(upvm_waitq_t *q);
+
+/* Hand-off wake: like upvm_wake_one, but the woken ULP runs at once and the
+ * caller resumes right after it (at the head of the run queue).  Returns 1
+ * if one was woken, 0 if q was empty (then nothing switched).  May switch. */
+UPVM_API int upvm_wake_one_handoff(upvm_waitq_t *q);
+
+/* ------------------------------------------------------------- stacks */
+
+/* The stack size a ULP gets when its attr says 0 (UPVM_STACK_SIZE). */
+UPVM_API size_t upvm_default_stack_size(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UPVM_H */

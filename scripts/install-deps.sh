@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# install-deps.sh - install what UPVM needs to build, test and benchmark on
+# Debian 12, and only what is missing.  Called by scripts/demo.sh,
+# scripts/test.sh and .ci/run; safe to run again.
+set -euo pipefail
+
+# command-or-file -> Debian package
+need=()
+want() { # $1: how to test (a command name or an absolute path), $2: package
+    case "$1" in
+        /*) [ -e "$1" ] || need+=("$2") ;;
+        *)  command -v "$1" >/dev/null 2>&1 || need+=("$2") ;;
+    esac
+}
+want gcc gcc
+want cmake cmake
+want ninja ninja-build
+want make make
+want python3 python3
+want taskset util-linux
+want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
+for extra in ${UPVM_EXTRA_PACKAGES:-}; do need+=("$extra"); done
+
+[ ${#need[@]} -eq 0 ] && exit 0
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${need[*]}" >&2; exit 1; }
+    SUDO=sudo
+fi
+echo "install-deps: installing ${need[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# test.sh - build UPVM twice (optimised, and with ASan+UBSan) and run the
+# whole test suite under ctest in both builds.  Exits non-zero on any failure.
+#   JOBS=N   parallel ctest jobs (default: number of cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+JOBS=${JOBS:-$(nproc)}
+
+run_build() { # $1 build dir, rest: cmake options
+    local dir=$1; shift
+    cmake -S . -B "$dir" -G Ninja -DUPVM_BUILD_BENCH=ON "$@" >/dev/null
+    cmake --build "$dir"
+    (cd "$dir" && ctest --output-on-failure --timeout 300 -j "$JOBS")
+}
+
+echo "== optimised build (build/)"
+run_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "== ASan + UBSan build (build-asan/)"
+run_build build-asan -DCMAKE_BUILD_TYPE=Debug -DUPVM_SANITIZE=ON
+echo "== all tests passed in both builds"
