@@ -11,11 +11,15 @@
  *   +32   r12
  *   +40   rbx
  *   +48   rbp
- *   +56   return address          resumed with pop + jmp, not ret
+ *   +56   return address          resumed with ret
  *
- * The resume ends in `pop %rcx; jmp *%rcx` rather than `ret`: the return
- * stack buffer never predicts a switch correctly anyway, and the indirect
- * jump measured faster here (DESIGN.md, "physical limits").
+ * The resume ends in `ret`, not `pop; jmp`.  A `pop; jmp` leaves the CPU's
+ * return stack buffer one entry deep, so the *next* return of the resumed
+ * code (out of yield, out of recv) mispredicts: measured here, a 2-ULP
+ * yield costs ~25 ns with pop+jmp and ~13 ns with ret (docs/design-notes.md).
+ * With ret, the prediction is right whenever both sides suspended at the same
+ * call site, which is the common case (every ULP suspends inside the same
+ * few scheduler functions).
  */
         .text
 
@@ -51,12 +55,22 @@ arch_ctx_switch:
         fnstcw  4(%rsp)
         movq    %rsp, (%rdi)            /* from->sp */
 
+        movl    (%rsp), %r8d            /* our MXCSR ... */
+        movzwl  4(%rsp), %r9d           /* ... and x87 control word */
+
         movq    (%rsi), %rsp            /* to->sp: now on the other stack */
         .globl  arch_ctx_resume_pc      /* where a suspended context resumes: */
         .hidden arch_ctx_resume_pc      /* unwind from here with sp = ctx.sp */
 arch_ctx_resume_pc:
-        ldmxcsr (%rsp)
-        fldcw   4(%rsp)
+        .cfi_remember_state
+        /* Loading the control registers costs more than comparing them,
+         * and contexts almost always share one setting. */
+        cmpl    (%rsp), %r8d
+        jne     .Lload_mxcsr
+.Lmxcsr_done:
+        cmpw    4(%rsp), %r9w
+        jne     .Lload_fpucw
+.Lfpucw_done:
         addq    $8, %rsp
         .cfi_adjust_cfa_offset -8
         popq    %r15
@@ -77,11 +91,15 @@ arch_ctx_resume_pc:
         popq    %rbp
         .cfi_adjust_cfa_offset -8
         .cfi_restore rbp
-        popq    %rcx
-        .cfi_adjust_cfa_offset -8
-        .cfi_register rip, rcx
         movq    %rdx, %rax              /* pass -> return value over there */
-        jmpq    *%rcx
+        ret
+        .cfi_restore_state
+.Lload_mxcsr:
+        ldmxcsr (%rsp)
+        jmp     .Lmxcsr_done
+.Lload_fpucw:
+        fldcw   4(%rsp)
+        jmp     .Lfpucw_done
         .cfi_endproc
         .size   arch_ctx_switch, .-arch_ctx_switch
 
