@@ -124,8 +124,27 @@ void core_sched_init(void) HIDDEN;
 
 static inline struct ulp *core_current(void) { return core_sched.current; }
 
-/* The ULP with this id, or NULL (never existed, or reclaimed). */
-struct ulp *core_ulp_lookup(upvm_id_t id) HIDDEN;
+/* Ids index a table of 4096-entry chunks (ulp.c owns it). */
+#define ID_CHUNK_BITS 12
+#define ID_CHUNK (1u << ID_CHUNK_BITS)
+struct core_id_table {
+    struct ulp ***chunks; /* chunks[i][j] is id i * ID_CHUNK + j + 1 */
+    uint32_t *used;       /* live entries per chunk */
+    size_t nchunks;
+    upvm_id_t next_id;
+};
+extern struct core_id_table core_ids HIDDEN;
+
+/* The ULP with this id, or NULL (never existed, or reclaimed).  Inline:
+ * every hand-off by id starts here. */
+static inline struct ulp *core_ulp_lookup(upvm_id_t id)
+{
+    if (id <= 0 || id >= core_ids.next_id)
+        return NULL;
+    size_t index = (size_t)(id - 1);
+    struct ulp **chunk = core_ids.chunks[index >> ID_CHUNK_BITS];
+    return chunk ? chunk[index & (ID_CHUNK - 1)] : NULL;
+}
 
 /* Name for reports: attr name, else the entry's symbol, else "?". */
 const char *core_ulp_name(const struct ulp *u, char *buf, size_t len) HIDDEN;

@@ -17,8 +17,6 @@
 
 #include "core/core.h"
 
-#define ID_CHUNK_BITS 12
-#define ID_CHUNK (1u << ID_CHUNK_BITS)
 #define ULP_POOL_MAX 4096          /* freed ULP objects kept for reuse */
 #define STACK_SIZE_MAX ((size_t)1 << 30)
 #define DEFAULT_STACK_SIZE ((size_t)256 * 1024)
@@ -26,12 +24,8 @@
 
 __thread bool core_on_sched_thread;
 
-static struct {
-    struct ulp ***chunks;  /* chunks[i][j] is id i * ID_CHUNK + j + 1 */
-    uint32_t *used;        /* live entries per chunk */
-    size_t nchunks;
-    upvm_id_t next_id;
-} ids = {.next_id = 1};
+struct core_id_table core_ids = {.next_id = 1};
+#define ids core_ids
 
 static struct ulp main_ulp;
 static struct ulp *ulp_pool; /* freed objects, linked through ->arg */
@@ -79,15 +73,6 @@ static void id_unregister(struct ulp *u)
         free(ids.chunks[c]);
         ids.chunks[c] = NULL;
     }
-}
-
-struct ulp *core_ulp_lookup(upvm_id_t id)
-{
-    if (id <= 0 || id >= ids.next_id)
-        return NULL;
-    size_t index = (size_t)(id - 1);
-    struct ulp **chunk = ids.chunks[index >> ID_CHUNK_BITS];
-    return chunk ? chunk[index & (ID_CHUNK - 1)] : NULL;
 }
 
 void core_for_each_ulp(void (*fn)(struct ulp *u, void *ctx), void *ctx)
