@@ -1,0 +1,19 @@
+/* compiler.h - small portability and hinting macros used by every layer. */
+#ifndef UPVM_UTIL_COMPILER_H
+#define UPVM_UTIL_COMPILER_H
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define NODISCARD   __attribute__((warn_unused_result))
+#define NOINLINE    __attribute__((noinline))
+#define COLD        __attribute__((cold, noinline))
+#define HIDDEN      __attribute__((visibility("hidden")))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(UPVM_SANITIZE) || defined(__SANITIZE_ADDRESS__)
+#define UPVM_ASAN 1
+#else
+#define UPVM_ASAN 0
+#endif
+
+#endif /* UPVM_UTIL_COMPILER_H */
