@@ -26,7 +26,7 @@ enum { POOL_ENABLED = 1 };
 #define SMALL_BLOCK   ((size_t)512)                            /* bytes */
 #define SMALL_CAP     (SMALL_BLOCK - sizeof(struct msg_data)) /* data */
 #define POOL_MAX_DATA 64  /* blocks kept per thread (32 KiB) */
-#define POOL_MAX_BUFS 256 /* handles kept per thread (12 KiB) */
+#define POOL_MAX_BUFS 256 /* handles kept per thread (10 KiB) */
 _Static_assert(sizeof(struct msg_data) % 8 == 0, "data bytes stay aligned");
 
 /* A free list.  Per thread: a ULP never changes threads while it runs, and

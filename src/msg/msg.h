@@ -277,7 +277,7 @@ typedef struct msg_stats {
 void msg_get_stats(msg_stats_t *st);
 
 /* Give the memory cached in this thread's pools back to malloc (a thread
- * that exits without it leaves at most ~44 KiB behind). */
+ * that exits without it leaves at most ~42 KiB behind). */
 void msg_pool_trim(void);
 
 #endif /* UPVM_MSG_H */
