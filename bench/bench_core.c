@@ -32,6 +32,8 @@
 #include <unistd.h>
 #include <upvm.h>
 
+#include "arch/arch.h" /* ctx.S is compiled into this benchmark */
+
 static int reps = 7;
 static int quick;
 static long max_ulps = 1000000;
@@ -93,6 +95,42 @@ static double null_call_ns(long iters)
     for (long i = 0; i < iters; i++)
         f();
     return (now_ns() - t0) / (double)iters;
+}
+
+/* ------------------------------------------------------------ bare switch */
+
+/* The register switch alone, no scheduler: two contexts running the same
+ * function switch to each other (as two ULPs of one program do). */
+static struct arch_ctx bare_ctx[2];
+static long bare_iters;
+
+static void __attribute__((noinline)) bare_loop(int me)
+{
+    for (long i = 0; i < bare_iters; i++)
+        arch_ctx_switch(&bare_ctx[me], &bare_ctx[1 - me], NULL);
+}
+
+static void bare_entry(void *arg)
+{
+    bare_loop(1);
+    /* The caller's last switch came here: resume it; this context is then
+     * abandoned (the next measurement starts a fresh one). */
+    arch_ctx_switch(&bare_ctx[1], &bare_ctx[0], NULL);
+}
+
+static double bare_switch_ns(long iters)
+{
+    static char *stack;
+    if (!stack && !(stack = aligned_alloc(64, 1 << 16)))
+        die("aligned_alloc");
+    bare_iters = iters;
+    /* The caller becomes context 0 and context 1 starts on the fresh stack;
+     * both then run bare_loop. */
+    double t0 = now_ns();
+    arch_ctx_start(&bare_ctx[0], stack + (1 << 16), bare_entry, NULL);
+    bare_loop(0);
+    double t = now_ns() - t0;
+    return t / (2.0 * (double)iters);
 }
 
 /* ------------------------------------------------------------ ULP yield */
@@ -195,47 +233,55 @@ static long rss_pages(void)
 }
 
 static void yield_once(int ordinal, void *arg) { upvm_yield(); }
+static void do_nothing(int ordinal, void *arg) {}
 
-/* In a child process, so each count starts from a clean address space. */
+/* Steady state: create, run and reclaim 1000 ULPs whose stacks come from
+ * the cache (the previous round's). */
+static double ulp_create_cached_ns(long n)
+{
+    upvm_attr_t attr = UPVM_ATTR_INIT;
+    attr.flags = UPVM_DETACHED;
+    double t0 = now_ns();
+    if (upvm_spawn_func(do_nothing, NULL, (int)n, NULL, &attr) != n)
+        die("upvm_spawn_func");
+    upvm_join_all();
+    return (now_ns() - t0) / (double)n;
+}
+
+/* Runs in a freshly executed process (bench_core -C n): nothing cached from
+ * earlier measurements.  Prints "create_ns total_ns rss_kib" per ULP. */
+static int create_child_main(long n)
+{
+    upvm_attr_t attr = UPVM_ATTR_INIT;
+    attr.flags = UPVM_DETACHED;
+    (void)upvm_self(); /* start the node before the baseline RSS */
+    long before = rss_pages();
+    double t0 = now_ns();
+    int rc = upvm_spawn_func(yield_once, NULL, (int)n, NULL, &attr);
+    double t1 = now_ns();
+    if (rc != n) {
+        fprintf(stderr, "upvm_spawn_func(%ld): %s\n", n, strerror(-rc));
+        return 1;
+    }
+    upvm_yield(); /* each ULP runs up to its yield: all idle now */
+    long idle = rss_pages();
+    upvm_join_all();
+    double t2 = now_ns();
+    printf("%f %f %f\n", (t1 - t0) / (double)n, (t2 - t0) / (double)n,
+           (double)(idle - before) * (double)sysconf(_SC_PAGESIZE) / 1024.0 / (double)n);
+    return 0;
+}
+
 static struct create_result create_in_child(long n)
 {
-    int fd[2];
-    if (pipe(fd))
-        die("pipe");
-    pid_t pid = fork();
-    if (pid < 0)
-        die("fork");
-    if (pid == 0) {
-        struct create_result r;
-        upvm_attr_t attr = UPVM_ATTR_INIT;
-        attr.flags = UPVM_DETACHED;
-        long before = rss_pages();
-        double t0 = now_ns();
-        int rc = upvm_spawn_func(yield_once, NULL, (int)n, NULL, &attr);
-        double t1 = now_ns();
-        if (rc != n) {
-            fprintf(stderr, "upvm_spawn_func(%ld): %s\n", n, strerror(-rc));
-            _exit(1);
-        }
-        upvm_yield(); /* each ULP runs up to its yield: all idle now */
-        long idle = rss_pages();
-        upvm_join_all();
-        double t2 = now_ns();
-        r.create_ns = (t1 - t0) / (double)n;
-        r.total_ns = (t2 - t0) / (double)n;
-        r.rss_kib = (double)(idle - before) * (double)sysconf(_SC_PAGESIZE) / 1024.0 /
-                    (double)n;
-        if (write(fd[1], &r, sizeof r) != sizeof r)
-            _exit(1);
-        _exit(0);
-    }
-    close(fd[1]);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "/proc/%d/exe -C %ld", (int)getpid(), n);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        die("popen");
     struct create_result r;
-    ssize_t got = read(fd[0], &r, sizeof r);
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    if (got != sizeof r || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    int got = fscanf(p, "%lf %lf %lf", &r.create_ns, &r.total_ns, &r.rss_kib);
+    if (pclose(p) != 0 || got != 3) {
         fprintf(stderr, "creation benchmark with %ld ULPs failed\n", n);
         exit(1);
     }
@@ -381,8 +427,9 @@ static void ratio(const char *what, double peer, double ulp)
 int main(int argc, char **argv)
 {
     int opt;
-    while ((opt = getopt(argc, argv, "r:qm:")) != -1) {
+    while ((opt = getopt(argc, argv, "r:qm:C:")) != -1) {
         switch (opt) {
+        case 'C': return create_child_main(atol(optarg));
         case 'r': reps = atoi(optarg); break;
         case 'q': quick = 1; break;
         case 'm': max_ulps = atol(optarg); break;
@@ -407,6 +454,8 @@ int main(int argc, char **argv)
     null_ns = null.median;
     row("null procedure call", null, "ns");
 
+    struct stats bare = measure(bare_switch_ns, sw);
+    row("register switch alone (arch_ctx_switch)", bare, "ns");
     struct stats y2 = measure(ulp_yield_ns, 2);
     row("ULP yield, 2 ULPs (per switch)", y2, "ns");
     struct stats y64 = measure(ulp_yield_ns, 64);
@@ -417,6 +466,9 @@ int main(int argc, char **argv)
     row("ULP hand-off ping-pong, yield_to (per switch)", yto, "ns");
     struct stats ww = measure(ulp_wait_wake_ns, sw / 2);
     row("ULP wait + hand-off wake ping-pong (per hop)", ww, "ns");
+
+    struct stats cc = measure(ulp_create_cached_ns, 1000);
+    row("ULP create + run + exit, cached stack", cc, "ns");
 
     struct stats sy = measure(sched_yield_ns, os);
     row("OS: sched_yield ping-pong, 2 threads, 1 core", sy, "ns");
@@ -432,9 +484,11 @@ int main(int argc, char **argv)
     ratio("futex hand-off / ULP yield_to hand-off", fx.median, yto.median);
     ratio("pipe ping-pong half RTT / ULP yield (2 ULPs)", pp.median, y2.median);
     ratio("pipe ping-pong half RTT / ULP wait+wake hop", pp.median, ww.median);
+    ratio("pthread create+join / ULP create+run+exit", pc.median, cc.median);
 
     printf("\nCreation and memory (thread-mode ULPs, detached, each yields once and "
-           "exits;\n%zu KiB stacks; one fresh process per count; median of %d):\n\n",
+           "exits;\n%zu KiB stacks; one freshly started process per count, so every stack "
+           "is new:\nits guard page and first page fault are paid; median of %d):\n\n",
            upvm_default_stack_size() / 1024, reps > 3 ? 3 : reps);
     printf("| %10s | %16s | %22s | %22s |\n", "ULPs", "create (ns/ULP)",
            "RSS per idle ULP (KiB)", "lifetime total (ns/ULP)");

@@ -1,0 +1,208 @@
+/*
+ * core.h - the ULP core: ULP objects, stacks, the run queue, wait queues,
+ * timers and crash reports.  The one header other layers include.
+ *
+ * Threading: one scheduler thread per node runs every ULP of the node, so
+ * nothing here takes a lock.  Every function below must be called on that
+ * thread (from a ULP) unless it says otherwise.
+ *
+ * Hot path (no syscall, no malloc, no lock): yield, yield-to, block, wake,
+ * hand-off.  Creation from a cached stack makes no syscall either; a fresh
+ * stack costs one madvise (the guard page).
+ */
+#ifndef UPVM_CORE_H
+#define UPVM_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <upvm.h>
+
+#include "arch/arch.h"
+#include "util/compiler.h"
+#include "util/list.h"
+
+enum ulp_state {
+    ULP_READY,    /* on the run queue */
+    ULP_RUNNING,  /* core_sched.current */
+    ULP_BLOCKED,  /* on a wait queue (maybe also on the timer heap) */
+    ULP_SLEEPING, /* on the timer heap only */
+    ULP_DEAD,     /* exited; a zombie until joined (unless detached) */
+};
+
+/* Per-ULP pointers owned by the layers above the core (they are the only
+ * per-ULP state the core does not know the shape of). */
+enum ulp_ext {
+    ULP_EXT_PVM,     /* src/pvm: the task */
+    ULP_EXT_MIGRATE, /* src/migrate */
+    ULP_EXT_BLT,     /* src/blt: the coupled kernel context */
+    ULP_EXT_COUNT
+};
+
+#define ULP_NO_TIMER UINT32_MAX
+
+struct ulp {
+    /* hot: touched on every switch */
+    struct arch_ctx ctx;
+    list_link_t link;        /* run queue or a wait queue (never both) */
+    int saved_errno;
+    uint8_t state;           /* enum ulp_state */
+    bool started;            /* has run at least once */
+    bool detached;
+    bool joining;            /* someone waits in upvm_join for it */
+    bool owns_stack;         /* false for main (the thread's own stack) */
+    upvm_id_t id;
+
+    /* blocking and timers */
+    upvm_waitq_t *waitq;     /* what it is blocked on (ULP_BLOCKED) */
+    int wake_result;         /* 0, or -ETIMEDOUT */
+    uint32_t timer_index;    /* in the timer heap, or ULP_NO_TIMER */
+    uint64_t deadline_ns;
+    uint64_t timer_seq;      /* FIFO order among equal deadlines */
+
+    /* stack: [guard][stack_lo .. stack_lo + stack_size) */
+    void *stack_lo;
+    size_t stack_size;
+
+    /* identity */
+    int ordinal;             /* upvm_spawn_func ordinal, or -1 */
+    bool ordinal_entry;      /* entry is upvm_ordinal_entry_t */
+    union {
+        upvm_entry_t plain;
+        upvm_ordinal_entry_t ordinal;
+    } entry;
+    void *arg;
+    const char *name;        /* attr name, or NULL: use the entry symbol */
+
+    /* exit */
+    int exit_status;
+    upvm_waitq_t exitq;      /* its joiner waits here */
+
+    void *ext[ULP_EXT_COUNT];
+#if UPVM_ASAN
+    void *asan_fake_stack;
+#endif
+};
+
+/* The scheduler of this node. */
+struct sched {
+    struct ulp *current;
+    list_link_t runq;
+    struct ulp *main;
+    int nlive;               /* ULPs not yet exited, main included */
+    int njoinall;            /* ULPs blocked in upvm_join_all */
+    upvm_waitq_t joinallq;
+    unsigned ticks;          /* switches since the timers were checked */
+    uint32_t ntimers;        /* mirrors the heap's size for a cheap test */
+};
+
+extern struct sched core_sched HIDDEN;
+
+/* ------------------------------------------------------------ init */
+
+/* True on this node's scheduler thread, after initialisation. */
+extern __thread bool core_on_sched_thread
+    __attribute__((tls_model("initial-exec"))) HIDDEN;
+
+/* Make the calling thread the node's scheduler (its code becomes ULP 1).
+ * Returns 0, -EPERM if another thread already is. */
+int core_init(void) HIDDEN NODISCARD;
+
+/* The guard for every API entry: 0 when on the scheduler thread (after
+ * initialising on first use), -EPERM otherwise. */
+static inline int core_enter(void)
+{
+    if (likely(core_on_sched_thread))
+        return 0;
+    return core_init();
+}
+
+/* Scheduler set-up on the scheduler thread (called by core_init). */
+void core_sched_init(void) HIDDEN;
+
+/* ------------------------------------------------------------ ULPs */
+
+static inline struct ulp *core_current(void) { return core_sched.current; }
+
+/* The ULP with this id, or NULL (never existed, or reclaimed). */
+struct ulp *core_ulp_lookup(upvm_id_t id) HIDDEN;
+
+/* Name for reports: attr name, else the entry's symbol, else "?". */
+const char *core_ulp_name(const struct ulp *u, char *buf, size_t len) HIDDEN;
+
+/* Called (on the dying ULP, before it is marked dead) for every ULP exit.
+ * Layers register at initialisation; at most 8 hooks. */
+typedef void (*core_exit_hook_t)(struct ulp *u);
+int core_add_exit_hook(core_exit_hook_t hook) HIDDEN NODISCARD;
+
+/* Free a dead ULP's stack, and the ULP itself if nobody will join it.
+ * Called by the scheduler after switching away from it. */
+void core_ulp_reclaim(struct ulp *u) HIDDEN;
+
+/* ------------------------------------------------------------ scheduling */
+
+/* Put u (READY, not queued) at the tail / head of the run queue. */
+void core_make_ready(struct ulp *u) HIDDEN;
+void core_make_ready_front(struct ulp *u) HIDDEN;
+
+/* Give the CPU away: the current ULP has already been put where it waits
+ * (run queue, wait queue, timer heap) or is dead.  Runs the next ready ULP,
+ * waiting in the kernel for a timer when none is ready, and returns when the
+ * current ULP is resumed (never, if it is dead). */
+void core_schedule(void) HIDDEN;
+
+/* Switch straight to `next` (READY and already off the run queue); the
+ * current ULP must already be queued somewhere. */
+void core_switch_to(struct ulp *next) HIDDEN;
+
+/* Block the current ULP on q (timeout_ns < 0: forever).  Returns 0 when
+ * woken, -ETIMEDOUT when the time ran out. */
+int core_block(upvm_waitq_t *q, int64_t timeout_ns) HIDDEN;
+
+/* Wake one waiter (FIFO) to the run queue; returns it or NULL. */
+struct ulp *core_wake_one(upvm_waitq_t *q) HIDDEN;
+
+/* ------------------------------------------------------------ timers */
+
+/* Make room for n armed timers (one per live ULP).  0 or -ENOMEM. */
+int core_timer_reserve(uint32_t n) HIDDEN NODISCARD;
+void core_timer_add(struct ulp *u, uint64_t deadline_ns) HIDDEN;
+void core_timer_cancel(struct ulp *u) HIDDEN;
+/* Earliest deadline, or UINT64_MAX when no timer is armed. */
+uint64_t core_timer_next(void) HIDDEN;
+/* Remove and return the earliest ULP whose deadline is <= now, or NULL. */
+struct ulp *core_timer_pop_due(uint64_t now_ns) HIDDEN;
+
+/* ------------------------------------------------------------ stacks */
+
+/* Read UPVM_STACK_GUARD; 0 or -EINVAL (reported on stderr). */
+int core_stack_init(void) HIDDEN NODISCARD;
+
+/* Default size (UPVM_STACK_SIZE, validated at init), page rounded. */
+extern size_t core_default_stack_size HIDDEN;
+
+/* Parse "256K", "1M", "65536" into bytes; false if malformed or too big. */
+bool core_parse_size(const char *s, size_t *out) HIDDEN;
+
+/* Give u a stack of `size` bytes (page rounded, >= UPVM_STACK_MIN) with an
+ * inaccessible guard page below it.  Returns 0 or -ENOMEM. */
+int core_stack_alloc(struct ulp *u, size_t size) HIDDEN NODISCARD;
+void core_stack_free(struct ulp *u) HIDDEN;
+/* If addr lies in the guard page of some ULP stack, return the guard's base. */
+void *core_stack_guard_of(const void *addr, const struct ulp *u) HIDDEN;
+size_t core_stack_guard_size(void) HIDDEN;
+
+/* ------------------------------------------------------------ faults */
+
+/* Install the crash handlers (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) on
+ * an alternate signal stack of the scheduler thread. */
+int core_fault_init(void) HIDDEN NODISCARD;
+
+/* Report that every ULP is blocked with nothing that could wake one, and
+ * end the process with status 70 (EX_SOFTWARE). */
+_Noreturn void core_report_deadlock(void) HIDDEN;
+
+/* Iterate over every ULP that has not been reclaimed (for reports). */
+void core_for_each_ulp(void (*fn)(struct ulp *u, void *ctx), void *ctx) HIDDEN;
+
+#endif /* UPVM_CORE_H */

@@ -1,0 +1,314 @@
+/*
+ * sched.c - the node's non-preemptive scheduler: run queue, switches,
+ * hand-off, wait queues, sleeping and the idle wait.
+ *
+ * There is no scheduler context: a ULP that gives up the CPU switches
+ * straight to the next ready ULP (one register switch per hand-over).  When
+ * none is ready, the giving-up ULP waits for the earliest timer in the
+ * kernel, on its own stack, and then switches.  A dead ULP does the same;
+ * its stack is freed by the ULP that runs next (core_ulp_reclaim), once
+ * nothing runs on it any more.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "core/core.h"
+
+#if UPVM_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+/* How many switches may pass before due timers are looked at while the run
+ * queue never empties (a clock read per switch would double its cost). */
+#define TIMER_CHECK_INTERVAL 64
+
+struct sched core_sched = {
+    .runq = {&core_sched.runq, &core_sched.runq},
+};
+
+uint64_t upvm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ run queue */
+
+void core_make_ready(struct ulp *u)
+{
+    u->state = ULP_READY;
+    list_push_back(&core_sched.runq, &u->link);
+}
+
+void core_make_ready_front(struct ulp *u)
+{
+    u->state = ULP_READY;
+    list_push_front(&core_sched.runq, &u->link);
+}
+
+static struct ulp *runq_pop(void)
+{
+    list_link_t *l = list_pop_front(&core_sched.runq);
+    return l ? list_entry(l, struct ulp, link) : NULL;
+}
+
+/* Move every ULP whose deadline has passed to the run queue. */
+static void fire_due_timers(uint64_t now)
+{
+    struct ulp *u;
+    while ((u = core_timer_pop_due(now))) {
+        if (u->state == ULP_BLOCKED) {
+            list_unlink(&u->link); /* leave the wait queue */
+            u->waitq = NULL;
+            u->wake_result = -ETIMEDOUT;
+        }
+        core_make_ready(u);
+    }
+    core_sched.ticks = 0;
+}
+
+/* ------------------------------------------------------------ switching */
+
+/* errno lives in the scheduler thread's TLS and every ULP runs on that
+ * thread, so its address never changes: look it up once, not twice per
+ * switch through the PLT. */
+static int *errno_slot;
+
+void core_sched_init(void)
+{
+    errno_slot = &errno;
+}
+
+static void ulp_entry(void *from);
+
+/* Everything the resumed side does right after a switch: finish the
+ * sanitizer's fiber switch, reclaim the ULP we came from if it died, and
+ * give the resumed ULP its errno back. */
+static inline __attribute__((always_inline)) void after_switch(struct ulp *from)
+{
+    struct ulp *self = core_sched.current;
+#if UPVM_ASAN
+    const void *old_lo;
+    size_t old_size;
+    __sanitizer_finish_switch_fiber(self->asan_fake_stack, &old_lo, &old_size);
+#endif
+    if (unlikely(from->state == ULP_DEAD))
+        core_ulp_reclaim(from);
+    self->state = ULP_RUNNING;
+    *errno_slot = self->saved_errno;
+}
+
+static NOINLINE void start_ulp(struct ulp *self, struct ulp *next)
+{
+    next->started = true;
+    struct ulp *from = arch_ctx_start(&self->ctx, (char *)next->stack_lo + next->stack_size,
+                                      ulp_entry, self);
+    after_switch(from);
+}
+
+static inline __attribute__((always_inline)) void switch_to(struct ulp *next)
+{
+    struct ulp *self = core_sched.current;
+    self->saved_errno = *errno_slot;
+    core_sched.current = next;
+#if UPVM_ASAN
+    /* A dead ULP never comes back: NULL lets ASan free its fake stack. */
+    __sanitizer_start_switch_fiber(self->state == ULP_DEAD ? NULL
+                                                           : &self->asan_fake_stack,
+                                   next->stack_lo, next->stack_size);
+#endif
+    if (unlikely(!next->started)) {
+        start_ulp(self, next);
+        return;
+    }
+    struct ulp *from = arch_ctx_switch(&self->ctx, &next->ctx, self);
+    after_switch(from);
+}
+
+void core_switch_to(struct ulp *next)
+{
+    switch_to(next);
+}
+
+/* First code of every ULP but main, on its fresh stack. */
+static void ulp_entry(void *from)
+{
+    after_switch(from);
+    struct ulp *self = core_sched.current;
+    if (self->ordinal_entry)
+        self->entry.ordinal(self->ordinal, self->arg);
+    else
+        self->entry.plain(self->arg);
+    upvm_exit(0);
+}
+
+/* Nothing is ready: wait in the kernel for the earliest timer.  Returns the
+ * ULP to run next (possibly the caller itself). */
+static struct ulp *idle_wait(void)
+{
+    for (;;) {
+        uint64_t next = core_timer_next();
+        if (next == UINT64_MAX)
+            core_report_deadlock();
+        struct timespec ts = {.tv_sec = (time_t)(next / 1000000000u),
+                              .tv_nsec = (long)(next % 1000000000u)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        fire_due_timers(upvm_now_ns());
+        struct ulp *u = runq_pop();
+        if (u)
+            return u;
+    }
+}
+
+/* The part of scheduling that is not a plain run-queue pop: due timers and
+ * the idle wait.  Returns the next ULP to run. */
+static NOINLINE struct ulp *schedule_slow(void)
+{
+    if (core_sched.ntimers)
+        fire_due_timers(upvm_now_ns());
+    struct ulp *next = runq_pop();
+    return next ? next : idle_wait();
+}
+
+static inline __attribute__((always_inline)) void schedule(void)
+{
+    struct ulp *next;
+    if (likely(!core_sched.ntimers || ++core_sched.ticks < TIMER_CHECK_INTERVAL) &&
+        likely((next = runq_pop()) != NULL))
+        ;
+    else
+        next = schedule_slow();
+    if (unlikely(next == core_sched.current)) {
+        next->state = ULP_RUNNING; /* woke by a timer while idling on its stack */
+        return;
+    }
+    switch_to(next);
+}
+
+void core_schedule(void)
+{
+    schedule();
+}
+
+/* ------------------------------------------------------------ blocking */
+
+int core_block(upvm_waitq_t *q, int64_t timeout_ns)
+{
+    struct ulp *self = core_sched.current;
+    self->state = ULP_BLOCKED;
+    self->waitq = q;
+    self->wake_result = 0;
+    list_push_back(&q->head, &self->link);
+    if (timeout_ns >= 0)
+        core_timer_add(self, upvm_now_ns() + (uint64_t)timeout_ns);
+    schedule();
+    return self->wake_result;
+}
+
+static void wake(struct ulp *u)
+{
+    list_unlink(&u->link);
+    u->waitq = NULL;
+    core_timer_cancel(u);
+}
+
+struct ulp *core_wake_one(upvm_waitq_t *q)
+{
+    if (list_empty(&q->head))
+        return NULL;
+    struct ulp *u = list_entry(q->head.next, struct ulp, link);
+    wake(u);
+    core_make_ready(u);
+    return u;
+}
+
+/* ------------------------------------------------------------ public API */
+
+void upvm_yield(void)
+{
+    if (unlikely(core_enter() != 0))
+        return;
+    if (list_empty(&core_sched.runq) && !core_sched.ntimers)
+        return;
+    core_make_ready(core_sched.current);
+    schedule();
+}
+
+int upvm_yield_to(upvm_id_t id)
+{
+    int rc = core_enter();
+    if (unlikely(rc != 0))
+        return rc;
+    struct ulp *target = core_ulp_lookup(id);
+    struct ulp *self = core_sched.current;
+    if (!target || target->state == ULP_DEAD)
+        return -ESRCH;
+    if (target == self)
+        return 0;
+    if (target->state != ULP_READY)
+        return -EAGAIN;
+    list_unlink(&target->link);
+    core_make_ready(self);
+    switch_to(target);
+    return 0;
+}
+
+int upvm_sleep_ns(uint64_t ns)
+{
+    int rc = core_enter();
+    if (unlikely(rc != 0))
+        return rc;
+    if (ns == 0) {
+        upvm_yield();
+        return 0;
+    }
+    struct ulp *self = core_sched.current;
+    self->state = ULP_SLEEPING;
+    core_timer_add(self, upvm_now_ns() + ns);
+    core_schedule();
+    return 0;
+}
+
+void upvm_waitq_init(upvm_waitq_t *q, const char *name)
+{
+    list_init(&q->head);
+    q->name = name;
+}
+
+int upvm_wait(upvm_waitq_t *q, int64_t timeout_ns)
+{
+    int rc = core_enter();
+    if (unlikely(rc != 0))
+        return rc;
+    return core_block(q, timeout_ns);
+}
+
+int upvm_wake_one(upvm_waitq_t *q)
+{
+    if (unlikely(core_enter() != 0))
+        return 0;
+    return core_wake_one(q) != NULL;
+}
+
+int upvm_wake_all(upvm_waitq_t *q)
+{
+    if (unlikely(core_enter() != 0))
+        return 0;
+    int n = 0;
+    while (core_wake_one(q))
+        n++;
+    return n;
+}
+
+int upvm_wake_one_handoff(upvm_waitq_t *q)
+{
+    if (unlikely(core_enter() != 0) || list_empty(&q->head))
+        return 0;
+    struct ulp *u = list_entry(q->head.next, struct ulp, link);
+    wake(u);
+    core_make_ready_front(core_sched.current);
+    switch_to(u);
+    return 1;
+}

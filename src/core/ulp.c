@@ -1,0 +1,437 @@
+/*
+ * ulp.c - ULP objects: initialisation of the node, creation, ids, exit,
+ * join and reclaim.
+ *
+ * Ids are handed out in increasing order and never reused while the node
+ * runs, so a stale id can never name a newer ULP.  They index a table of
+ * 4096-entry chunks; a chunk is freed once all of its ULPs are reclaimed.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define ID_CHUNK_BITS 12
+#define ID_CHUNK (1u << ID_CHUNK_BITS)
+#define ULP_POOL_MAX 4096          /* freed ULP objects kept for reuse */
+#define STACK_SIZE_MAX ((size_t)1 << 30)
+#define DEFAULT_STACK_SIZE ((size_t)256 * 1024)
+#define MAX_EXIT_HOOKS 8
+
+__thread bool core_on_sched_thread;
+
+static struct {
+    struct ulp ***chunks;  /* chunks[i][j] is id i * ID_CHUNK + j + 1 */
+    uint32_t *used;        /* live entries per chunk */
+    size_t nchunks;
+    upvm_id_t next_id;
+} ids = {.next_id = 1};
+
+static struct ulp main_ulp;
+static struct ulp *ulp_pool; /* freed objects, linked through ->arg */
+static unsigned ulp_pool_len;
+static core_exit_hook_t exit_hooks[MAX_EXIT_HOOKS];
+static int nexit_hooks;
+
+/* ------------------------------------------------------------ id table */
+
+static int id_register(struct ulp *u)
+{
+    if (ids.next_id == INT32_MAX)
+        return -ENOMEM;
+    size_t index = (size_t)(ids.next_id - 1);
+    size_t c = index >> ID_CHUNK_BITS;
+    if (c >= ids.nchunks) {
+        size_t n = ids.nchunks ? ids.nchunks * 2 : 16;
+        struct ulp ***chunks = realloc(ids.chunks, n * sizeof *chunks);
+        if (!chunks)
+            return -ENOMEM;
+        ids.chunks = chunks;
+        uint32_t *used = realloc(ids.used, n * sizeof *used);
+        if (!used)
+            return -ENOMEM;
+        ids.used = used;
+        memset(ids.chunks + ids.nchunks, 0, (n - ids.nchunks) * sizeof *chunks);
+        memset(ids.used + ids.nchunks, 0, (n - ids.nchunks) * sizeof *used);
+        ids.nchunks = n;
+    }
+    if (!ids.chunks[c] && !(ids.chunks[c] = calloc(ID_CHUNK, sizeof **ids.chunks)))
+        return -ENOMEM;
+    ids.chunks[c][index & (ID_CHUNK - 1)] = u;
+    ids.used[c]++;
+    u->id = ids.next_id++;
+    return 0;
+}
+
+static void id_unregister(struct ulp *u)
+{
+    size_t index = (size_t)(u->id - 1);
+    size_t c = index >> ID_CHUNK_BITS;
+    ids.chunks[c][index & (ID_CHUNK - 1)] = NULL;
+    /* The chunk that will receive the next ids stays. */
+    if (--ids.used[c] == 0 && c != (size_t)(ids.next_id - 1) >> ID_CHUNK_BITS) {
+        free(ids.chunks[c]);
+        ids.chunks[c] = NULL;
+    }
+}
+
+struct ulp *core_ulp_lookup(upvm_id_t id)
+{
+    if (id <= 0 || id >= ids.next_id)
+        return NULL;
+    size_t index = (size_t)(id - 1);
+    struct ulp **chunk = ids.chunks[index >> ID_CHUNK_BITS];
+    return chunk ? chunk[index & (ID_CHUNK - 1)] : NULL;
+}
+
+void core_for_each_ulp(void (*fn)(struct ulp *u, void *ctx), void *ctx)
+{
+    for (size_t c = 0; c < ids.nchunks; c++) {
+        if (!ids.chunks[c])
+            continue;
+        for (size_t j = 0; j < ID_CHUNK; j++) {
+            struct ulp *u = ids.chunks[c][j];
+            if (u)
+                fn(u, ctx);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ objects */
+
+static struct ulp *ulp_obj_alloc(void)
+{
+    struct ulp *u = ulp_pool;
+    if (u) {
+        ulp_pool = u->arg;
+        ulp_pool_len--;
+    } else if (!(u = malloc(sizeof *u))) {
+        return NULL;
+    }
+    memset(u, 0, sizeof *u);
+    return u;
+}
+
+static void ulp_obj_free(struct ulp *u)
+{
+    if (u == &main_ulp)
+        return;
+    if (ulp_pool_len < ULP_POOL_MAX) {
+        u->arg = ulp_pool;
+        ulp_pool = u;
+        ulp_pool_len++;
+    } else {
+        free(u);
+    }
+}
+
+/* Forget a dead ULP completely: its id and its object. */
+static void ulp_destroy(struct ulp *u)
+{
+    id_unregister(u);
+    ulp_obj_free(u);
+}
+
+void core_ulp_reclaim(struct ulp *u)
+{
+    core_stack_free(u);
+    if (u->detached)
+        ulp_destroy(u);
+    /* else: a zombie holding the exit status until upvm_join */
+}
+
+const char *core_ulp_name(const struct ulp *u, char *buf, size_t len)
+{
+    if (u->name)
+        return u->name;
+    Dl_info info;
+    void *fn = u->ordinal_entry ? (void *)u->entry.ordinal : (void *)u->entry.plain;
+    if (fn && dladdr(fn, &info) && info.dli_sname && info.dli_saddr == fn)
+        return info.dli_sname;
+    if (fn) {
+        snprintf(buf, len, "%p", fn);
+        return buf;
+    }
+    return "?";
+}
+
+int core_add_exit_hook(core_exit_hook_t hook)
+{
+    if (nexit_hooks == MAX_EXIT_HOOKS)
+        return -ENOMEM;
+    exit_hooks[nexit_hooks++] = hook;
+    return 0;
+}
+
+/* ------------------------------------------------------------ init */
+
+static COLD void read_stack_size_env(void)
+{
+    core_default_stack_size = DEFAULT_STACK_SIZE;
+    const char *s = getenv("UPVM_STACK_SIZE");
+    if (!s || !*s)
+        return;
+    size_t size;
+    if (!core_parse_size(s, &size) || size > STACK_SIZE_MAX) {
+        fprintf(stderr,
+                "upvm: UPVM_STACK_SIZE='%s' is not a stack size: give bytes with an "
+                "optional K, M or G suffix, e.g. UPVM_STACK_SIZE=256K "
+                "(from 16K to 1G)\n", s);
+        exit(2);
+    }
+    core_default_stack_size = size < UPVM_STACK_MIN ? UPVM_STACK_MIN : size;
+}
+
+static void init_main_ulp(void)
+{
+    struct ulp *m = &main_ulp;
+    m->state = ULP_RUNNING;
+    m->started = true;
+    m->ordinal = -1;
+    m->name = "main";
+    m->timer_index = ULP_NO_TIMER;
+    list_init(&m->link);
+    upvm_waitq_init(&m->exitq, "exit of main");
+    /* For reports and the sanitizer: the thread's own stack. */
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        (void)pthread_attr_getstack(&attr, &m->stack_lo, &m->stack_size);
+        pthread_attr_destroy(&attr);
+    }
+    if (id_register(m) != 0) {
+        fprintf(stderr, "upvm: out of memory while starting the node\n");
+        exit(2);
+    }
+    core_sched.main = m;
+    core_sched.current = m;
+    core_sched.nlive = 1;
+}
+
+int core_init(void)
+{
+    static atomic_int owner; /* 0: nobody yet, 1: taken */
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&owner, &expected, 1))
+        return -EPERM; /* the node already has its scheduler thread */
+    read_stack_size_env();
+    if (core_stack_init() != 0)
+        exit(2);
+    upvm_waitq_init(&core_sched.joinallq, "upvm_join_all");
+    core_sched_init();
+    init_main_ulp();
+    if (core_fault_init() != 0) {
+        fprintf(stderr, "upvm: cannot install the crash handlers: %m\n");
+        exit(2);
+    }
+    core_on_sched_thread = true;
+    return 0;
+}
+
+size_t upvm_default_stack_size(void)
+{
+    if (core_enter() != 0)
+        return 0;
+    return core_default_stack_size;
+}
+
+/* ------------------------------------------------------------ creation */
+
+static int ulp_new(const upvm_attr_t *attr, struct ulp **out)
+{
+    size_t size = attr && attr->stack_size ? attr->stack_size : core_default_stack_size;
+    if (size > STACK_SIZE_MAX)
+        return -EINVAL;
+    struct ulp *u = ulp_obj_alloc();
+    if (!u)
+        return -ENOMEM;
+    int rc = core_timer_reserve((uint32_t)core_sched.nlive + 1);
+    if (rc == 0)
+        rc = core_stack_alloc(u, size);
+    if (rc == 0 && (rc = id_register(u)) != 0)
+        core_stack_free(u);
+    if (rc != 0) {
+        ulp_obj_free(u);
+        return rc;
+    }
+    u->timer_index = ULP_NO_TIMER;
+    u->ordinal = -1;
+    u->name = attr ? attr->name : NULL;
+    u->detached = attr && (attr->flags & UPVM_DETACHED);
+    list_init(&u->link);
+    upvm_waitq_init(&u->exitq, "upvm_join");
+    core_sched.nlive++;
+    core_make_ready(u);
+    *out = u;
+    return 0;
+}
+
+/* Undo ulp_new for a ULP that never ran. */
+static void ulp_unmake(struct ulp *u)
+{
+    list_unlink(&u->link);
+    core_sched.nlive--;
+    core_stack_free(u);
+    ulp_destroy(u);
+}
+
+upvm_id_t upvm_create(upvm_entry_t fn, void *arg, const upvm_attr_t *attr)
+{
+    int rc = core_enter();
+    if (rc != 0)
+        return rc;
+    if (!fn)
+        return -EINVAL;
+    struct ulp *u;
+    if ((rc = ulp_new(attr, &u)) != 0)
+        return rc;
+    u->entry.plain = fn;
+    u->arg = arg;
+    return u->id;
+}
+
+int upvm_spawn_func(upvm_ordinal_entry_t fn, void *arg, int count, upvm_id_t *ids_out,
+                    const upvm_attr_t *attr)
+{
+    int rc = core_enter();
+    if (rc != 0)
+        return rc;
+    if (!fn || count < 1)
+        return -EINVAL;
+    struct ulp *first = NULL;
+    for (int i = 0; i < count; i++) {
+        struct ulp *u;
+        if ((rc = ulp_new(attr, &u)) != 0) {
+            /* Roll back: the ones made so far are the last i on the queue. */
+            for (int k = 0; k < i; k++) {
+                struct ulp *last = list_entry(core_sched.runq.prev, struct ulp, link);
+                ulp_unmake(last);
+            }
+            return rc;
+        }
+        if (!first)
+            first = u;
+        u->entry.ordinal = fn;
+        u->ordinal_entry = true;
+        u->ordinal = i;
+        u->arg = arg;
+        if (ids_out)
+            ids_out[i] = u->id;
+    }
+    return count;
+}
+
+/* ------------------------------------------------------------ queries */
+
+upvm_id_t upvm_self(void)
+{
+    if (core_enter() != 0)
+        return -EPERM;
+    return core_sched.current->id;
+}
+
+int upvm_ordinal(void)
+{
+    if (core_enter() != 0)
+        return -EPERM;
+    return core_sched.current->ordinal;
+}
+
+int upvm_count(void)
+{
+    if (core_enter() != 0)
+        return -EPERM;
+    return core_sched.nlive;
+}
+
+/* ------------------------------------------------------------ exit, join */
+
+static void wake_joinall_if_done(void)
+{
+    if (core_sched.njoinall && core_sched.nlive == core_sched.njoinall)
+        while (core_wake_one(&core_sched.joinallq))
+            ;
+}
+
+void upvm_exit(int status)
+{
+    if (core_enter() != 0) {
+        fprintf(stderr, "upvm: upvm_exit called on a thread that is not the node's "
+                        "scheduler: ending that thread instead\n");
+        pthread_exit(NULL);
+    }
+    struct ulp *self = core_sched.current;
+    if (self == core_sched.main) {
+        (void)upvm_join_all();
+        exit(status);
+    }
+    for (int i = 0; i < nexit_hooks; i++)
+        exit_hooks[i](self);
+    self->exit_status = status;
+    self->state = ULP_DEAD;
+    core_sched.nlive--;
+    if (self->joining)
+        (void)core_wake_one(&self->exitq);
+    wake_joinall_if_done();
+    core_schedule(); /* the next ULP frees our stack (core_ulp_reclaim) */
+    __builtin_unreachable();
+}
+
+int upvm_join(upvm_id_t id, int *status)
+{
+    int rc = core_enter();
+    if (rc != 0)
+        return rc;
+    struct ulp *u = core_ulp_lookup(id);
+    if (!u)
+        return -ESRCH;
+    if (u == core_sched.current)
+        return -EDEADLK;
+    if (u->detached || u->joining)
+        return -EINVAL;
+    if (u->state != ULP_DEAD) {
+        u->joining = true;
+        while (u->state != ULP_DEAD)
+            (void)core_block(&u->exitq, -1);
+    }
+    if (status)
+        *status = u->exit_status;
+    ulp_destroy(u);
+    return 0;
+}
+
+static void reap_zombie(struct ulp *u, void *unused)
+{
+    if (u->state == ULP_DEAD && !u->joining && !u->owns_stack && !u->detached)
+        ulp_destroy(u);
+}
+
+int upvm_join_all(void)
+{
+    int rc = core_enter();
+    if (rc != 0)
+        return rc;
+    /* Only wake_joinall_if_done wakes this queue, once every live ULP is
+     * waiting here: then each waiter returns, without counting again (the
+     * others it was waiting with are still alive, but done waiting). */
+    if (core_sched.nlive > core_sched.njoinall + 1) {
+        core_sched.njoinall++;
+        (void)core_block(&core_sched.joinallq, -1);
+        core_sched.njoinall--;
+    }
+    core_for_each_ulp(reap_zombie, NULL);
+    return 0;
+}
+
+int upvm_run(upvm_entry_t fn, void *arg, const upvm_attr_t *attr)
+{
+    upvm_id_t id = upvm_create(fn, arg, attr);
+    if (id < 0)
+        return id;
+    return upvm_join_all();
+}

@@ -1,0 +1,310 @@
+/*
+ * test-faults.c - what a user sees when things go wrong: stack overflow,
+ * crashes (SIGSEGV, SIGBUS, SIGFPE, abort), deadlock, bad environment, and
+ * the kernel's map-count limit.  Each case runs in a child process (this
+ * program re-executed with the case's name); the parent checks the exit
+ * status and the report on stderr.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <upvm.h>
+
+#include "check.h"
+
+extern char **environ;
+
+/* ------------------------------------------------------------ child side */
+
+/* Non-static so that the report can name them (the test links -rdynamic). */
+void overflowing_ulp(void *arg);
+void null_writer(void *arg);
+void bus_toucher(void *arg);
+void divider(void *arg);
+void aborter(void *arg);
+void blocked_forever(void *arg);
+int recurse(int depth);
+
+static volatile int never_stop = -1; /* keeps the compiler from seeing an endless loop */
+int recurse(int depth)
+{
+    volatile char pad[512];
+    pad[0] = (char)depth;
+    if (depth == never_stop)
+        return 0;
+    return recurse(depth + 1) + pad[0];
+}
+
+void overflowing_ulp(void *arg) { printf("%d\n", recurse(0)); }
+
+void null_writer(void *arg)
+{
+    volatile int *p = arg;
+    __asm__("" : "+r"(p)); /* hide the constant from the optimiser */
+    *p = 1;
+}
+
+void bus_toucher(void *arg)
+{
+    int fd = memfd_create("empty", 0); /* zero bytes long */
+    CHECK(fd >= 0);
+    volatile char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(p != MAP_FAILED);
+    p[0] = 1; /* past the end of the file */
+}
+
+void divider(void *arg)
+{
+    int zero = (int)(intptr_t)arg, q;
+    /* In assembly so that UBSan cannot catch the division first. */
+    __asm__ volatile("cltd; idivl %2" : "=a"(q) : "a"(7), "r"(zero) : "rdx");
+    printf("%d\n", q);
+}
+
+void aborter(void *arg) { abort(); }
+
+static upvm_waitq_t lonely = UPVM_WAITQ_INITIALIZER(lonely, "the queue 'lonely'");
+void blocked_forever(void *arg) { (void)upvm_wait(&lonely, -1); }
+
+static int run_in_ulp(upvm_entry_t fn, void *arg, size_t stack)
+{
+    upvm_attr_t attr = UPVM_ATTR_INIT;
+    attr.stack_size = stack;
+    CHECK(upvm_create(fn, arg, &attr) > 0);
+    upvm_join_all();
+    return 0; /* not reached when the ULP crashes */
+}
+
+static int map_limit_child(void)
+{
+    long n = 0;
+    upvm_attr_t attr = UPVM_ATTR_INIT;
+    attr.stack_size = UPVM_STACK_MIN;
+    attr.flags = UPVM_DETACHED;
+    for (;;) {
+        upvm_id_t id = upvm_create(blocked_forever, NULL, &attr);
+        if (id < 0) {
+            printf("create failed with %d after %ld ULPs\n", id, n);
+            fflush(stdout);
+            _exit(id == -ENOMEM ? 0 : 1);
+        }
+        if (++n > 10 * 1000 * 1000)
+            _exit(3);
+    }
+}
+
+static int child(const char *what)
+{
+    if (!strcmp(what, "overflow"))
+        return run_in_ulp(overflowing_ulp, NULL, 64 * 1024);
+    if (!strcmp(what, "segv"))
+        return run_in_ulp(null_writer, (void *)16, 0);
+    if (!strcmp(what, "bus"))
+        return run_in_ulp(bus_toucher, NULL, 0);
+    if (!strcmp(what, "fpe"))
+        return run_in_ulp(divider, NULL, 0);
+    if (!strcmp(what, "abort"))
+        return run_in_ulp(aborter, NULL, 0);
+    if (!strcmp(what, "main-segv")) {
+        (void)upvm_self();
+        null_writer((void *)8);
+        return 0;
+    }
+    if (!strcmp(what, "deadlock")) {
+        printf("this line must survive the report\n");
+        CHECK(upvm_create(blocked_forever, NULL, NULL) > 0);
+        CHECK(upvm_create(blocked_forever, NULL, NULL) > 0);
+        upvm_join_all();
+        return 0;
+    }
+    if (!strcmp(what, "stack-env")) {
+        printf("default stack %zu\n", upvm_default_stack_size());
+        return 0;
+    }
+    if (!strcmp(what, "map-limit"))
+        return map_limit_child();
+    fprintf(stderr, "unknown case %s\n", what);
+    return 99;
+}
+
+/* ------------------------------------------------------------ parent side */
+
+struct outcome {
+    int status; /* exit code, or 128 + signal if killed */
+    char out[16384], err[16384];
+};
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(fd, buf + n, cap - 1 - n)) > 0 && n + (size_t)r < cap - 1)
+        n += (size_t)r;
+    if (r > 0)
+        n += (size_t)r;
+    buf[n] = '\0';
+}
+
+static void run_case(const char *what, const char *env, struct outcome *o)
+{
+    int out[2], err[2];
+    CHECK(pipe(out) == 0 && pipe(err) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    posix_spawn_file_actions_addclose(&fa, err[0]);
+    char *argv[] = {"test-faults", (char *)what, NULL};
+    char *envp[64];
+    int n = 0;
+    for (char **e = environ; *e && n < 60; e++)
+        if (strncmp(*e, "UPVM_", 5) != 0)
+            envp[n++] = *e;
+    if (env)
+        envp[n++] = (char *)env;
+    envp[n] = NULL;
+    pid_t pid;
+    CHECK_EQ(posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    close(err[1]);
+    slurp(err[0], o->err, sizeof o->err);
+    slurp(out[0], o->out, sizeof o->out);
+    close(out[0]);
+    close(err[0]);
+    int st;
+    CHECK_EQ(waitpid(pid, &st, 0), pid);
+    o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    fprintf(stderr, "---- case %s: status %d, stderr:\n%s", what, o->status, o->err);
+}
+
+static struct outcome o;
+
+static void test_stack_overflow_is_reported(void)
+{
+    run_case("overflow", NULL, &o);
+    CHECK_EQ(o.status, 128 + SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (overflowing_ulp) overflowed its stack of 64 KiB");
+    CHECK_STR_CONTAINS(o.err, "guard page");
+    CHECK_STR_CONTAINS(o.err, "UPVM_STACK_SIZE=256K");
+    CHECK_STR_CONTAINS(o.err, "recurse");
+}
+
+static void test_segv_is_reported_with_backtrace(void)
+{
+    run_case("segv", NULL, &o);
+    CHECK_EQ(o.status, 128 + SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (null_writer) crashed: invalid memory access at 0x10");
+    CHECK_STR_CONTAINS(o.err, "backtrace of ULP 2");
+    CHECK_STR_CONTAINS(o.err, "#0 ");
+    CHECK_STR_CONTAINS(o.err, "null_writer+0x");
+}
+
+static void test_sigbus_is_reported(void)
+{
+    run_case("bus", NULL, &o);
+    CHECK_EQ(o.status, 128 + SIGBUS);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (bus_toucher) crashed: bus error");
+    CHECK_STR_CONTAINS(o.err, "past the end of a mapped file");
+}
+
+static void test_sigfpe_is_reported(void)
+{
+    run_case("fpe", NULL, &o);
+    CHECK_EQ(o.status, 128 + SIGFPE);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (divider) crashed: integer division by zero");
+    CHECK_STR_CONTAINS(o.err, "divider+0x");
+}
+
+static void test_abort_is_reported(void)
+{
+    run_case("abort", NULL, &o);
+    CHECK_EQ(o.status, 128 + SIGABRT);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (aborter) crashed: aborted");
+    CHECK_STR_CONTAINS(o.err, "aborter+0x");
+}
+
+static void test_crash_in_main_names_main(void)
+{
+    run_case("main-segv", NULL, &o);
+    CHECK_EQ(o.status, 128 + SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 1 (main) crashed: invalid memory access at 0x8");
+}
+
+static void test_deadlock_is_reported_not_hung(void)
+{
+    run_case("deadlock", NULL, &o);
+    CHECK_EQ(o.status, 70);
+    CHECK_STR_CONTAINS(o.err, "deadlock");
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (blocked_forever) waits on the queue 'lonely'");
+    CHECK_STR_CONTAINS(o.err, "ULP 3 (blocked_forever) waits on the queue 'lonely'");
+    CHECK_STR_CONTAINS(o.err, "ULP 1 (main) waits on upvm_join_all");
+    CHECK_STR_CONTAINS(o.out, "this line must survive the report");
+}
+
+static void test_stack_size_from_environment(void)
+{
+    run_case("stack-env", "UPVM_STACK_SIZE=64K", &o);
+    CHECK_EQ(o.status, 0);
+    CHECK_STR_CONTAINS(o.out, "default stack 65536");
+    run_case("stack-env", "UPVM_STACK_SIZE=2M", &o);
+    CHECK_STR_CONTAINS(o.out, "default stack 2097152");
+    run_case("stack-env", "UPVM_STACK_SIZE=1k", &o); /* below the minimum */
+    CHECK_STR_CONTAINS(o.out, "default stack 16384");
+}
+
+static void test_bad_stack_size_is_refused(void)
+{
+    run_case("stack-env", "UPVM_STACK_SIZE=lots", &o);
+    CHECK_EQ(o.status, 2);
+    CHECK_STR_CONTAINS(o.err, "UPVM_STACK_SIZE='lots' is not a stack size");
+    CHECK_STR_CONTAINS(o.err, "e.g. UPVM_STACK_SIZE=256K");
+    run_case("stack-env", "UPVM_STACK_SIZE=5G", &o);
+    CHECK_EQ(o.status, 2);
+    run_case("stack-env", "UPVM_STACK_GUARD=paper", &o);
+    CHECK_EQ(o.status, 2);
+    CHECK_STR_CONTAINS(o.err, "UPVM_STACK_GUARD='paper' is not a guard method");
+}
+
+static void test_map_limit_gives_the_sysctl(void)
+{
+    long limit = 0;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    CHECK(f && fscanf(f, "%ld", &limit) == 1);
+    fclose(f);
+    if (limit > 500000) {
+        fprintf(stderr, "skipped: vm.max_map_count=%ld is too high to reach quickly\n", limit);
+        return;
+    }
+    /* Force the mprotect guards (2 mappings per stack) to reach the limit. */
+    run_case("map-limit", "UPVM_STACK_GUARD=mprotect", &o);
+    CHECK_EQ(o.status, 0);
+    CHECK_STR_CONTAINS(o.out, "create failed with -12");
+    CHECK_STR_CONTAINS(o.err, "vm.max_map_count");
+    CHECK_STR_CONTAINS(o.err, "sudo sysctl -w vm.max_map_count=");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        return child(argv[1]);
+    RUN(stack_overflow_is_reported);
+    RUN(segv_is_reported_with_backtrace);
+    RUN(sigbus_is_reported);
+    RUN(sigfpe_is_reported);
+    RUN(abort_is_reported);
+    RUN(crash_in_main_names_main);
+    RUN(deadlock_is_reported_not_hung);
+    RUN(stack_size_from_environment);
+    RUN(bad_stack_size_is_refused);
+    RUN(map_limit_gives_the_sysctl);
+    printf("test-faults: all cases passed\n");
+    return 0;
+}
