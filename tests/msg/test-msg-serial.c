@@ -1,0 +1,123 @@
+/*
+ * test-msg-serial.c - a buffer to a contiguous byte sequence and back.
+ */
+#include "msgtest.h"
+
+static msg_buf_t *new_buf(int enc)
+{
+    msg_buf_t *b = NULL;
+    ASSERT_OK(msg_buf_new(enc, &b));
+    return b;
+}
+
+static msg_buf_t *through_wire(msg_buf_t *b)
+{
+    size_t n = msg_buf_serial_size(b), got = 0;
+    unsigned char *w = malloc(n);
+    msg_buf_t *r;
+    ASSERT(w);
+    ASSERT_OK(msg_buf_serialize(b, w, n, &got));
+    ASSERT_EQ(got, n);
+    ASSERT_OK(msg_buf_deserialize(w, n, &r));
+    free(w);
+    return r;
+}
+
+TEST(serialise_keeps_data_header_and_encoding)
+{
+    for (int enc = 0; enc <= 1; enc++) {
+        msg_buf_t *b = new_buf(enc), *r;
+        int v[3] = {1, -2, 3}, w[3];
+        char s[8];
+        ASSERT_OK(msg_pack(b, PVM_INT, v, 3, 1));
+        ASSERT_OK(msg_pack_str(b, "abc"));
+        *msg_buf_hdr(b) = (msg_hdr_t){.tag = 7, .ctx = -3, .src = 0x40001,
+                                      .dst = 0x80002, .wid = 11};
+        ASSERT_OK(msg_unpack(b, PVM_INT, w, 1, 1)); /* cursor not sent */
+        r = through_wire(b);
+        ASSERT_EQ(msg_buf_enc(r), enc);
+        ASSERT_EQ(msg_buf_enc_sig(r), msg_buf_enc_sig(b));
+        ASSERT_EQ(msg_buf_len(r), msg_buf_len(b));
+        ASSERT_EQ(msg_buf_hdr(r)->tag, 7);
+        ASSERT_EQ(msg_buf_hdr(r)->ctx, -3);
+        ASSERT_EQ(msg_buf_hdr(r)->src, 0x40001);
+        ASSERT_EQ(msg_buf_hdr(r)->dst, 0x80002);
+        ASSERT_EQ(msg_buf_hdr(r)->wid, 11);
+        ASSERT_EQ(msg_buf_refs(r), 1);
+        ASSERT_OK(msg_unpack(r, PVM_INT, w, 3, 1));
+        ASSERT_MEM_EQ(w, v, sizeof(v));
+        ASSERT_OK(msg_unpack_str(r, s, sizeof(s)));
+        ASSERT(!strcmp(s, "abc"));
+        msg_buf_unref(r);
+        msg_buf_unref(b);
+    }
+}
+
+TEST(in_place_serialises_as_raw_read_now)
+{
+    msg_buf_t *b = new_buf(PvmDataInPlace), *r;
+    short sh[2] = {1, 2}, out[2];
+    ASSERT_OK(msg_pack(b, PVM_SHORT, sh, 2, 1));
+    sh[1] = 22;
+    r = through_wire(b);
+    ASSERT_EQ(msg_buf_enc(r), PvmDataRaw);
+    ASSERT_EQ(msg_buf_enc_sig(r), msg_native_dsig());
+    ASSERT_EQ(msg_buf_len(r), 4);
+    ASSERT_OK(msg_unpack(r, PVM_SHORT, out, 2, 1));
+    ASSERT(out[0] == 1 && out[1] == 22);
+    msg_buf_unref(r);
+    msg_buf_unref(b);
+}
+
+TEST(serialise_needs_room)
+{
+    msg_buf_t *b = new_buf(PvmDataDefault);
+    unsigned char w[MSG_WIRE_HDR + 4];
+    int v = 1;
+    size_t got = 12345;
+    ASSERT_OK(msg_pack(b, PVM_INT, &v, 1, 1));
+    memset(w, 0xaa, sizeof(w));
+    ASSERT_EQ(msg_buf_serialize(b, w, sizeof(w) - 1, &got), PvmOverflow);
+    ASSERT_EQ(got, 12345);
+    ASSERT_EQ(w[0], 0xaa);
+    ASSERT_OK(msg_buf_serialize(b, w, sizeof(w), NULL));
+    msg_buf_unref(b);
+}
+
+TEST(bad_wire_forms_are_bad_msg)
+{
+    msg_buf_t *b = new_buf(PvmDataDefault), *r = NULL;
+    unsigned char w[MSG_WIRE_HDR + 8], bad[sizeof(w)];
+    int v[2] = {1, 2};
+    ASSERT_OK(msg_pack(b, PVM_INT, v, 2, 1));
+    ASSERT_OK(msg_buf_serialize(b, w, sizeof(w), NULL));
+    msg_buf_unref(b);
+
+    for (size_t n = 0; n < sizeof(w); n++) /* truncated */
+        ASSERT_EQ(msg_buf_deserialize(w, n, &r), PvmBadMsg);
+    static const size_t fields[] = {0, 3, 4, 5, 6, 7, 12, 15};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        memcpy(bad, w, sizeof(w));
+        bad[fields[i]] ^= 1; /* magic, version, header length, length */
+        ASSERT_EQ(msg_buf_deserialize(bad, sizeof(bad), &r), PvmBadMsg);
+    }
+    memcpy(bad, w, sizeof(w));
+    bad[8] = 0x20; /* in-place encoding never travels */
+    ASSERT_EQ(msg_buf_deserialize(bad, sizeof(bad), &r), PvmBadMsg);
+    ASSERT(r == NULL);
+    ASSERT_OK(msg_buf_deserialize(w, sizeof(w), &r));
+    msg_buf_unref(r);
+}
+
+TEST(empty_message_serialises_to_the_header)
+{
+    msg_buf_t *b = new_buf(PvmDataRaw), *r;
+    ASSERT_EQ(msg_buf_serial_size(b), MSG_WIRE_HDR);
+    r = through_wire(b);
+    ASSERT_EQ(msg_buf_len(r), 0);
+    ASSERT_EQ(msg_buf_remaining(r), 0);
+    msg_buf_unref(r);
+    msg_buf_unref(b);
+}
+
+MSGTEST_MAIN()
