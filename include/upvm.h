@@ -32,6 +32,12 @@
 extern "C" {
 #endif
 
+#if defined(__cplusplus)
+#define UPVM_NORETURN [[noreturn]]
+#else
+#define UPVM_NORETURN _Noreturn
+#endif
+
 #if defined(__GNUC__)
 #define UPVM_API __attribute__((visibility("default")))
 #define UPVM_NODISCARD __attribute__((warn_unused_result))
@@ -144,7 +150,7 @@ UPVM_API uint64_t upvm_now_ns(void);
  * In main: waits for every other ULP to exit (upvm_join_all), then exits
  * the process with status through exit(3).  Never returns.
  */
-UPVM_API _Noreturn void upvm_exit(int status);
+UPVM_NORETURN UPVM_API void upvm_exit(int status);
 
 /*
  * upvm_join - wait for ULP id to exit and collect its status (status may be

@@ -13,12 +13,14 @@ want() { # $1: how to test (a command name or an absolute path), $2: package
     esac
 }
 want gcc gcc
+want g++ g++
 want cmake cmake
 want ninja ninja-build
 want make make
 want python3 python3
 want taskset util-linux
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
+want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
 for extra in ${UPVM_EXTRA_PACKAGES:-}; do need+=("$extra"); done
 
 [ ${#need[@]} -eq 0 ] && exit 0
