@@ -72,6 +72,12 @@ void aborter(void *arg) { abort(); }
 static upvm_waitq_t lonely = UPVM_WAITQ_INITIALIZER(lonely, "the queue 'lonely'");
 void blocked_forever(void *arg) { (void)upvm_wait(&lonely, -1); }
 
+static void sleep_then_say(void *arg)
+{
+    (void)upvm_sleep_ns(20 * 1000000);
+    printf("the sleeper finished before the process ended\n");
+}
+
 static int run_in_ulp(upvm_entry_t fn, void *arg, size_t stack)
 {
     upvm_attr_t attr = UPVM_ATTR_INIT;
@@ -122,6 +128,17 @@ static int child(const char *what)
         CHECK(upvm_create(blocked_forever, NULL, NULL) > 0);
         upvm_join_all();
         return 0;
+    }
+    if (!strcmp(what, "named-segv")) {
+        upvm_attr_t attr = UPVM_ATTR_INIT;
+        attr.name = "worker-7";
+        CHECK(upvm_create(null_writer, (void *)24, &attr) > 0);
+        upvm_join_all();
+        return 0;
+    }
+    if (!strcmp(what, "main-exit")) {
+        CHECK(upvm_create(sleep_then_say, NULL, NULL) > 0);
+        upvm_exit(7); /* waits for the sleeper, then ends the process */
     }
     if (!strcmp(what, "stack-env")) {
         printf("default stack %zu\n", upvm_default_stack_size());
@@ -238,6 +255,20 @@ static void test_crash_in_main_names_main(void)
     CHECK_STR_CONTAINS(o.err, "ULP 1 (main) crashed: invalid memory access at 0x8");
 }
 
+static void test_report_uses_the_ulp_name(void)
+{
+    run_case("named-segv", NULL, &o);
+    CHECK_EQ(o.status, 128 + SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (worker-7) crashed: invalid memory access at 0x18");
+}
+
+static void test_exit_in_main_waits_then_ends_with_status(void)
+{
+    run_case("main-exit", NULL, &o);
+    CHECK_EQ(o.status, 7);
+    CHECK_STR_CONTAINS(o.out, "the sleeper finished before the process ended");
+}
+
 static void test_deadlock_is_reported_not_hung(void)
 {
     run_case("deadlock", NULL, &o);
@@ -301,6 +332,8 @@ int main(int argc, char **argv)
     RUN(sigfpe_is_reported);
     RUN(abort_is_reported);
     RUN(crash_in_main_names_main);
+    RUN(report_uses_the_ulp_name);
+    RUN(exit_in_main_waits_then_ends_with_status);
     RUN(deadlock_is_reported_not_hung);
     RUN(stack_size_from_environment);
     RUN(bad_stack_size_is_refused);
