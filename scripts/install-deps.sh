@@ -19,6 +19,7 @@ want ninja ninja-build
 want make make
 want python3 python3
 want taskset util-linux
+want gdb gdb          # tests/tools: the gdb extension
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
 for extra in ${UPVM_EXTRA_PACKAGES:-}; do need+=("$extra"); done
