@@ -23,14 +23,9 @@
  */
         .text
 
-/* void *arch_ctx_switch(struct arch_ctx *from, struct arch_ctx *to, void *pass)
- *                       rdi                     rsi                    rdx     */
-        .globl  arch_ctx_switch
-        .hidden arch_ctx_switch
-        .type   arch_ctx_switch, @function
-        .p2align 4
-arch_ctx_switch:
-        .cfi_startproc
+/* Push the frame drawn above and store its address in from->sp (rdi).
+ * Shared by both entry points: one definition of the frame's layout. */
+        .macro SAVE_CONTEXT
         pushq   %rbp
         .cfi_adjust_cfa_offset 8
         .cfi_rel_offset rbp, 0
@@ -54,6 +49,17 @@ arch_ctx_switch:
         stmxcsr (%rsp)
         fnstcw  4(%rsp)
         movq    %rsp, (%rdi)            /* from->sp */
+        .endm
+
+/* void *arch_ctx_switch(struct arch_ctx *from, struct arch_ctx *to, void *pass)
+ *                       rdi                     rsi                    rdx     */
+        .globl  arch_ctx_switch
+        .hidden arch_ctx_switch
+        .type   arch_ctx_switch, @function
+        .p2align 4
+arch_ctx_switch:
+        .cfi_startproc
+        SAVE_CONTEXT                    /* into from (rdi) */
 
         movl    (%rsp), %r8d            /* our MXCSR ... */
         movzwl  4(%rsp), %r9d           /* ... and x87 control word */
@@ -113,29 +119,7 @@ arch_ctx_resume_pc:
         .p2align 4
 arch_ctx_start:
         .cfi_startproc
-        pushq   %rbp
-        .cfi_adjust_cfa_offset 8
-        .cfi_rel_offset rbp, 0
-        pushq   %rbx
-        .cfi_adjust_cfa_offset 8
-        .cfi_rel_offset rbx, 0
-        pushq   %r12
-        .cfi_adjust_cfa_offset 8
-        .cfi_rel_offset r12, 0
-        pushq   %r13
-        .cfi_adjust_cfa_offset 8
-        .cfi_rel_offset r13, 0
-        pushq   %r14
-        .cfi_adjust_cfa_offset 8
-        .cfi_rel_offset r14, 0
-        pushq   %r15
-        .cfi_adjust_cfa_offset 8
-        .cfi_rel_offset r15, 0
-        subq    $8, %rsp
-        .cfi_adjust_cfa_offset 8
-        stmxcsr (%rsp)
-        fnstcw  4(%rsp)
-        movq    %rsp, (%rdi)            /* from->sp */
+        SAVE_CONTEXT                    /* into from (rdi) */
 
         movq    %rsi, %rsp              /* fresh stack, 16-byte aligned */
         movq    %rcx, %rdi              /* entry's argument */
