@@ -217,6 +217,67 @@ UPVM_API int upvm_wake_all(upvm_waitq_t *q);
  * if one was woken, 0 if q was empty (then nothing switched).  May switch. */
 UPVM_API int upvm_wake_one_handoff(upvm_waitq_t *q);
 
+/* ------------------------------------------- PVM tasks in thread mode */
+
+/*
+ * Until programs are loaded as separate ULP processes (upvmcc / upvm run),
+ * a PVM program's tasks are functions of one executable that run as ULPs
+ * of its node: "thread-mode tasks", as in M-PVM.  Every PVM call (<pvm3.h>)
+ * made by a ULP enrolls it as a task with a PVM tid; main is the task
+ * started "from the shell" (no parent).
+ *
+ * upvm_task_main_t - the main function of a task spawned by name: argv[0]
+ * is the name it was spawned as, argv[1..argc-1] the argv given to
+ * pvm_spawn, argv[argc] is NULL.  Returning from it ends the task like
+ * pvm_exit() followed by exit(status) would end a PVM process.
+ */
+typedef int (*upvm_task_main_t)(int argc, char **argv);
+
+/*
+ * upvm_task_register - make `name` spawnable: pvm_spawn(name, ...) (or a
+ * path whose last component is name, so "/some/dir/worker" finds
+ * "worker") starts ULPs running fn.  The name is copied.  Any thread, any
+ * time (also from a constructor, see UPVM_TASK).  Errors: -EINVAL (name
+ * NULL, empty or longer than 255 bytes, fn NULL), -EEXIST (name already
+ * registered with another function), -ENOMEM.
+ */
+UPVM_API int upvm_task_register(const char *name, upvm_task_main_t fn);
+
+/* Register fn under name before main runs:  UPVM_TASK("worker", worker_main); */
+#define UPVM_TASK(name, fn)                                                \
+    __attribute__((constructor)) static void upvm_task_register_##fn(void) \
+    {                                                                      \
+        (void)upvm_task_register((name), (fn));                            \
+    }
+
+/*
+ * upvm_task_spawn_func - M-PVM's spawn-by-function: start ntask PVM tasks,
+ * task i running fn(i, arg) (upvm_ordinal() is i too).  Their parent is
+ * the caller (enrolled if it was not yet a task), their siblings each
+ * other, their context the caller's current one.  tids (may be NULL)
+ * receives the new tids.  Returns the number started (ntask), or a PVM
+ * error code: PvmBadParam (fn NULL, ntask < 1), PvmOutOfRes (no memory;
+ * none started).  Does not switch: the tasks start when the caller next
+ * blocks or yields.
+ */
+UPVM_API int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask,
+                                  int *tids);
+
+/*
+ * How a message sent to tasks of the same node is delivered (UPVM's two
+ * strategies, as measured in M-PVM):
+ *   UPVM_DELIVER_SHARE   the receivers get references to the sender's
+ *                        buffer; nothing is copied (copy-on-write protects
+ *                        both sides).  The default.
+ *   UPVM_DELIVER_COPY    every receiver gets its own copy, made at send.
+ * Both give identical PVM semantics.  The environment variable
+ * UPVM_DELIVERY=share|copy sets it at start-up.  upvm_set_delivery returns
+ * the previous strategy, or -EINVAL for an unknown one.
+ */
+#define UPVM_DELIVER_SHARE 0
+#define UPVM_DELIVER_COPY  1
+UPVM_API int upvm_set_delivery(int strategy);
+
 /* ------------------------------------------------------------- stacks */
 
 /* The stack size a ULP gets when its attr says 0 (UPVM_STACK_SIZE). */
