@@ -182,6 +182,11 @@ void core_switch_to(struct ulp *next) HIDDEN;
  * woken, -ETIMEDOUT when the time ran out. */
 int core_block(upvm_waitq_t *q, int64_t timeout_ns) HIDDEN;
 
+/* core_block, handing the CPU to `next` when it is ready (on the run
+ * queue): a receiver blocking on a message from a runnable sender runs
+ * that sender at once instead of the run queue's head.  next may be NULL. */
+int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next) HIDDEN;
+
 /* Wake one waiter (FIFO) to the run queue; returns it or NULL. */
 struct ulp *core_wake_one(upvm_waitq_t *q) HIDDEN;
 

@@ -24,6 +24,7 @@
 #ifndef UPVM_PVM_H
 #define UPVM_PVM_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <pvm3.h>
@@ -61,6 +62,7 @@ struct pvm_qmsg {
 struct pvm_bufslot {
     msg_buf_t *buf;
     struct pvm_qmsg *queued;
+    bool ctx_set; /* pvm_setminfo gave it a context: sends use that one */
 };
 
 /* The tasks started by one pvm_spawn: shared, freed with the last. */
@@ -89,7 +91,7 @@ struct pvm_task {
     int tid;
     int ptid;                  /* parent, PvmNoParent or PvmParentNotSet */
     struct ulp *ulp;
-    char *name;                /* program name; "" for a shell task */
+    const char *name;          /* program name (lives forever); "" for a shell task */
     char **argv;               /* spawned by name: NULL-terminated, owned */
     int argc;
     struct pvm_sibs *sibs;     /* NULL: only itself */
@@ -245,6 +247,15 @@ void pvm_send_pvmd_int(int tid, int tag, int ctx, int value) HIDDEN;
 
 /* Remove the incoming-queue entry q (and its buffer unless keep_buf). */
 void pvm_qmsg_free(struct pvm_qmsg *q) HIDDEN;
+
+/* Exported, not declared in pvm3.h (nor in PVM's): the va_list forms. */
+UPVM_API int pvm_vpackf(const char *fmt, va_list ap);
+UPVM_API int pvm_vunpackf(const char *fmt, va_list ap);
+/* pvmtev.h's trace masks (tracing is not implemented: masks are empty). */
+UPVM_API int pvm_gettmask(int who, char *mask);
+UPVM_API int pvm_settmask(int who, char *mask);
+/* Declared by pvm3.h only under NOTMPNAM, exported always (as by PVM). */
+UPVM_API char *pvmtmpnam(char *buf);
 
 /* ------------------------------------------------------------ other layers */
 
