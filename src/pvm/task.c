@@ -451,6 +451,8 @@ int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tid
 static void task_kill(struct pvm_task *k)
 {
     struct ulp *u = k->ulp;
+    if (u != core_sched.main)
+        core_ulp_kill(u, 128 + SIGTERM); /* first: it may wait on k's queue */
     pvm_task_leave(k);
     if (u == core_sched.main) {
         /* The node's main ULP cannot end alone: like a PVM process killed
@@ -458,7 +460,6 @@ static void task_kill(struct pvm_task *k)
         fprintf(stderr, "upvm: main task killed (pvm_kill/pvm_sendsig): ending the node\n");
         exit(128 + SIGTERM);
     }
-    core_ulp_kill(u, 128 + SIGTERM);
 }
 
 int pvm_sendsig(int tid, int sig)
