@@ -89,6 +89,16 @@ static bool registry_find(const char *name, struct task_entry *out)
 static void on_ulp_exit(struct ulp *u);
 static void on_process_exit(void);
 
+/* Crash and deadlock reports name the task: "worker, PVM task t40002". */
+static size_t describe_task(const struct ulp *u, char *buf, size_t len)
+{
+    const struct pvm_task *t = u->ext[ULP_EXT_PVM];
+    if (!t)
+        return 0;
+    int n = snprintf(buf, len, "PVM task t%x", (unsigned)t->tid);
+    return n > 0 ? (size_t)n : 0;
+}
+
 static int node_init(void)
 {
     pvm_node.host_tid = 1 << PVM_TID_HOST_SHIFT;
@@ -105,6 +115,7 @@ static int node_init(void)
     if (core_add_exit_hook(on_ulp_exit) != 0)
         return -1;
     core_set_swapped_word(&pvm_errno);
+    core_set_describer(describe_task);
     pvm_host_init();
     atexit(on_process_exit);
     pvm_node.ready = true;

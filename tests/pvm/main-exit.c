@@ -4,6 +4,7 @@
  *   finish   a worker still has work: it runs to the end after main returns
  *   blocked  a worker waits for a message nobody will send: the process
  *            ends anyway, naming it on stderr, with main's exit status
+ *   crash    a worker dereferences NULL: the report names the task
  */
 #include <pvm3.h>
 #include <stdio.h>
@@ -16,6 +17,11 @@ static int worker(int argc, char **argv)
         upvm_sleep_ns(20 * 1000 * 1000);
         printf("worker t%x finished after main returned\n", pvm_mytid());
         return 0;
+    }
+    if (strcmp(argv[1], "crash") == 0) {
+        volatile int *p = (int *)16; /* not NULL: UBSan would stop it first */
+        __asm__("" : "+r"(p));
+        return *p;
     }
     pvm_recv(-1, 1); /* never comes */
     printf("not reached\n");
