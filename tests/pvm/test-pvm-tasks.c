@@ -409,6 +409,27 @@ static void test_pvmd_only_functions(void)
     CHECK(!strstr(getenv("PVM_EXPORT"), "UPVM_TEST_X"));
 }
 
+static volatile sig_atomic_t got_sigterm;
+static void on_sigterm(int sig) { got_sigterm = 1; }
+
+/* pvm_halt ends every task, then SIGTERMs the caller (ref §14): with a
+ * handler installed it returns 0. */
+static void test_halt(void)
+{
+    int tids[3];
+    CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 3, tids), 3);
+    upvm_yield();
+    signal(SIGTERM, on_sigterm);
+    CHECK_EQ(pvm_halt(), 0);
+    CHECK(got_sigterm);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(pvm_pstat(tids[i]), PvmNoTask);
+    int n;
+    CHECK_EQ(pvm_tasks(0, &n, NULL), 0);
+    CHECK_EQ(n, 1); /* only the caller */
+    signal(SIGTERM, SIG_DFL);
+}
+
 int main(void)
 {
     RUN(enrolment_and_identity);
@@ -424,6 +445,7 @@ int main(void)
     RUN(pvm_errno_is_per_task);
     RUN(exit_and_reenrol);
     RUN(pvmd_only_functions);
+    RUN(halt);
     CHECK_EQ(pvm_exit(), 0);
     return 0;
 }
