@@ -58,9 +58,12 @@ static inline int pb_parse_enc(const char *s)
 }
 
 /* daemon: PVM's default (messages go task -> pvmd -> task);
- * direct: ask for task-to-task TCP links; dontroute: forbid them. */
+ * direct: ask for task-to-task TCP links; dontroute: forbid them;
+ * upvm: UPVM has no routes to choose, nothing to set. */
 static inline void pb_apply_route(const char *r)
 {
+    if (!strcmp(r, "upvm"))
+        return;
     if (!strcmp(r, "direct"))
         pvm_setopt(PvmRoute, PvmRouteDirect);
     else if (!strcmp(r, "dontroute"))
