@@ -74,8 +74,9 @@ kill_leftovers() {
 
 stop_vm() {
     [ -n "$PVMD_PID" ] || return 0
-    # 'halt' kills every task and the pvmd (and the console: status 143)
-    ( echo halt | timeout 15 pvm ) >/dev/null 2>&1
+    # 'halt' kills every task and the pvmd (and the console: status 143);
+    # only while it runs: the console starts a pvmd when it finds none
+    kill -0 "$PVMD_PID" 2>/dev/null && ( echo halt | timeout 15 pvm ) >/dev/null 2>&1
     for _ in $(seq 1 50); do kill -0 "$PVMD_PID" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$PVMD_PID" 2>/dev/null; then
         kill -TERM "$PVMD_PID" 2>/dev/null; sleep 1
@@ -320,6 +321,7 @@ note "host: $(nproc) cpus, $(uname -sr),$(grep -m1 'model name' /proc/cpuinfo | 
 note "REPS=$REPS BLOCKS=$BLOCKS BLOCK_MS=$BLOCK_MS QUICK=$QUICK, pinned: ${PIN[*]}"
 side real && build_real
 side upvm && build_upvm
+[ "$SIDES" = upvm ] && [ -z "$UPVM_BIN" ] && die "SIDES=upvm, but bench_pvm did not build"
 side real && start_vm
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # repetitions outermost: drifts in the background load hit every case alike
