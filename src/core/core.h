@@ -46,11 +46,13 @@ struct ulp {
     struct arch_ctx ctx;
     list_link_t link;        /* run queue or a wait queue (never both) */
     int saved_errno;
+    int saved_word;          /* the layer word's value (core_set_swapped_word) */
     uint8_t state;           /* enum ulp_state */
     bool started;            /* has run at least once */
     bool detached;
     bool joining;            /* someone waits in upvm_join for it */
     bool owns_stack;         /* false for main (the thread's own stack) */
+    bool kill_pending;       /* core_ulp_kill: exit when next resumed */
     upvm_id_t id;
 
     /* blocking and timers */
@@ -76,6 +78,7 @@ struct ulp {
 
     /* exit */
     int exit_status;
+    int kill_status;         /* exit status for kill_pending */
     upvm_waitq_t exitq;      /* its joiner waits here */
 
     void *ext[ULP_EXT_COUNT];
@@ -94,6 +97,7 @@ struct sched {
     upvm_waitq_t joinallq;
     unsigned ticks;          /* switches since the timers were checked */
     uint32_t ntimers;        /* mirrors the heap's size for a cheap test */
+    struct ulp *drainer;     /* in core_drain: woken instead of a deadlock report */
 };
 
 extern struct sched core_sched HIDDEN;
@@ -178,8 +182,38 @@ void core_switch_to(struct ulp *next) HIDDEN;
  * woken, -ETIMEDOUT when the time ran out. */
 int core_block(upvm_waitq_t *q, int64_t timeout_ns) HIDDEN;
 
+/* core_block, handing the CPU to `next` when it is ready (on the run
+ * queue): a receiver blocking on a message from a runnable sender runs
+ * that sender at once instead of the run queue's head.  next may be NULL. */
+int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next) HIDDEN;
+
 /* Wake one waiter (FIFO) to the run queue; returns it or NULL. */
 struct ulp *core_wake_one(upvm_waitq_t *q) HIDDEN;
+
+/*
+ * A per-ULP copy of one more thread-global int, next to errno: the layer
+ * above registers the int's address (pvm_errno) and every switch saves it
+ * for the ULP going out and restores it for the one coming in, so each ULP
+ * sees its own value.  Call once, at the layer's initialisation.
+ */
+void core_set_swapped_word(int *addr) HIDDEN;
+
+/*
+ * End ULP u (not the caller, not main) as if it called upvm_exit(status)
+ * the next time it runs: a blocked or sleeping u is woken for that (from
+ * its wait queue and timer), a ready one just runs its exit.  Killing a ULP
+ * twice keeps the first status.  Code that u would have run is skipped:
+ * what it holds (memory, locks of its own) is not released.
+ */
+void core_ulp_kill(struct ulp *u, int status) HIDDEN;
+
+/*
+ * Let every other ULP run until each has exited or is blocked with nothing
+ * that could wake it (no ready ULP, no timer): the end of a node whose main
+ * is about to exit.  Returns the number of ULPs still alive besides the
+ * caller.  No deadlock is reported.
+ */
+int core_drain(void) HIDDEN;
 
 /* ------------------------------------------------------------ timers */
 

@@ -75,9 +75,25 @@ static void fire_due_timers(uint64_t now)
  * switch through the PLT. */
 static int *errno_slot;
 
+/* The layer word (core_set_swapped_word); a dummy until one registers, so
+ * the switch never tests for it. */
+static int no_word;
+static int *word_slot = &no_word;
+
 void core_sched_init(void)
 {
     errno_slot = &errno;
+}
+
+void core_set_swapped_word(int *addr)
+{
+    core_sched.current->saved_word = *addr;
+    word_slot = addr;
+}
+
+static _Noreturn NOINLINE void die_killed(void)
+{
+    upvm_exit(core_sched.current->kill_status);
 }
 
 static void ulp_entry(void *from);
@@ -97,6 +113,9 @@ static inline __attribute__((always_inline)) void after_switch(struct ulp *from)
         core_ulp_reclaim(from);
     self->state = ULP_RUNNING;
     *errno_slot = self->saved_errno;
+    *word_slot = self->saved_word;
+    if (unlikely(self->kill_pending))
+        die_killed();
 }
 
 static NOINLINE void start_ulp(struct ulp *self, struct ulp *next)
@@ -111,6 +130,7 @@ static inline __attribute__((always_inline)) void switch_to(struct ulp *next)
 {
     struct ulp *self = core_sched.current;
     self->saved_errno = *errno_slot;
+    self->saved_word = *word_slot;
     core_sched.current = next;
 #if UPVM_ASAN
     /* A dead ULP never comes back: NULL lets ASan free its fake stack. */
@@ -149,8 +169,14 @@ static struct ulp *idle_wait(void)
 {
     for (;;) {
         uint64_t next = core_timer_next();
-        if (next == UINT64_MAX)
-            core_report_deadlock();
+        if (next == UINT64_MAX) {
+            struct ulp *d = core_sched.drainer;
+            if (!d || d->state != ULP_BLOCKED)
+                core_report_deadlock();
+            list_unlink(&d->link); /* core_drain's wait: nothing else can run */
+            d->waitq = NULL;
+            return d;
+        }
         struct timespec ts = {.tv_sec = (time_t)(next / 1000000000u),
                               .tv_nsec = (long)(next % 1000000000u)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
@@ -207,6 +233,22 @@ int core_block(upvm_waitq_t *q, int64_t timeout_ns)
     return self->wake_result;
 }
 
+int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next)
+{
+    if (!next || next->state != ULP_READY)
+        return core_block(q, timeout_ns);
+    struct ulp *self = core_sched.current;
+    self->state = ULP_BLOCKED;
+    self->waitq = q;
+    self->wake_result = 0;
+    list_push_back(&q->head, &self->link);
+    if (timeout_ns >= 0)
+        core_timer_add(self, upvm_now_ns() + (uint64_t)timeout_ns);
+    list_unlink(&next->link);
+    switch_to(next);
+    return self->wake_result;
+}
+
 static void wake(struct ulp *u)
 {
     list_unlink(&u->link);
@@ -222,6 +264,21 @@ struct ulp *core_wake_one(upvm_waitq_t *q)
     wake(u);
     core_make_ready(u);
     return u;
+}
+
+void core_ulp_kill(struct ulp *u, int status)
+{
+    if (u->kill_pending || u->state == ULP_DEAD || u == core_sched.current)
+        return;
+    u->kill_pending = true;
+    u->kill_status = status;
+    if (u->state == ULP_BLOCKED || u->state == ULP_SLEEPING) {
+        if (u->state == ULP_BLOCKED)
+            list_unlink(&u->link);
+        u->waitq = NULL;
+        core_timer_cancel(u);
+        core_make_ready(u);
+    }
 }
 
 /* ------------------------------------------------------------ public API */

@@ -413,6 +413,24 @@ int upvm_join_all(void)
     return 0;
 }
 
+int core_drain(void)
+{
+    struct ulp *self = core_sched.current;
+    /* Wait on the join-all queue: it wakes us when everyone else exited;
+     * idle_wait wakes us (the drainer) when the rest can never run again. */
+    core_sched.drainer = self;
+    while (core_sched.nlive > core_sched.njoinall + 1) {
+        core_sched.njoinall++;
+        (void)core_block(&core_sched.joinallq, -1);
+        core_sched.njoinall--;
+        if (list_empty(&core_sched.runq) && core_timer_next() == UINT64_MAX)
+            break; /* woken as drainer: all others are stuck */
+    }
+    core_sched.drainer = NULL;
+    core_for_each_ulp(reap_zombie, NULL);
+    return core_sched.nlive - 1;
+}
+
 int upvm_run(upvm_entry_t fn, void *arg, const upvm_attr_t *attr)
 {
     upvm_id_t id = upvm_create(fn, arg, attr);

@@ -1,0 +1,388 @@
+/*
+ * host.c - the virtual machine as a task sees it: one host (this node),
+ * libpvm's options, and the calls that in PVM talk to the pvmd about hosts,
+ * output, the environment, tracing and the daemons themselves.
+ *
+ * Where a call has a meaning here it keeps it (pvm_config describes this
+ * node; pvm_halt ends every task); where its meaning is tied to processes
+ * or pvmd internals it answers with the documented error code, and
+ * docs/compat.md says which and why.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "pvm/pvm.h"
+
+#define TASK_OR_FAIL(t, fn)                                     \
+    struct pvm_task *t = pvm_current();                         \
+    if (unlikely(!t))                                           \
+        return pvm_fail(NULL, fn, PvmSysErr)
+
+/* The architecture name and data signature PVM gives this platform. */
+#define ARCH_NAME "LINUX64"
+
+/* Trace masks (pvmtev.h): TEV_MASK_LENGTH characters, '@' = no event. */
+#define TEV_MASK_LENGTH 36
+
+void pvm_host_init(void)
+{
+    if (gethostname(pvm_node.hostname, sizeof pvm_node.hostname - 1) != 0 ||
+        !pvm_node.hostname[0])
+        strcpy(pvm_node.hostname, "localhost");
+    char *dot = strchr(pvm_node.hostname, '.');
+    if (dot) /* PVM names hosts by their short name */
+        *dot = '\0';
+}
+
+char *pvm_version(void)
+{
+    return PVM_VER;
+}
+
+/* ------------------------------------------------------------ options */
+
+void pvm_opts_init(struct pvm_task *t)
+{
+    t->opt[PvmRoute] = PvmAllowDirect;
+    t->opt[PvmAutoErr] = 1;
+    t->opt[PvmFragSize] = 4080;
+    t->opt[PvmShowTids] = 1;
+}
+
+static bool opt_valid(int what)
+{
+    return what >= 1 && what < PVM_NOPTS && what != PvmPollType && what != PvmPollTime;
+}
+
+int pvm_getopt(int what)
+{
+    TASK_OR_FAIL(t, "pvm_getopt");
+    if (!opt_valid(what))
+        return pvm_fail(t, "pvm_getopt", PvmBadParam);
+    return t->opt[what];
+}
+
+/* Is val acceptable for option what?  0, or the error PVM gives. */
+static int opt_check(struct pvm_task *t, int what, int val)
+{
+    switch (what) {
+    case PvmRoute:
+        return val >= PvmDontRoute && val <= PvmRouteDirect ? 0 : PvmBadParam;
+    case PvmFragSize: /* a fragment header plus one int, up to 1 MiB */
+        return val >= 28 && val <= 1048576 ? 0 : PvmBadParam;
+    case PvmOutputTid:
+    case PvmTraceTid:
+        return val == 0 || val == t->tid || pvm_task_by_tid(val) ? 0 : PvmBadParam;
+    case PvmTraceOptions:
+        return val >= 0 && val <= 3 ? 0 : PvmBadParam;
+    case PvmSelfOutputContext:
+    case PvmSelfTraceContext:
+    case PvmPollType:
+    case PvmPollTime:
+        return PvmNotImpl;
+    }
+    return 0;
+}
+
+int pvm_setopt(int what, int val)
+{
+    TASK_OR_FAIL(t, "pvm_setopt");
+    if (what < 1 || what >= PVM_NOPTS)
+        return pvm_fail(t, "pvm_setopt", PvmBadParam);
+    int rc = opt_check(t, what, val);
+    if (rc)
+        return pvm_fail(t, "pvm_setopt", rc);
+    int old = t->opt[what];
+    t->opt[what] = val;
+    /* PVM 3.4.6 reports "Error 0" for these without a self output/trace
+     * destination and returns 0; kept for identical output. */
+    if ((what == PvmSelfOutputCode && !t->opt[PvmSelfOutputTid]) ||
+        (what == PvmSelfTraceCode && !t->opt[PvmSelfTraceTid]))
+        return pvm_fail(t, "pvm_setopt", 0);
+    return old;
+}
+
+/* ------------------------------------------------------------ hosts */
+
+static struct pvmhostinfo host_info;
+
+int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
+{
+    TASK_OR_FAIL(t, "pvm_config");
+    host_info = (struct pvmhostinfo){
+        .hi_tid = pvm_node.host_tid,
+        .hi_name = pvm_node.hostname,
+        .hi_arch = ARCH_NAME,
+        .hi_speed = 1000,
+        .hi_dsig = msg_native_dsig(),
+    };
+    if (nhost)
+        *nhost = 1;
+    if (narch)
+        *narch = 1;
+    if (hostp)
+        *hostp = &host_info;
+    return 0;
+}
+
+int pvm_tidtohost(int tid)
+{
+    return tid & PVM_TID_HOST_MASK; /* bit arithmetic, unchecked, as in PVM */
+}
+
+int pvm_archcode(char *arch)
+{
+    TASK_OR_FAIL(t, "pvm_archcode");
+    if (arch && strcmp(arch, ARCH_NAME) == 0)
+        return msg_native_dsig();
+    return pvm_fail(t, "pvm_archcode", PvmNotFound); /* only archs in the VM */
+}
+
+static bool is_this_host(const char *name)
+{
+    return strcmp(name, pvm_node.hostname) == 0 || strcmp(name, "localhost") == 0 ||
+           strcmp(name, ".") == 0;
+}
+
+int pvm_mstat(char *host)
+{
+    TASK_OR_FAIL(t, "pvm_mstat");
+    if (!host || !*host)
+        return pvm_fail(t, "pvm_mstat", PvmBadParam);
+    return is_this_host(host) ? PvmOk : pvm_fail_silent(PvmNoHost);
+}
+
+/* Adding hosts needs the multi-node transport (not in this release):
+ * every host gets PvmCantStart, this one PvmDupHost. */
+int pvm_addhosts(char **hosts, int nhost, int *infos)
+{
+    TASK_OR_FAIL(t, "pvm_addhosts");
+    if (nhost < 1 || !hosts)
+        return pvm_fail(t, "pvm_addhosts", PvmBadParam);
+    for (int i = 0; i < nhost && infos; i++)
+        infos[i] = hosts[i] && is_this_host(hosts[i]) ? PvmDupHost : PvmCantStart;
+    return 0;
+}
+
+int pvm_delhosts(char **hosts, int nhost, int *infos)
+{
+    TASK_OR_FAIL(t, "pvm_delhosts");
+    if (nhost < 1 || !hosts)
+        return pvm_fail(t, "pvm_delhosts", PvmBadParam);
+    /* The only host is the master: it cannot be deleted. */
+    for (int i = 0; i < nhost && infos; i++)
+        infos[i] = hosts[i] && is_this_host(hosts[i]) ? PvmBadParam : PvmNoHost;
+    return 0;
+}
+
+int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta)
+{
+    TASK_OR_FAIL(t, "pvm_hostsync");
+    if (host == 0 || (host & PVM_TID_HOST_MASK) != pvm_node.host_tid)
+        return pvm_fail(t, "pvm_host_sync", PvmNoHost); /* PVM's name for it */
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    if (clk)
+        *clk = now;
+    if (delta)
+        *delta = (struct timeval){0, 0};
+    return 0;
+}
+
+/* ------------------------------------------------------------ output, env */
+
+/*
+ * Thread-mode tasks write to this process's own stdout and stderr, so
+ * their output already reaches the terminal of the program that spawned
+ * them: catching it changes nothing but the options PVM sets.
+ */
+int pvm_catchout(FILE *f)
+{
+    TASK_OR_FAIL(t, "pvm_catchout");
+    t->opt[PvmOutputTid] = f ? t->tid : 0;
+    t->opt[PvmOutputCode] = f ? (int)0x80030005 : 0;
+    t->opt[PvmOutputContext] = f ? 0x7ffff : 0;
+    return 0;
+}
+
+/* PVM_EXPORT is a ':'-separated list of variable names. */
+static int export_edit(const char *name, bool add)
+{
+    const char *cur = getenv("PVM_EXPORT");
+    size_t nlen = strlen(name);
+    size_t cap = (cur ? strlen(cur) : 0) + nlen + 2;
+    char *out = malloc(cap);
+    if (!out)
+        return PvmNoMem;
+    out[0] = '\0';
+    bool present = false;
+    for (const char *p = cur; p && *p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        bool same = len == nlen && strncmp(p, name, len) == 0;
+        present |= same;
+        if (len && !(same && !add)) {
+            if (out[0])
+                strcat(out, ":");
+            strncat(out, p, len);
+        }
+        p = end ? end + 1 : p + len;
+    }
+    if (add && !present) {
+        if (out[0])
+            strcat(out, ":");
+        strcat(out, name);
+    }
+    int rc = setenv("PVM_EXPORT", out, 1) == 0 ? 0 : PvmNoMem;
+    free(out);
+    return rc;
+}
+
+int pvm_export(char *name)
+{
+    TASK_OR_FAIL(t, "pvm_export");
+    if (!name || !*name)
+        return 0;
+    int rc = export_edit(name, true);
+    return rc ? pvm_fail(t, "pvm_export", rc) : 0;
+}
+
+int pvm_unexport(char *name)
+{
+    TASK_OR_FAIL(t, "pvm_unexport");
+    if (!name || !*name)
+        return 0;
+    int rc = export_edit(name, false);
+    return rc ? pvm_fail(t, "pvm_unexport", rc) : 0;
+}
+
+char *pvmgettmp(void)
+{
+    const char *d = getenv("PVM_TMP");
+    return (char *)(d && *d ? d : "/tmp");
+}
+
+char *pvmgetrsh(void)
+{
+    const char *r = getenv("PVM_RSH");
+    return (char *)(r && *r ? r : "ssh");
+}
+
+char *pvmtmpnam(char *buf)
+{
+    static char own[PVMTMPNAMLEN];
+    static unsigned n;
+    char *out = buf ? buf : own;
+    snprintf(out, PVMTMPNAMLEN, "%s/pvmtmp%06d.%u", pvmgettmp(), (int)getpid(), n++);
+    return out;
+}
+
+/* ------------------------------------------------------------ the machine */
+
+/* End every task but the caller; then the caller gets SIGTERM, as PVM's
+ * pvmd sends it to everyone (with a handler installed, this returns 0). */
+int pvm_halt(void)
+{
+    TASK_OR_FAIL(t, "pvm_halt");
+    for (list_link_t *l = pvm_node.tasks.next, *next; l != &pvm_node.tasks; l = next) {
+        next = l->next;
+        struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
+        if (k == t || k->ulp == core_sched.main)
+            continue;
+        struct ulp *u = k->ulp;
+        pvm_task_leave(k);
+        core_ulp_kill(u, 128 + SIGTERM);
+    }
+    raise(SIGTERM);
+    return 0;
+}
+
+int pvm_start_pvmd(int argc, char **argv, int block)
+{
+    TASK_OR_FAIL(t, "pvm_start_pvmd");
+    return pvm_fail(t, "pvm_start_pvmd", PvmDupHost); /* this node is running */
+}
+
+int pvm_getfds(int **fds)
+{
+    TASK_OR_FAIL(t, "pvm_getfds");
+    return pvm_fail(t, "pvm_getfds", PvmNotImpl); /* messages use no sockets */
+}
+
+int pvm_getnoresets(int **tids, int *ntids)
+{
+    static int *list;
+    TASK_OR_FAIL(t, "pvm_getnoresets");
+    free(list);
+    list = malloc(((size_t)pvm_node.ntasks + 1) * sizeof *list);
+    if (!list)
+        return pvm_fail(t, "pvm_getnoresets", PvmNoMem);
+    int n = 0;
+    list_for_each(l, &pvm_node.tasks) {
+        struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
+        if (k->opt[PvmNoReset])
+            list[n++] = k->tid;
+    }
+    if (tids)
+        *tids = list;
+    if (ntids)
+        *ntids = n;
+    return 0;
+}
+
+/* The pvmd's helper roles (hoster, tasker, resource manager, tracer) and
+ * its debugging hook: there is no pvmd that would call on them. */
+int pvm_reg_hoster(void)
+{
+    TASK_OR_FAIL(t, "pvm_reg_hoster");
+    return pvm_fail(t, "pvm_reg_hoster", PvmNotImpl);
+}
+
+int pvm_reg_tasker(void)
+{
+    TASK_OR_FAIL(t, "pvm_reg_tasker");
+    return pvm_fail(t, "pvm_reg_tasker", PvmNotImpl);
+}
+
+int pvm_reg_rm(struct pvmhostinfo **hip)
+{
+    TASK_OR_FAIL(t, "pvm_reg_rm");
+    return pvm_fail(t, "pvm_reg_rm", PvmNotImpl);
+}
+
+int pvm_reg_tracer(int tctx, int ttag, int octx, int otag, char *tmask, int tbuf,
+                   int topt)
+{
+    TASK_OR_FAIL(t, "pvm_reg_tracer");
+    return pvm_fail(t, "pvm_reg_tracer", PvmNotImpl);
+}
+
+int pvm_tickle(int narg, int *argp, int *nres, int *resp)
+{
+    TASK_OR_FAIL(t, "pvm_tickle");
+    return pvm_fail(t, "pvm_tickle", PvmNotImpl);
+}
+
+/* Tracing is not implemented: every mask is empty, setting one is
+ * accepted and changes nothing. */
+int pvm_gettmask(int who, char *mask)
+{
+    TASK_OR_FAIL(t, "pvm_gettmask");
+    if ((who != PvmTaskSelf && who != PvmTaskChild) || !mask)
+        return pvm_fail(t, "pvm_gettmask", PvmBadParam);
+    memset(mask, '@', TEV_MASK_LENGTH - 1);
+    mask[TEV_MASK_LENGTH - 1] = '\0';
+    return 0;
+}
+
+int pvm_settmask(int who, char *mask)
+{
+    TASK_OR_FAIL(t, "pvm_settmask");
+    if ((who != PvmTaskSelf && who != PvmTaskChild) || !mask)
+        return pvm_fail(t, "pvm_settmask", PvmBadParam);
+    return 0;
+}

@@ -1,0 +1,612 @@
+/*
+ * messages.c - sending and receiving between tasks of the node: send,
+ * mcast, psend, recv, nrecv, trecv, probe, precv, recvf, message handlers
+ * and contexts.
+ *
+ * Delivery (UPVM paper section 3).  A send gives the receiver a new handle
+ * on the sender's message data (msg_buf_ref: no byte copied) and appends it
+ * to the receiver's incoming queue; with UPVM_DELIVER_COPY every receiver
+ * gets a private copy instead (M-PVM's second strategy).  A receiver waiting
+ * for such a message is made ready; the sender goes on (waking is cheaper
+ * than switching at once: a sender that then receives, as in a ping-pong,
+ * switches to the receiver anyway, and one that multicasts wakes all its
+ * receivers with no switch in between).
+ *
+ * Receiving looks through the queue in arrival order (so messages from one
+ * sender are taken in the order sent) for the first that matches the
+ * requested source and tag (-1 matches any) in the current context, or that
+ * the pvm_recvf matcher picks.  A receiver that must wait for a message from
+ * one task that is ready to run hands the CPU to that task directly.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pvm/pvm.h"
+
+#define TASK_OR_FAIL(t, fn)                                     \
+    struct pvm_task *t = pvm_current();                         \
+    if (unlikely(!t))                                           \
+        return pvm_fail(NULL, fn, PvmSysErr)
+
+/* ------------------------------------------------------------ queue entries */
+
+static struct pvm_qmsg *qmsg_alloc(void)
+{
+    list_link_t *l = list_pop_front(&pvm_node.free_qmsgs);
+    if (likely(l))
+        return list_entry(l, struct pvm_qmsg, link);
+    return malloc(sizeof(struct pvm_qmsg));
+}
+
+void pvm_qmsg_free(struct pvm_qmsg *q)
+{
+    msg_buf_unref(q->buf);
+#if UPVM_ASAN
+    free(q); /* let the sanitizer see every use after free */
+#else
+    list_push_front(&pvm_node.free_qmsgs, &q->link);
+#endif
+}
+
+/* ------------------------------------------------------------ matching */
+
+static inline bool header_matches(const msg_hdr_t *h, int tid, int tag, int ctx)
+{
+    return h->ctx == ctx && (tid == -1 || h->src == tid) && (tag == -1 || h->tag == tag);
+}
+
+static bool mhf_matches(const struct pvm_mhf *m, const msg_hdr_t *h)
+{
+    return m->used && (m->src == -1 || m->src == h->src) &&
+           (m->tag == -1 || m->tag == h->tag) && (m->ctx == -1 || m->ctx == h->ctx);
+}
+
+static int mhf_find(const struct pvm_task *t, const msg_hdr_t *h)
+{
+    for (int i = 0; i < t->nmhfs; i++)
+        if (mhf_matches(&t->mhfs[i], h))
+            return i;
+    return -1;
+}
+
+/* Would this message end t's wait? */
+static bool wakes(const struct pvm_task *t, const msg_hdr_t *h)
+{
+    if (t->recvf || (t->active_mhfs && mhf_find(t, h) >= 0))
+        return true; /* decided when t runs */
+    return header_matches(h, t->want_tid, t->want_tag, t->want_ctx);
+}
+
+/* ------------------------------------------------------------ delivery */
+
+int pvm_buf_for_receiver(msg_buf_t *src, msg_buf_t **out)
+{
+    int rc = msg_buf_ref(src, out);
+    if (rc == 0 && pvm_node.delivery == UPVM_DELIVER_COPY &&
+        (rc = msg_buf_make_private(*out)) != 0)
+        msg_buf_unref(*out);
+    return rc;
+}
+
+int pvm_deliver(struct pvm_task *dst, msg_buf_t *b)
+{
+    struct pvm_qmsg *q = qmsg_alloc();
+    if (unlikely(!q)) {
+        msg_buf_unref(b);
+        return PvmNoMem;
+    }
+    q->buf = b;
+    q->lbid = 0;
+    list_push_back(&dst->inq, &q->link);
+    if (dst->waiting && wakes(dst, msg_buf_hdr(b))) {
+        dst->waiting = false;
+        (void)core_wake_one(&dst->recvq);
+    }
+    return 0;
+}
+
+void pvm_send_pvmd_int(int tid, int tag, int ctx, int value)
+{
+    struct pvm_task *dst = pvm_task_by_tid(tid);
+    msg_buf_t *b;
+    if (!dst || msg_buf_new(PvmDataDefault, &b) != 0)
+        return;
+    if (msg_pack(b, PVM_INT, &value, 1, 1) != 0) {
+        msg_buf_unref(b);
+        return;
+    }
+    *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = ctx, .src = PVM_TID_PVMD, .dst = tid};
+    (void)pvm_deliver(dst, b);
+}
+
+/* One receiver's copy of t's send buffer `id`, addressed and delivered. */
+static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
+{
+    const struct pvm_bufslot *s = &t->bufs[id];
+    msg_buf_t *out;
+    int rc = pvm_buf_for_receiver(s->buf, &out);
+    if (unlikely(rc))
+        return rc;
+    msg_hdr_t *h = msg_buf_hdr(out);
+    h->src = t->tid;
+    h->dst = dst->tid;
+    h->tag = tag;
+    if (!s->ctx_set)
+        h->ctx = t->ctx;
+    return pvm_deliver(dst, out);
+}
+
+/* ------------------------------------------------------------ sending */
+
+/* Can tid be a destination?  Reserved (negative, pvmd) tids only with
+ * PvmResvTids, as in PVM. */
+static bool dest_ok(const struct pvm_task *t, int tid)
+{
+    return pvm_is_task_tid(tid) || (t->opt[PvmResvTids] && tid != 0);
+}
+
+int pvm_send(int tid, int tag)
+{
+    TASK_OR_FAIL(t, "pvm_send");
+    if (unlikely((tag < 0 && !t->opt[PvmResvTids]) || !dest_ok(t, tid)))
+        return pvm_fail(t, "pvm_send", PvmBadParam);
+    if (unlikely(!pvm_buf(t, t->sbuf)))
+        return pvm_fail(t, "pvm_send", PvmNoBuf);
+    struct pvm_task *dst = pvm_task_by_tid(tid);
+    if (!dst)
+        return 0; /* PVM drops a message to a task that is gone, silently */
+    int rc = send_to(t, t->sbuf, dst, tag);
+    return unlikely(rc) ? pvm_fail(t, "pvm_send", rc) : 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int pvm_mcast(int *tids, int n, int tag)
+{
+    TASK_OR_FAIL(t, "pvm_mcast");
+    if (n < 0 || (n > 0 && !tids) || (tag < 0 && !t->opt[PvmResvTids]))
+        return pvm_fail(t, "pvm_mcast", PvmBadParam);
+    for (int i = 0; i < n; i++)
+        if (!dest_ok(t, tids[i]))
+            return pvm_fail(t, "pvm_mcast", PvmBadParam);
+    if (!pvm_buf(t, t->sbuf))
+        return pvm_fail(t, "pvm_mcast", PvmNoBuf);
+    if (n == 0)
+        return 0;
+    /* PVM sends once to each distinct task and never to the sender. */
+    int *set = malloc((size_t)n * sizeof *set);
+    if (!set)
+        return pvm_fail(t, "pvm_mcast", PvmNoMem);
+    memcpy(set, tids, (size_t)n * sizeof *set);
+    qsort(set, (size_t)n, sizeof *set, cmp_int);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if ((i > 0 && set[i] == set[i - 1]) || set[i] == t->tid)
+            continue;
+        struct pvm_task *dst = pvm_task_by_tid(set[i]);
+        if (dst)
+            rc = send_to(t, t->sbuf, dst, tag);
+    }
+    free(set);
+    return rc ? pvm_fail(t, "pvm_mcast", rc) : 0;
+}
+
+/* Bytes of one item of a PVM data type, or 0 for an unknown type. */
+static int type_size(int type)
+{
+    switch (type) {
+    case PVM_BYTE: return 1;
+    case PVM_SHORT: case PVM_USHORT: return 2;
+    case PVM_INT: case PVM_UINT: case PVM_FLOAT: return 4;
+    case PVM_LONG: case PVM_ULONG: case PVM_DOUBLE: case PVM_CPLX: return 8;
+    case PVM_DCPLX: return 16;
+    default: return 0;
+    }
+}
+
+int pvm_psend(int tid, int tag, void *buf, int len, int type)
+{
+    TASK_OR_FAIL(t, "pvm_psend");
+    if ((tag < 0 && !t->opt[PvmResvTids]) || !dest_ok(t, tid)) {
+        (void)pvm_fail(t, "pvm_send", PvmBadParam);
+        return pvm_fail(t, "pvm_psend", PvmBadParam);
+    }
+    if (type == PVM_STR)
+        return pvm_fail(t, "pvm_psend", PvmNotImpl);
+    if (!type_size(type))
+        return pvm_fail(t, "pvm_psend", PvmBadParam);
+    msg_buf_t *b;
+    int rc = msg_buf_new(PvmDataRaw, &b);
+    if (rc)
+        return pvm_fail(t, "pvm_psend", rc);
+    if (len != 0 && (rc = msg_pack(b, type, buf, len, 1)) != 0)
+        (void)pvm_fail(t, "pvm_pkbyte", rc); /* PVM still sends it, empty */
+    struct pvm_task *dst = pvm_task_by_tid(tid);
+    if (!dst) {
+        msg_buf_unref(b);
+        return 0;
+    }
+    *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = t->ctx, .src = t->tid, .dst = tid};
+    if (pvm_node.delivery == UPVM_DELIVER_COPY) { /* same cost model as send */
+        msg_buf_t *c;
+        rc = pvm_buf_for_receiver(b, &c);
+        msg_buf_unref(b);
+        if (rc)
+            return pvm_fail(t, "pvm_psend", rc);
+        b = c;
+    }
+    rc = pvm_deliver(dst, b);
+    return rc ? pvm_fail(t, "pvm_psend", rc) : 0;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+/* Run the handler for every queued message one matches (PVM runs them as
+ * messages arrive, before any matching).  Inside, the message is the
+ * receive buffer, there is no send buffer, and the context is the
+ * message's; all three are restored afterwards. */
+static void run_handlers(struct pvm_task *t)
+{
+    for (list_link_t *l = t->inq.next, *next; l != &t->inq; l = next) {
+        next = l->next;
+        struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
+        int h = mhf_find(t, msg_buf_hdr(q->buf));
+        if (h < 0)
+            continue;
+        list_unlink(l);
+        int id = q->lbid;
+        if (id)
+            t->bufs[id].queued = NULL;
+        else if ((id = pvm_buf_install(t, q->buf)) < 0) {
+            list_push_front(&t->inq, l); /* no memory: leave it queued */
+            return;
+        }
+        q->buf = NULL;
+        pvm_qmsg_free(q);
+        int saved_s = t->sbuf, saved_r = t->rbuf, saved_ctx = t->ctx;
+        t->sbuf = 0;
+        t->rbuf = id;
+        t->ctx = msg_buf_hdr(t->bufs[id].buf)->ctx;
+        (void)t->mhfs[h].fn(id);
+        if (pvm_buf(t, id))
+            pvm_buf_drop(t, id);
+        if (t->sbuf && t->sbuf != saved_s && t->sbuf != saved_r)
+            pvm_buf_drop(t, t->sbuf);
+        t->sbuf = pvm_buf(t, saved_s) ? saved_s : 0;
+        t->rbuf = pvm_buf(t, saved_r) ? saved_r : 0;
+        t->ctx = saved_ctx;
+        next = t->inq.next; /* the handler may have received anything */
+    }
+}
+
+int pvm_addmhf(int src, int tag, int ctx, int (*fn)(int))
+{
+    TASK_OR_FAIL(t, "pvm_addmhf");
+    if (!fn)
+        return pvm_fail(t, "pvm_addmhf", PvmBadParam);
+    int free_slot = -1;
+    for (int i = 0; i < t->nmhfs; i++) {
+        const struct pvm_mhf *m = &t->mhfs[i];
+        if (!m->used) {
+            if (free_slot < 0)
+                free_slot = i;
+            continue;
+        }
+        /* Overlap in either direction is a clash (PVM: PvmExists). */
+        if ((m->src == -1 || src == -1 || m->src == src) &&
+            (m->tag == -1 || tag == -1 || m->tag == tag) &&
+            (m->ctx == -1 || ctx == -1 || m->ctx == ctx))
+            return pvm_fail(t, "pvm_addmhf", PvmExists);
+    }
+    if (free_slot < 0) {
+        struct pvm_mhf *m = realloc(t->mhfs, (size_t)(t->nmhfs + 1) * sizeof *m);
+        if (!m)
+            return pvm_fail(t, "pvm_addmhf", PvmNoMem);
+        t->mhfs = m;
+        free_slot = t->nmhfs++;
+    }
+    t->mhfs[free_slot] = (struct pvm_mhf){src, tag, ctx, fn, true};
+    t->active_mhfs++;
+    return PVM_MHF_FIRST + free_slot;
+}
+
+int pvm_delmhf(int id)
+{
+    TASK_OR_FAIL(t, "pvm_delmhf");
+    if (id < 0)
+        return pvm_fail(t, "pvm_delmhf", PvmBadParam);
+    int i = id - PVM_MHF_FIRST;
+    if (i < 0 || i >= t->nmhfs || !t->mhfs[i].used)
+        return pvm_fail(t, "pvm_delmhf", PvmNotFound);
+    t->mhfs[i].used = false;
+    t->active_mhfs--;
+    return 0;
+}
+
+/* ------------------------------------------------------------ receiving */
+
+/*
+ * The queued message to take for (tid, tag), or NULL; *err gets a
+ * negative matcher result (pvm_recvf functions may return errors).
+ */
+static struct pvm_qmsg *find_custom(struct pvm_task *t, int tid, int tag, int *err)
+{
+    struct pvm_qmsg *best = NULL;
+    int best_rank = 1;
+    list_for_each(l, &t->inq) {
+        struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
+        if (msg_buf_hdr(q->buf)->ctx != t->ctx)
+            continue;
+        if (!q->lbid) { /* the matcher gets a buffer id it can inspect */
+            int id = pvm_buf_install(t, q->buf);
+            if (id < 0) {
+                *err = id;
+                return NULL;
+            }
+            t->bufs[id].queued = q;
+            q->lbid = id;
+        }
+        int rank = t->recvf(q->lbid, tid, tag);
+        if (rank < 0) {
+            *err = rank;
+            return NULL;
+        }
+        if (rank == 1)
+            return q;
+        if (rank > best_rank) {
+            best = q;
+            best_rank = rank;
+        }
+    }
+    return best;
+}
+
+static inline struct pvm_qmsg *find(struct pvm_task *t, int tid, int tag, int *err)
+{
+    if (unlikely(t->recvf != NULL))
+        return find_custom(t, tid, tag, err);
+    list_for_each(l, &t->inq) {
+        struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
+        if (header_matches(msg_buf_hdr(q->buf), tid, tag, t->ctx))
+            return q;
+    }
+    return NULL;
+}
+
+/* Take q out of the queue as a buffer id of t (its probe id if it has one). */
+static int take(struct pvm_task *t, struct pvm_qmsg *q)
+{
+    int id = q->lbid;
+    if (id) {
+        t->bufs[id].queued = NULL;
+    } else if (unlikely((id = pvm_buf_install(t, q->buf)) < 0)) {
+        return id;
+    }
+    list_unlink(&q->link);
+    q->buf = NULL;
+    pvm_qmsg_free(q);
+    return id;
+}
+
+/* The ULP to hand the CPU to while waiting for a message from tid. */
+static struct ulp *handoff_target(int tid)
+{
+    if (tid == -1)
+        return NULL;
+    struct pvm_task *s = pvm_task_by_tid(tid);
+    return s ? s->ulp : NULL;
+}
+
+enum recv_mode { RECV_TAKE, RECV_PROBE };
+
+/*
+ * The receive family's one loop.  timeout_ns: < 0 wait forever, 0 poll.
+ * Returns a buffer id, 0 (nothing: poll or timeout) or an error.
+ */
+static int receive(struct pvm_task *t, const char *fn, int tid, int tag,
+                   int64_t timeout_ns, enum recv_mode mode)
+{
+    uint64_t deadline = timeout_ns > 0 ? upvm_now_ns() + (uint64_t)timeout_ns : 0;
+    for (;;) {
+        if (unlikely(t->active_mhfs))
+            run_handlers(t);
+        int err = 0;
+        struct pvm_qmsg *q = find(t, tid, tag, &err);
+        if (unlikely(err))
+            return pvm_fail(t, fn, err);
+        if (q && mode == RECV_PROBE) {
+            if (!q->lbid) {
+                int id = pvm_buf_install(t, q->buf);
+                if (id < 0)
+                    return pvm_fail(t, fn, id);
+                t->bufs[id].queued = q;
+                q->lbid = id;
+            }
+            return q->lbid;
+        }
+        if (q) {
+            int id = take(t, q);
+            if (unlikely(id < 0))
+                return pvm_fail(t, fn, id);
+            pvm_set_rbuf_replacing(t, id);
+            return id;
+        }
+        int64_t left = timeout_ns < 0 ? -1 : 0;
+        if (timeout_ns > 0) {
+            uint64_t now = upvm_now_ns();
+            left = now < deadline ? (int64_t)(deadline - now) : 0;
+        }
+        if (left == 0)
+            return 0;
+        t->waiting = true;
+        t->want_tid = tid;
+        t->want_tag = tag;
+        t->want_ctx = t->ctx;
+        (void)core_block_to(&t->recvq, left, handoff_target(tid));
+        t->waiting = false;
+    }
+}
+
+/* nrecv and trecv that find nothing free the receive buffer, as PVM does. */
+static int nothing_received(struct pvm_task *t)
+{
+    if (t->rbuf)
+        pvm_buf_drop(t, t->rbuf);
+    return 0;
+}
+
+int pvm_recv(int tid, int tag)
+{
+    TASK_OR_FAIL(t, "pvm_recv");
+    return receive(t, "pvm_recv", tid, tag, -1, RECV_TAKE);
+}
+
+int pvm_nrecv(int tid, int tag)
+{
+    TASK_OR_FAIL(t, "pvm_nrecv");
+    int id = receive(t, "pvm_nrecv", tid, tag, 0, RECV_TAKE);
+    return id == 0 ? nothing_received(t) : id;
+}
+
+int pvm_trecv(int tid, int tag, struct timeval *tmout)
+{
+    TASK_OR_FAIL(t, "pvm_trecv");
+    int64_t ns = -1;
+    if (tmout) {
+        if (tmout->tv_sec < 0 || tmout->tv_usec < 0)
+            ns = 0; /* PVM treats a negative time as a poll */
+        else if (tmout->tv_sec > INT64_MAX / 1000000000 / 2)
+            ns = -1;
+        else
+            ns = (int64_t)tmout->tv_sec * 1000000000 + (int64_t)tmout->tv_usec * 1000;
+    }
+    int id = receive(t, "pvm_trecv", tid, tag, ns, RECV_TAKE);
+    return id == 0 ? nothing_received(t) : id;
+}
+
+int pvm_probe(int tid, int tag)
+{
+    TASK_OR_FAIL(t, "pvm_probe");
+    return receive(t, "pvm_probe", tid, tag, 0, RECV_PROBE);
+}
+
+int pvm_precv(int tid, int tag, void *buf, int len, int type, int *rtid, int *rtag,
+              int *rlen)
+{
+    TASK_OR_FAIL(t, "pvm_precv");
+    if (type == PVM_STR)
+        return pvm_fail(t, "pvm_precv", PvmNotImpl);
+    int size = type_size(type);
+    if (!size || len < 0 || (len > 0 && !buf))
+        return pvm_fail(t, "pvm_precv", PvmBadParam);
+    /* Receive into a temporary buffer, leaving the receive buffer alone. */
+    int saved = t->rbuf;
+    t->rbuf = 0;
+    int id = receive(t, "pvm_precv", tid, tag, -1, RECV_TAKE);
+    if (id <= 0) {
+        t->rbuf = saved;
+        return id;
+    }
+    msg_buf_t *b = t->bufs[id].buf;
+    const msg_hdr_t *h = msg_buf_hdr(b);
+    size_t have = msg_buf_remaining(b);
+    size_t want = (size_t)len * (size_t)size;
+    int rc = 0;
+    if (want && have) /* the bytes as they are: PVM does not decode them */
+        rc = msg_unpack(b, PVM_BYTE, buf, (int)(want < have ? want : have), 1);
+    if (rtid)
+        *rtid = h->src;
+    if (rtag)
+        *rtag = h->tag;
+    if (rlen)
+        *rlen = (int)msg_buf_len(b);
+    pvm_buf_drop(t, id);
+    t->rbuf = pvm_buf(t, saved) ? saved : 0;
+    return rc ? pvm_fail(t, "pvm_precv", rc) : 0;
+}
+
+/* The matcher PVM installs by default; returned by pvm_recvf so that a
+ * caller can restore it or call it. */
+static int default_match(int bufid, int tid, int tag)
+{
+    struct pvm_task *t = pvm_current();
+    msg_buf_t *b = t ? pvm_buf(t, bufid) : NULL;
+    return b && header_matches(msg_buf_hdr(b), tid, tag, t->ctx);
+}
+
+/* pvm3.h declares pvm_recvf's result with PVM 3.4.6's own (odd) type; what
+ * it returns is the previous matcher, int f(int bufid, int tid, int tag),
+ * which callers keep in an unprototyped int (*)(). */
+typedef int (*recvf_result_t)(int (*)(int, int, int));
+
+recvf_result_t pvm_recvf(int (*newf)(int bufid, int tid, int tag))
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return NULL;
+    int (*old)(int, int, int) = t->recvf ? t->recvf : default_match;
+    t->recvf = newf == default_match ? NULL : newf;
+    recvf_result_t r;
+    memcpy(&r, &old, sizeof r);
+    return r;
+}
+
+/* ------------------------------------------------------------ contexts */
+
+static int ctx_add(int c)
+{
+    if (pvm_node.nctxs == pvm_node.capctxs) {
+        int cap = pvm_node.capctxs ? 2 * pvm_node.capctxs : 16;
+        int *v = realloc(pvm_node.ctxs, (size_t)cap * sizeof *v);
+        if (!v)
+            return PvmNoMem;
+        pvm_node.ctxs = v;
+        pvm_node.capctxs = cap;
+    }
+    pvm_node.ctxs[pvm_node.nctxs++] = c;
+    return c;
+}
+
+int pvm_newcontext(void)
+{
+    TASK_OR_FAIL(t, "pvm_newcontext");
+    if (pvm_node.next_ctx > PVM_TID_LOCAL_MASK)
+        return pvm_fail(t, "pvm_newcontext", PvmOutOfRes);
+    int c = ctx_add(pvm_node.host_tid | pvm_node.next_ctx);
+    if (c < 0)
+        return pvm_fail(t, "pvm_newcontext", c);
+    pvm_node.next_ctx++;
+    return c;
+}
+
+int pvm_setcontext(int ctx)
+{
+    TASK_OR_FAIL(t, "pvm_setcontext");
+    int old = t->ctx;
+    t->ctx = ctx; /* any value, unchecked, as in PVM */
+    return old;
+}
+
+int pvm_getcontext(void)
+{
+    TASK_OR_FAIL(t, "pvm_getcontext");
+    return t->ctx;
+}
+
+int pvm_freecontext(int ctx)
+{
+    TASK_OR_FAIL(t, "pvm_freecontext");
+    if (ctx == 0) /* 0 means "new" in the pvmd protocol: PVM allocates */
+        return pvm_newcontext();
+    for (int i = 0; i < pvm_node.nctxs; i++)
+        if (pvm_node.ctxs[i] == ctx) {
+            pvm_node.ctxs[i] = pvm_node.ctxs[--pvm_node.nctxs];
+            return 0;
+        }
+    return pvm_fail(t, "pvm_freecontext", PvmNotFound);
+}

@@ -1,0 +1,270 @@
+/*
+ * pvm.h - the PVM layer's internal contract: tasks, their buffer tables and
+ * message queues, error reporting.  The files of src/pvm implement the PVM 3
+ * API of <pvm3.h> on top of the core (ULPs) and msg (buffers) layers:
+ *
+ *   task.c      enrolment, tids, spawn (by name and by function), exit,
+ *               kill, parent/siblings, pstat/tasks, notify on task exit
+ *   buffers.c   buffer ids (LBIDs), pvm_mkbuf ... pvm_setminfo, pk/upk
+ *   messages.c  send, mcast, psend, the receive family, recvf, handlers,
+ *               contexts
+ *   host.c      the one-host virtual machine: config, options, hosts,
+ *               catchout, export, halt and the pvmd-only functions
+ *   errors.c    pvm_errno, the error texts, PvmAutoErr reports
+ *   mailbox.c   pvm_putinfo/recvinfo/delinfo/getmboxinfo, insert/lookup
+ *   groups.c    the libgpvm3 group functions
+ *
+ * Model (UPVM paper section 3, M-PVM sections 4-5).  A task is a ULP plus
+ * a struct pvm_task (ulp->ext[ULP_EXT_PVM]).  Everything runs on the node's
+ * scheduler thread, so nothing here locks.  A message is a msg_buf_t: each
+ * holder (a task's buffer id, a queued message) has its own handle over
+ * shared, copy-on-write data, so a local send is one msg_buf_ref (the GBID
+ * shared, a new LBID for the receiver).
+ */
+#ifndef UPVM_PVM_H
+#define UPVM_PVM_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <pvm3.h>
+
+#include "core/core.h"
+#include "msg/msg.h"
+#include "util/list.h"
+
+/* ------------------------------------------------------------ tids */
+
+/* A tid is host part | local part, as in PVM: node n (1-based) has host
+ * part n << 18; local parts 1 .. 0x3ffff number its tasks. */
+#define PVM_TID_HOST_SHIFT 18
+#define PVM_TID_HOST_MASK  0x3ffc0000
+#define PVM_TID_LOCAL_MASK 0x0003ffff
+/* The source of messages the "pvmd" generates (notify). */
+#define PVM_TID_PVMD       ((int)0x80000000)
+
+/* ------------------------------------------------------------ options */
+
+#define PVM_NOPTS 26 /* option numbers 1 .. 25 of pvm3.h */
+
+/* ------------------------------------------------------------ tasks */
+
+/* A queued incoming message.  lbid != 0 once pvm_probe or a recvf
+ * matcher has given it a buffer id (it keeps that id when received). */
+struct pvm_qmsg {
+    list_link_t link;
+    msg_buf_t *buf;
+    int lbid;
+};
+
+/* One buffer id of a task.  queued: the message is still in the task's
+ * incoming queue (the id came from pvm_probe). */
+struct pvm_bufslot {
+    msg_buf_t *buf;
+    struct pvm_qmsg *queued;
+    bool ctx_set; /* pvm_setminfo gave it a context: sends use that one */
+};
+
+/* The tasks started by one pvm_spawn: shared, freed with the last. */
+struct pvm_sibs {
+    int refs;
+    int n;
+    int tids[];
+};
+
+/* A pvm_addmhf handler. */
+struct pvm_mhf {
+    int src, tag, ctx;
+    int (*fn)(int mid);
+    bool used;
+};
+
+/* A notification a task asked for (pvm_notify). */
+struct pvm_watch {
+    list_link_t link;
+    int watcher; /* tid to notify */
+    int tag, ctx;
+    int what;    /* the watched tid (PvmTaskExit) or host tid */
+};
+
+struct pvm_task {
+    int tid;
+    int ptid;                  /* parent, PvmNoParent or PvmParentNotSet */
+    struct ulp *ulp;
+    const char *name;          /* program name (lives forever); "" for a shell task */
+    char **argv;               /* spawned by name: NULL-terminated, owned */
+    int argc;
+    struct pvm_sibs *sibs;     /* NULL: only itself */
+    list_link_t node_link;     /* pvm_node.tasks, in tid order */
+
+    /* buffers (LBIDs): bufs[id], id 1 .. nbufs - 1 */
+    struct pvm_bufslot *bufs;
+    int nbufs;
+    int free_hint;             /* no free id below this */
+    int sbuf, rbuf;            /* active buffers, 0 = none */
+
+    int ctx;                   /* current context */
+    int opt[PVM_NOPTS];        /* pvm_setopt values */
+
+    /* receiving */
+    list_link_t inq;           /* struct pvm_qmsg, arrival order */
+    upvm_waitq_t recvq;        /* the task itself, blocked in a receive */
+    bool waiting;              /* blocked in a receive for want_* */
+    int want_tid, want_tag, want_ctx;
+    int (*recvf)(int bufid, int tid, int tag); /* NULL: default matching */
+
+    struct pvm_mhf *mhfs;      /* pvm_addmhf, index = id - PVM_MHF_FIRST */
+    int nmhfs;
+    int active_mhfs;
+
+    list_link_t watchers;      /* struct pvm_watch on this task's exit */
+    bool exiting;              /* pvm_exit in progress */
+};
+
+/* Handler ids start here (0..8 are libpvm's own system handlers). */
+#define PVM_MHF_FIRST 9
+
+/* The node's PVM state. */
+struct pvm_node {
+    bool ready;
+    int host_tid;              /* 1 << 18 for this (only) node */
+    char hostname[256];
+    struct pvm_task **tids;    /* by local tid part */
+    int ntids;                 /* slots in tids */
+    int next_local;            /* next local part to hand out */
+    list_link_t tasks;         /* live tasks, oldest first */
+    int ntasks;
+    int next_ctx;              /* newcontext: host_tid | next_ctx */
+    int *ctxs;                 /* contexts handed out and not freed */
+    int nctxs, capctxs;
+    int delivery;              /* UPVM_DELIVER_SHARE / COPY */
+    list_link_t host_watches;  /* PvmHostAdd registrations */
+    list_link_t free_qmsgs;    /* pool of struct pvm_qmsg */
+};
+
+extern struct pvm_node pvm_node HIDDEN;
+
+/*
+ * The calling task, enrolling the calling ULP if it is not one yet.  NULL
+ * when called off the node's scheduler thread or when enrolment fails (no
+ * memory): callers return PvmSysErr then.
+ */
+struct pvm_task *pvm_enroll(struct ulp *u) HIDDEN;
+
+static inline struct pvm_task *pvm_current(void)
+{
+    if (unlikely(core_enter() != 0))
+        return NULL;
+    struct pvm_task *t = core_current()->ext[ULP_EXT_PVM];
+    return likely(t != NULL) ? t : pvm_enroll(core_current());
+}
+
+/* The live task with this tid, or NULL. */
+static inline struct pvm_task *pvm_task_by_tid(int tid)
+{
+    if ((tid & PVM_TID_HOST_MASK) != pvm_node.host_tid || tid < 0)
+        return NULL;
+    int local = tid & PVM_TID_LOCAL_MASK;
+    return local < pvm_node.ntids ? pvm_node.tids[local] : NULL;
+}
+
+/* True for a value that can name a task (positive, host and local parts
+ * both non-zero), whether or not it exists. */
+static inline bool pvm_is_task_tid(int tid)
+{
+    return tid > 0 && (tid & PVM_TID_HOST_MASK) && (tid & PVM_TID_LOCAL_MASK);
+}
+
+/* Leave PVM (pvm_exit, or the task's ULP ended): notifications, groups,
+ * mailbox, buffers, queue; the ULP stops being a task. */
+void pvm_task_leave(struct pvm_task *t) HIDDEN;
+
+/* ------------------------------------------------------------ errors */
+
+/*
+ * Record error code in the task's pvm_errno and, per PvmAutoErr, report it
+ * as PVM does ("libpvm [t40001]: pvm_send(): Bad parameter"); level 2 then
+ * ends the task, level 3 aborts.  Returns code.  t may be NULL (off-thread).
+ */
+int pvm_fail(struct pvm_task *t, const char *fn, int code) HIDDEN;
+
+/* Record code in pvm_errno without a report (the silent errors of PVM).
+ * Returns code. */
+static inline int pvm_fail_silent(int code)
+{
+    pvm_errno = code;
+    return code;
+}
+
+/* The text of a code (pvm_errlist, "Unknown Error" outside). */
+const char *pvm_errtext(int code) HIDDEN;
+
+/* "t40001", or "pid123" for a ULP that is not a task, into buf. */
+const char *pvm_whoami(char *buf, size_t len) HIDDEN;
+
+/* ------------------------------------------------------------ buffers */
+
+/* The buffer with this id, or NULL. */
+static inline msg_buf_t *pvm_buf(struct pvm_task *t, int id)
+{
+    return id > 0 && id < t->nbufs ? t->bufs[id].buf : NULL;
+}
+
+/* Give b a new id in t (lowest free).  Returns the id or PvmNoMem (b is
+ * then still the caller's). */
+int pvm_buf_install(struct pvm_task *t, msg_buf_t *b) HIDDEN;
+
+/* Drop id (and its message; a queued one leaves the queue). */
+void pvm_buf_drop(struct pvm_task *t, int id) HIDDEN;
+
+/* Free every buffer and queued message of t. */
+void pvm_bufs_release(struct pvm_task *t) HIDDEN;
+
+/* New empty buffer in enc, installed; returns id or error (not reported). */
+int pvm_buf_make(struct pvm_task *t, int enc) HIDDEN;
+
+/* Make id the active receive buffer, freeing the previous one. */
+void pvm_set_rbuf_replacing(struct pvm_task *t, int id) HIDDEN;
+
+/* ------------------------------------------------------------ messages */
+
+/*
+ * Deliver message b (its header filled in: src, dst, tag, ctx) to task
+ * dst: b is consumed (queued or freed).  Wakes dst if it waits for such a
+ * message.  Returns 0 or PvmNoMem.
+ */
+int pvm_deliver(struct pvm_task *dst, msg_buf_t *b) HIDDEN;
+
+/*
+ * A holder of src's message for one more receiver, following the node's
+ * delivery strategy (a reference, or a private copy).  0 or PvmNoMem.
+ */
+int pvm_buf_for_receiver(msg_buf_t *src, msg_buf_t **out) HIDDEN;
+
+/* Send the int `value` from the pvmd (source PVM_TID_PVMD) to tid with
+ * tag and ctx: notify messages.  Silently nothing if tid is gone. */
+void pvm_send_pvmd_int(int tid, int tag, int ctx, int value) HIDDEN;
+
+/* Remove the incoming-queue entry q (and its buffer unless keep_buf). */
+void pvm_qmsg_free(struct pvm_qmsg *q) HIDDEN;
+
+/* Exported, not declared in pvm3.h (nor in PVM's): the va_list forms. */
+UPVM_API int pvm_vpackf(const char *fmt, va_list ap);
+UPVM_API int pvm_vunpackf(const char *fmt, va_list ap);
+/* pvmtev.h's trace masks (tracing is not implemented: masks are empty). */
+UPVM_API int pvm_gettmask(int who, char *mask);
+UPVM_API int pvm_settmask(int who, char *mask);
+/* Declared by pvm3.h only under NOTMPNAM, exported always (as by PVM). */
+UPVM_API char *pvmtmpnam(char *buf);
+
+/* ------------------------------------------------------------ other layers */
+
+/* mailbox.c / groups.c: the task is leaving; drop what it owns. */
+void pvm_mbox_task_leave(struct pvm_task *t) HIDDEN;
+void pvm_groups_task_leave(struct pvm_task *t) HIDDEN;
+
+/* host.c: option defaults for a new task; the node's host name. */
+void pvm_opts_init(struct pvm_task *t) HIDDEN;
+void pvm_host_init(void) HIDDEN;
+
+#endif /* UPVM_PVM_H */

@@ -1,0 +1,646 @@
+/*
+ * task.c - PVM tasks as ULPs: enrolment, tids, spawn, exit, kill, task
+ * information and notification of task exit.
+ *
+ * A ULP becomes a task at its first PVM call (pvm_enroll), or at birth when
+ * pvm_spawn / upvm_task_spawn_func creates it.  It stops being one at
+ * pvm_exit or when the ULP ends (an exit hook of the core); a later PVM call
+ * enrolls it again with a new tid, as PVM re-enrolls a process.  Tids are
+ * never reused while the local part has not wrapped around (PVM hands them
+ * out in the same order: t40001, t40002, ...).
+ *
+ * Spawn by name looks the name up in the table that upvm_task_register
+ * fills (thread mode: tasks are functions of this executable).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pvm/pvm.h"
+
+struct pvm_node pvm_node;
+
+/* ------------------------------------------------------------ registry */
+
+struct task_entry {
+    char *name;
+    upvm_task_main_t fn;
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct task_entry *registry;
+static int nregistry, capregistry;
+
+int upvm_task_register(const char *name, upvm_task_main_t fn)
+{
+    if (!name || !*name || strlen(name) > 255 || !fn)
+        return -EINVAL;
+    int rc = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < nregistry; i++)
+        if (strcmp(registry[i].name, name) == 0) {
+            rc = registry[i].fn == fn ? 0 : -EEXIST;
+            goto out;
+        }
+    if (nregistry == capregistry) {
+        int cap = capregistry ? 2 * capregistry : 16;
+        struct task_entry *r = realloc(registry, (size_t)cap * sizeof *r);
+        if (!r) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        registry = r;
+        capregistry = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    registry[nregistry++] = (struct task_entry){copy, fn};
+out:
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
+/* The entry registered as name, or as its last path component.  Its name
+ * string lives as long as the process (tasks and ULPs point to it). */
+static bool registry_find(const char *name, struct task_entry *out)
+{
+    const char *slash = strrchr(name, '/');
+    const char *base = slash ? slash + 1 : name;
+    bool found = false;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < nregistry && !found; i++)
+        if (strcmp(registry[i].name, name) == 0 || strcmp(registry[i].name, base) == 0) {
+            *out = registry[i];
+            found = true;
+        }
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}
+
+/* ------------------------------------------------------------ the node */
+
+static void on_ulp_exit(struct ulp *u);
+static void on_process_exit(void);
+
+static int node_init(void)
+{
+    pvm_node.host_tid = 1 << PVM_TID_HOST_SHIFT;
+    pvm_node.next_local = 1;
+    pvm_node.next_ctx = 1;
+    list_init(&pvm_node.tasks);
+    list_init(&pvm_node.host_watches);
+    list_init(&pvm_node.free_qmsgs);
+    const char *d = getenv("UPVM_DELIVERY");
+    if (d && strcmp(d, "copy") == 0)
+        pvm_node.delivery = UPVM_DELIVER_COPY;
+    else if (d && *d && strcmp(d, "share") != 0)
+        fprintf(stderr, "upvm: UPVM_DELIVERY=%s is not share or copy; using share\n", d);
+    if (core_add_exit_hook(on_ulp_exit) != 0)
+        return -1;
+    core_set_swapped_word(&pvm_errno);
+    pvm_host_init();
+    atexit(on_process_exit);
+    pvm_node.ready = true;
+    return 0;
+}
+
+int upvm_set_delivery(int strategy)
+{
+    if (strategy != UPVM_DELIVER_SHARE && strategy != UPVM_DELIVER_COPY)
+        return -EINVAL;
+    int old = pvm_node.delivery;
+    pvm_node.delivery = strategy;
+    return old;
+}
+
+/* ------------------------------------------------------------ tids */
+
+/* A free local part, growing the table as needed; 0 when none is left. */
+static int tid_alloc(void)
+{
+    for (int tries = 0; tries <= PVM_TID_LOCAL_MASK; tries++) {
+        int local = pvm_node.next_local;
+        pvm_node.next_local = local == PVM_TID_LOCAL_MASK ? 1 : local + 1;
+        if (local >= pvm_node.ntids) {
+            int n = pvm_node.ntids ? 2 * pvm_node.ntids : 1024;
+            if (n > PVM_TID_LOCAL_MASK + 1)
+                n = PVM_TID_LOCAL_MASK + 1;
+            struct pvm_task **tab = realloc(pvm_node.tids, (size_t)n * sizeof *tab);
+            if (!tab)
+                return 0;
+            memset(tab + pvm_node.ntids, 0, (size_t)(n - pvm_node.ntids) * sizeof *tab);
+            pvm_node.tids = tab;
+            pvm_node.ntids = n;
+        }
+        if (!pvm_node.tids[local])
+            return local;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ tasks */
+
+/* A new task for ULP u with parent ptid, registered under a fresh tid. */
+static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
+{
+    if (!pvm_node.ready && node_init() != 0)
+        return NULL;
+    struct pvm_task *t = calloc(1, sizeof *t);
+    int local = t ? tid_alloc() : 0;
+    if (!local) {
+        free(t);
+        return NULL;
+    }
+    t->tid = pvm_node.host_tid | local;
+    t->ptid = ptid;
+    t->ulp = u;
+    t->name = "";
+    t->ctx = ctx;
+    list_init(&t->inq);
+    list_init(&t->watchers);
+    upvm_waitq_init(&t->recvq, "pvm_recv");
+    pvm_opts_init(t);
+    pvm_node.tids[local] = t;
+    list_push_back(&pvm_node.tasks, &t->node_link);
+    pvm_node.ntasks++;
+    u->ext[ULP_EXT_PVM] = t;
+    return t;
+}
+
+struct pvm_task *pvm_enroll(struct ulp *u)
+{
+    return task_new(u, PvmNoParent, 0);
+}
+
+static void sibs_unref(struct pvm_sibs *s)
+{
+    if (s && --s->refs == 0)
+        free(s);
+}
+
+/* Deliver every PvmTaskExit notification waiting on t. */
+static void fire_exit_watches(struct pvm_task *t)
+{
+    list_link_t *l;
+    while ((l = list_pop_front(&t->watchers))) {
+        struct pvm_watch *w = list_entry(l, struct pvm_watch, link);
+        if (w->watcher != t->tid)
+            pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, t->tid);
+        free(w);
+    }
+}
+
+void pvm_task_leave(struct pvm_task *t)
+{
+    if (t->exiting)
+        return;
+    t->exiting = true;
+    pvm_groups_task_leave(t);
+    pvm_mbox_task_leave(t);
+    pvm_bufs_release(t);
+    /* Gone from the tables before anyone is told, so a notified task that
+     * asks (pvm_pstat) already sees it dead. */
+    pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = NULL;
+    list_unlink(&t->node_link);
+    pvm_node.ntasks--;
+    t->ulp->ext[ULP_EXT_PVM] = NULL;
+    fire_exit_watches(t);
+    sibs_unref(t->sibs);
+    free(t->argv);
+    free(t->mhfs);
+    free(t);
+}
+
+static void on_ulp_exit(struct ulp *u)
+{
+    struct pvm_task *t = u->ext[ULP_EXT_PVM];
+    if (t)
+        pvm_task_leave(t);
+}
+
+/*
+ * main returned (or called exit) while other tasks may still have work:
+ * a PVM master's children outlive it, so let them run until they end or
+ * can never run again; then whatever still waits is ended with the process.
+ */
+static void on_process_exit(void)
+{
+    if (!core_on_sched_thread || core_current() != core_sched.main)
+        return;
+    int stuck = core_drain();
+    if (stuck > 0 && pvm_node.ntasks > 0) {
+        fprintf(stderr, "upvm: main exited; %d task(s) still waiting for messages "
+                        "were ended with it:", pvm_node.ntasks);
+        list_for_each(l, &pvm_node.tasks) {
+            struct pvm_task *t = list_entry(l, struct pvm_task, node_link);
+            fprintf(stderr, " t%x%s%s", (unsigned)t->tid, *t->name ? "/" : "", t->name);
+        }
+        fputc('\n', stderr);
+    }
+}
+
+/* ------------------------------------------------------------ exit */
+
+int pvm_exit(void)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return PvmSysErr;
+    pvm_task_leave(t);
+    return 0;
+}
+
+int pvm_mytid(void)
+{
+    struct pvm_task *t = pvm_current();
+    return t ? t->tid : pvm_fail(NULL, "pvm_mytid", PvmSysErr);
+}
+
+int pvm_parent(void)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_parent", PvmSysErr);
+    return t->ptid; /* PvmNoParent / PvmParentNotSet: silent, as in PVM */
+}
+
+int pvm_siblings(int **tids)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_siblings", PvmSysErr);
+    if (!t->sibs) {
+        t->sibs = malloc(sizeof *t->sibs + sizeof(int));
+        if (!t->sibs)
+            return pvm_fail(t, "pvm_siblings", PvmNoMem);
+        t->sibs->refs = 1;
+        t->sibs->n = 1;
+        t->sibs->tids[0] = t->tid;
+    }
+    if (tids)
+        *tids = t->sibs->tids;
+    return t->sibs->n;
+}
+
+/* ------------------------------------------------------------ spawn */
+
+static void named_task_entry(void *arg)
+{
+    upvm_task_main_t fn;
+    memcpy(&fn, &arg, sizeof fn);
+    struct pvm_task *t = core_current()->ext[ULP_EXT_PVM];
+    int status = fn(t->argc, t->argv);
+    upvm_exit(status);
+}
+
+/* argv of a spawned task: name, then the caller's argv, in one block. */
+static char **argv_build(const char *name, char **argv, int *argc_out)
+{
+    int n = 1;
+    size_t bytes = strlen(name) + 1;
+    for (; argv && argv[n - 1]; n++)
+        bytes += strlen(argv[n - 1]) + 1;
+    char **v = malloc((size_t)(n + 1) * sizeof *v + bytes);
+    if (!v)
+        return NULL;
+    char *p = (char *)(v + n + 1);
+    for (int i = 0; i < n; i++) {
+        const char *s = i == 0 ? name : argv[i - 1];
+        size_t len = strlen(s) + 1;
+        v[i] = memcpy(p, s, len);
+        p += len;
+    }
+    v[n] = NULL;
+    *argc_out = n;
+    return v;
+}
+
+/* Does `where` name this host (PvmTaskHost)? */
+static bool is_this_host(const char *where)
+{
+    return where && (strcmp(where, ".") == 0 || strcmp(where, "localhost") == 0 ||
+                     strcmp(where, pvm_node.hostname) == 0);
+}
+
+/* Where a spawn with these flags can run: 0 (here) or PvmNoHost. */
+static int spawn_placement(int flag, const char *where)
+{
+    bool here = true;
+    if (flag & PvmTaskHost)
+        here = is_this_host(where);
+    else if (flag & PvmTaskArch)
+        here = where && strcmp(where, "LINUX64") == 0;
+    if ((flag & (PvmTaskHost | PvmTaskArch)) && (flag & PvmHostCompl))
+        here = !here;
+    return here ? 0 : PvmNoHost;
+}
+
+/* One spawned task; 0 or a Pvm error for its tids[] slot. */
+static int spawn_one(struct pvm_task *parent, int flag, const struct task_entry *e,
+                     char **argv, struct pvm_sibs *sibs, int *tid_out)
+{
+    void *arg;
+    memcpy(&arg, &e->fn, sizeof arg);
+    upvm_attr_t attr = {0, NULL, UPVM_DETACHED};
+    upvm_id_t id = upvm_create(named_task_entry, arg, &attr);
+    if (id < 0)
+        return PvmOutOfRes;
+    struct ulp *u = core_ulp_lookup(id);
+    int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : parent->tid;
+    struct pvm_task *t = task_new(u, ptid, parent->ctx);
+    char **v = t ? argv_build(e->name, argv, &t->argc) : NULL;
+    if (!v) {
+        if (t)
+            pvm_task_leave(t);
+        core_ulp_kill(u, 0); /* never started: it ends at once */
+        return PvmOutOfRes;
+    }
+    t->name = e->name;
+    t->argv = v;
+    u->name = e->name;
+    t->sibs = sibs;
+    sibs->refs++;
+    sibs->tids[sibs->n++] = t->tid;
+    *tid_out = t->tid;
+    return 0;
+}
+
+int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_spawn", PvmSysErr);
+    if (ntask < 1)
+        return pvm_fail(t, "pvm_spawn", PvmBadParam);
+    int err = spawn_placement(flag, where);
+    struct task_entry entry;
+    if (!err && !(file && *file && registry_find(file, &entry)))
+        err = PvmNoFile;
+    struct pvm_sibs *sibs = err ? NULL : malloc(sizeof *sibs + (size_t)ntask * sizeof(int));
+    if (!err && !sibs)
+        err = PvmOutOfRes;
+    if (err) { /* per task, silently: the return value says none started */
+        for (int i = 0; tids && i < ntask; i++)
+            tids[i] = err;
+        return 0;
+    }
+    sibs->refs = 1;
+    sibs->n = 0;
+    int started = 0;
+    for (int i = 0; i < ntask; i++) {
+        int tid = 0;
+        int rc = spawn_one(t, flag, &entry, argv, sibs, &tid);
+        started += rc == 0;
+        if (tids)
+            tids[i] = rc ? rc : tid;
+    }
+    sibs_unref(sibs);
+    return started;
+}
+
+int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tids)
+{
+    struct pvm_task *parent = pvm_current();
+    if (!parent)
+        return PvmSysErr;
+    if (!fn || ntask < 1)
+        return PvmBadParam;
+    upvm_id_t *ids = malloc((size_t)ntask * sizeof *ids);
+    struct pvm_sibs *sibs = malloc(sizeof *sibs + (size_t)ntask * sizeof(int));
+    upvm_attr_t attr = {0, NULL, UPVM_DETACHED};
+    int n = ids && sibs ? upvm_spawn_func(fn, arg, ntask, ids, &attr) : -ENOMEM;
+    if (n < 0) {
+        free(ids);
+        free(sibs);
+        return PvmOutOfRes;
+    }
+    sibs->refs = 1;
+    sibs->n = 0;
+    int rc = ntask;
+    for (int i = 0; i < ntask; i++) {
+        struct ulp *u = core_ulp_lookup(ids[i]);
+        struct pvm_task *t = rc > 0 ? task_new(u, parent->tid, parent->ctx) : NULL;
+        if (!t) { /* out of memory: none of them may run */
+            rc = PvmOutOfRes;
+            if (u->ext[ULP_EXT_PVM])
+                pvm_task_leave(u->ext[ULP_EXT_PVM]);
+            core_ulp_kill(u, 0);
+            continue;
+        }
+        t->sibs = sibs;
+        sibs->refs++;
+        sibs->tids[sibs->n++] = t->tid;
+        if (tids)
+            tids[i] = t->tid;
+    }
+    sibs_unref(sibs);
+    free(ids);
+    return rc;
+}
+
+/* ------------------------------------------------------------ kill */
+
+/* End task k (not the caller) as SIGTERM ends a PVM task. */
+static void task_kill(struct pvm_task *k)
+{
+    struct ulp *u = k->ulp;
+    pvm_task_leave(k);
+    if (u == core_sched.main) {
+        /* The node's main ULP cannot end alone: like a PVM process killed
+         * by SIGTERM, the whole node goes. */
+        fprintf(stderr, "upvm: main task killed (pvm_kill/pvm_sendsig): ending the node\n");
+        exit(128 + SIGTERM);
+    }
+    core_ulp_kill(u, 128 + SIGTERM);
+}
+
+int pvm_sendsig(int tid, int sig)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_sendsig", PvmSysErr);
+    if (!pvm_is_task_tid(tid))
+        return pvm_fail(t, "pvm_sendsig", PvmBadParam);
+    struct pvm_task *k = pvm_task_by_tid(tid);
+    if (!k || sig == 0)
+        return 0; /* PVM: a signal to a task that is gone is dropped */
+    struct sigaction sa;
+    if (sig < 1 || sig >= NSIG || sigaction(sig, NULL, &sa) != 0)
+        return 0; /* PVM does not validate the number either */
+    if (sig != SIGKILL && sa.sa_handler == SIG_IGN)
+        return 0;
+    switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+        return 0; /* ignored by default */
+    case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+        return pvm_fail(t, "pvm_sendsig", PvmNotImpl); /* a ULP cannot be stopped */
+    }
+    if (sig != SIGKILL && sa.sa_handler != SIG_DFL)
+        return pvm_fail(t, "pvm_sendsig", PvmNotImpl); /* handlers: see compat.md */
+    if (k == t) {
+        pvm_task_leave(t);
+        if (core_current() == core_sched.main)
+            exit(128 + sig);
+        upvm_exit(128 + sig);
+    }
+    task_kill(k);
+    return 0;
+}
+
+int pvm_kill(int tid)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_kill", PvmSysErr);
+    if (!pvm_is_task_tid(tid)) {
+        (void)pvm_fail(t, "pvm_sendsig", PvmBadParam);
+        return pvm_fail(t, "pvm_kill", PvmBadParam);
+    }
+    return pvm_sendsig(tid, SIGTERM);
+}
+
+/* ------------------------------------------------------------ status */
+
+int pvm_pstat(int tid)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_pstat", PvmSysErr);
+    if (!pvm_is_task_tid(tid))
+        return pvm_fail(t, "pvm_pstat", PvmBadParam);
+    return pvm_task_by_tid(tid) ? PvmOk : PvmNoTask;
+}
+
+static struct pvmtaskinfo *taskinfo_buf;
+
+int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_tasks", PvmSysErr);
+    bool all = where == 0 || where == pvm_node.host_tid;
+    if (!all && !(pvm_is_task_tid(where) &&
+                  (where & PVM_TID_HOST_MASK) == pvm_node.host_tid)) {
+        if (ntaskp)
+            *ntaskp = 0;
+        return pvm_fail(t, "pvm_tasks", PvmNoHost);
+    }
+    free(taskinfo_buf);
+    taskinfo_buf = calloc((size_t)pvm_node.ntasks + 1, sizeof *taskinfo_buf);
+    if (!taskinfo_buf)
+        return pvm_fail(t, "pvm_tasks", PvmNoMem);
+    int n = 0;
+    list_for_each(l, &pvm_node.tasks) {
+        struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
+        if (!all && k->tid != where)
+            continue;
+        struct pvmtaskinfo *ti = &taskinfo_buf[n++];
+        ti->ti_tid = k->tid;
+        ti->ti_ptid = k->ptid;
+        ti->ti_host = pvm_node.host_tid;
+        ti->ti_flag = 0x4; /* TF_CONN: connected, as PVM shows its tasks */
+        ti->ti_a_out = (char *)k->name;
+        ti->ti_pid = (int)getpid();
+    }
+    if (ntaskp)
+        *ntaskp = n;
+    if (tip)
+        *tip = taskinfo_buf;
+    return 0;
+}
+
+/* ------------------------------------------------------------ notify */
+
+static int watch_add(list_link_t *list, int watcher, int tag, int ctx, int what)
+{
+    struct pvm_watch *w = malloc(sizeof *w);
+    if (!w)
+        return PvmNoMem;
+    *w = (struct pvm_watch){.watcher = watcher, .tag = tag, .ctx = ctx, .what = what};
+    list_push_back(list, &w->link);
+    return 0;
+}
+
+/* PvmNotifyCancel: the matching requests complete now (PVM delivers them
+ * at once instead of dropping them). */
+static void watch_cancel(list_link_t *list, int watcher, int tag, int what, bool deliver)
+{
+    for (list_link_t *l = list->next, *next; l != list; l = next) {
+        next = l->next;
+        struct pvm_watch *w = list_entry(l, struct pvm_watch, link);
+        if (w->watcher != watcher || w->tag != tag || (what && w->what != what))
+            continue;
+        list_unlink(l);
+        if (deliver)
+            pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->what);
+        free(w);
+    }
+}
+
+static int notify_task_exit(struct pvm_task *t, bool cancel, int tag, int cnt, int *tids)
+{
+    for (int i = 0; i < cnt; i++)
+        if (!pvm_is_task_tid(tids[i]))
+            return PvmBadParam;
+    for (int i = 0; i < cnt; i++) {
+        struct pvm_task *k = pvm_task_by_tid(tids[i]);
+        if (cancel) {
+            if (k)
+                watch_cancel(&k->watchers, t->tid, tag, 0, true);
+        } else if (!k) {
+            pvm_send_pvmd_int(t->tid, tag, t->ctx, tids[i]); /* already gone */
+        } else if (watch_add(&k->watchers, t->tid, tag, t->ctx, tids[i]) != 0) {
+            return PvmNoMem;
+        }
+    }
+    return 0;
+}
+
+int pvm_notify(int what, int tag, int cnt, int *tids)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return pvm_fail(NULL, "pvm_notify", PvmSysErr);
+    bool cancel = (what & PvmNotifyCancel) != 0;
+    int kind = what & ~PvmNotifyCancel;
+    if (tag < 0 && !t->opt[PvmResvTids])
+        return pvm_fail(t, "pvm_notify", PvmBadParam);
+    int rc = PvmBadParam;
+    switch (kind) {
+    case PvmTaskExit:
+        if (cnt >= 1 && tids)
+            rc = notify_task_exit(t, cancel, tag, cnt, tids);
+        break;
+    case PvmHostDelete:
+        if (cnt < 1 || !tids)
+            break;
+        rc = 0;
+        for (int i = 0; i < cnt && !cancel; i++)
+            if ((tids[i] & PVM_TID_HOST_MASK) != pvm_node.host_tid && tids[i] > 0 &&
+                !(tids[i] & PVM_TID_LOCAL_MASK))
+                pvm_send_pvmd_int(t->tid, tag, t->ctx, tids[i]); /* no such host */
+        /* This host is never deleted while the task lives: nothing to keep. */
+        break;
+    case PvmHostAdd:
+        if (cancel) {
+            watch_cancel(&pvm_node.host_watches, t->tid, tag, 0, false);
+            rc = 0;
+        } else {
+            rc = cnt == 0 ? 0 : watch_add(&pvm_node.host_watches, t->tid, tag, t->ctx, cnt);
+        }
+        break;
+    case PvmRouteAdd:
+    case PvmRouteDelete:
+        /* Local delivery never opens a route: accepted, never fires. */
+        rc = cnt == 0 && kind == PvmRouteDelete ? PvmBadParam : 0;
+        break;
+    }
+    return rc < 0 ? pvm_fail(t, "pvm_notify", rc) : rc;
+}
