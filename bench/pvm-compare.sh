@@ -16,8 +16,8 @@
 # bench/pvm/mcast.c.  UPVM runs build/bench/bench_pvm (one process, the
 # tasks are ULPs), with delivery strategy share (and copy where it matters).
 #
-# Usage:   bench/pvm-compare.sh               # ~5 min on 2 cores
-#          QUICK=1 bench/pvm-compare.sh       # smoke run, < 1 min
+# Usage:   bench/pvm-compare.sh               # ~2-3 min on 2 cores
+#          QUICK=1 bench/pvm-compare.sh       # smoke run, ~10 s
 # Knobs:   REPS=N    runs per case (default 5; medians of the runs' medians)
 #          CPU=N     core everything is pinned to (default 0)
 #          QUICK=1   REPS=1, 3 blocks of >= 5 ms, 1/5 of the real iterations
@@ -337,8 +337,9 @@ table_pingpong
 table_ring
 table_mcast
 echo
-echo "Times: ns or µs per operation; ratio = real PVM direct / UPVM.  Real PVM:" \
-    "$(dpkg-query -W -f='${Package} ${Version} ' pvm 2>/dev/null)on one core (pvmd and tasks)."
+echo "Times per operation (ns, µs, ms); ratio = real PVM direct / UPVM; target: the" \
+    "issue's goal for the UPVM median and the ratio.  Genuine PVM:" \
+    "$(dpkg-query -W -f='${Package} ${Version}' pvm 2>/dev/null); everything on cpu $CPU."
 if [ -s "$WORK/stderr.log" ]; then
     echo "== WARNING: the programs wrote to stderr:"; head -20 "$WORK/stderr.log"
 fi
