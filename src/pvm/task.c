@@ -235,12 +235,16 @@ static void on_process_exit(void)
     if (!core_on_sched_thread || core_current() != core_sched.main)
         return;
     int stuck = core_drain();
-    if (stuck > 0 && pvm_node.ntasks > 0) {
+    struct pvm_task *self = core_current()->ext[ULP_EXT_PVM];
+    int others = pvm_node.ntasks - (self != NULL);
+    if (stuck > 0 && others > 0) {
         fprintf(stderr, "upvm: main exited; %d task(s) still waiting for messages "
-                        "were ended with it:", pvm_node.ntasks);
+                        "were ended with it:", others);
         list_for_each(l, &pvm_node.tasks) {
             struct pvm_task *t = list_entry(l, struct pvm_task, node_link);
-            fprintf(stderr, " t%x%s%s", (unsigned)t->tid, *t->name ? "/" : "", t->name);
+            if (t != self)
+                fprintf(stderr, " t%x%s%s", (unsigned)t->tid, *t->name ? "/" : "",
+                        t->name);
         }
         fputc('\n', stderr);
     }
@@ -451,6 +455,8 @@ int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tid
 static void task_kill(struct pvm_task *k)
 {
     struct ulp *u = k->ulp;
+    if (u != core_sched.main)
+        core_ulp_kill(u, 128 + SIGTERM); /* first: it may wait on k's queue */
     pvm_task_leave(k);
     if (u == core_sched.main) {
         /* The node's main ULP cannot end alone: like a PVM process killed
@@ -458,7 +464,6 @@ static void task_kill(struct pvm_task *k)
         fprintf(stderr, "upvm: main task killed (pvm_kill/pvm_sendsig): ending the node\n");
         exit(128 + SIGTERM);
     }
-    core_ulp_kill(u, 128 + SIGTERM);
 }
 
 int pvm_sendsig(int tid, int sig)
