@@ -5,6 +5,7 @@
  * side by side.
  *
  *   bench_pvm pingpong [-e raw|inplace|default] [-d share|copy] [size ...]
+ *   bench_pvm forward [-e ...] [-d ...] [size ...]   (forward_proto.h)
  *   bench_pvm ring -n N [-e ...] [-d ...]
  *   bench_pvm mcast -n N [-e ...] [-d ...] [size ...]
  *   common: [-b blocks] [-T block_ms]      (default 5 blocks of >= 20 ms)
@@ -33,6 +34,7 @@
 #include <pvm3.h>
 #include <upvm.h>
 
+#include "pvm/forward_proto.h"
 #include "pvm/mcast_proto.h"
 #include "pvm/pvmbench.h"
 
@@ -294,6 +296,7 @@ static int ring_master(const struct pb_opts *o)
 UPVM_TASK("pingpong", pingpong_task)
 UPVM_TASK("ring", ring_task)
 UPVM_TASK("mcast", mcast_child)
+UPVM_TASK("forward", forward_child)
 
 static void default_sizes(struct pb_opts *o, const int *sizes, int n)
 {
@@ -334,12 +337,16 @@ int main(int argc, char **argv)
     } else if (!strcmp(what, "ring")) {
         o.ntask = o.ntask ? o.ntask : 4;
         rc = ring_master(&o);
+    } else if (!strcmp(what, "forward")) {
+        static const int fw_sizes[] = {0, 1000, 100000};
+        default_sizes(&o, fw_sizes, 3);
+        rc = forward_master(&o, "upvm");
     } else if (!strcmp(what, "mcast")) {
         default_sizes(&o, mc_sizes, 2);
         o.ntask = o.ntask ? o.ntask : 4;
         rc = mcast_master(&o, "upvm");
     } else {
-        fprintf(stderr, "usage: bench_pvm pingpong|ring|mcast [options]\n");
+        fprintf(stderr, "usage: bench_pvm pingpong|forward|ring|mcast [options]\n");
     }
     pvm_exit();
     return rc;

@@ -5,6 +5,10 @@
 #   ping-pong  half round trip between two tasks, 0 1 512 1000 10000 100000
 #              bytes, PvmDataRaw / PvmDataInPlace / PvmDataDefault (XDR)
 #              (UPVM paper, Figure 3)
+#   forward    the same ping-pong without packing or unpacking in the loop:
+#              the master sends one packed message again and again, the
+#              partner sends on what it received (pvm_setsbuf(pvm_getrbuf())),
+#              0 1000 100000 bytes, raw and in place (bench/pvm/forward_proto.h)
 #   ring       a token (one int) around 2 4 8 16 24 tasks, time per hop
 #   mcast      pvm_mcast of 1 KiB and 100 KiB to 2 4 8 16 32 tasks, each
 #              acknowledging with a 0-byte message; time per multicast
@@ -13,7 +17,7 @@
 # through its daemon, against a private pvmd started here and halted on
 # exit (also on failure or Ctrl-C).  Its programs: ping-pong and ring are
 # the baseline's (built from PVM_BASELINE_DIR, not copied), mcast is
-# bench/pvm/mcast.c.  UPVM runs build/bench/bench_pvm (one process, the
+# bench/pvm/mcast.c and forward is bench/pvm/forward.c.  UPVM runs build/bench/bench_pvm (one process, the
 # tasks are ULPs), with delivery strategy share (and copy where it matters).
 #
 # Usage:   bench/pvm-compare.sh               # ~2-3 min on 2 cores
@@ -44,6 +48,8 @@ PP_SIZES="0 1 512 1000 10000 100000"
 RING_NS="2 4 8 16 24"
 MC_NS="2 4 8 16 32"
 MC_SIZES="1024 102400"
+FW_ENCS="raw inplace"
+FW_SIZES="0 1000 100000"
 ROUTES="direct daemon"
 RUN_TIMEOUT=300
 
@@ -120,7 +126,10 @@ build_real() {
         "${cc[@]}" -o "$BIN/ring" "$BASELINE/ring.c" -lpvm3 &&
         "${cc[@]}" -Wextra -Werror -Wshadow -Wstrict-prototypes \
             -Wmissing-prototypes -I "$HERE/pvm" -o "$BIN/mcast" \
-            "$HERE/pvm/mcast.c" -lpvm3 || die "build of the genuine-PVM programs failed"
+            "$HERE/pvm/mcast.c" -lpvm3 &&
+        "${cc[@]}" -Wextra -Werror -Wshadow -Wstrict-prototypes \
+            -Wmissing-prototypes -I "$HERE/pvm" -o "$BIN/forward" \
+            "$HERE/pvm/forward.c" -lpvm3 || die "build of the genuine-PVM programs failed"
     note "genuine PVM programs built in $BIN (from $BASELINE and $HERE/pvm)"
 }
 
@@ -179,6 +188,17 @@ rep_pingpong() {
         for route in $ROUTES; do
             side real && run real "$BIN/pingpong" -r "$route" -e "$enc" \
                 -b "$BLOCKS" -i "$ISCALE"
+        done
+    done
+}
+
+rep_forward() {
+    local enc route
+    for enc in $FW_ENCS; do
+        side upvm && upvm forward -e "$enc" -d share $FW_SIZES
+        for route in $ROUTES; do
+            side real && run real "$BIN/forward" -r "$route" -e "$enc" \
+                -b "$BLOCKS" -T "$BLOCK_MS" $FW_SIZES
         done
     done
 }
@@ -278,6 +298,26 @@ table_pingpong() {
     done
 }
 
+table_forward() {
+    local f=$WORK/fw enc s lim tgt
+    extract forward half_rtt_us route deliver enc size >"$f"
+    echo
+    echo "### Forward ping-pong: half round trip with no pack/unpack in the loop (median of $REPS runs)"
+    echo
+    echo "| case | UPVM median | real PVM direct median | real PVM daemon median | ratio (real direct / UPVM) | target |"
+    echo "|---|---:|---:|---:|---:|---|"
+    for enc in $FW_ENCS; do
+        for s in $FW_SIZES; do
+            lim=""; tgt=""
+            [ "$s" = 0 ] && lim=100
+            [ "$s" = 100000 ] && lim=250
+            [ -n "$lim" ] && tgt=$(target "$f" "upvm/share/$enc/$s" "direct/-/$enc/$s" "$lim")
+            echo "| $enc, $s B | $(cell "$f" "upvm/share/$enc/$s") | $(cell "$f" "direct/-/$enc/$s") |" \
+                "$(cell "$f" "daemon/-/$enc/$s") | $(ratio "$f" "direct/-/$enc/$s" "upvm/share/$enc/$s") | $tgt |"
+        done
+    done
+}
+
 table_ring() {
     local f=$WORK/ring n tgt
     extract ring hop_us route deliver enc n >"$f"
@@ -326,14 +366,16 @@ side real && start_vm
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # repetitions outermost: drifts in the background load hit every case alike
 for rep in $(seq 1 "$REPS"); do
-    note "run $rep/$REPS: ping-pong, ring, multicast"
+    note "run $rep/$REPS: ping-pong, forward, ring, multicast"
     rep_pingpong
+    rep_forward
     rep_ring
     rep_mcast
 done
 note "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - T0)) s"
 stop_vm
 table_pingpong
+table_forward
 table_ring
 table_mcast
 echo

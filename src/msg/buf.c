@@ -4,8 +4,12 @@
  *
  * Allocation budget (the same-node fast path): a message of up to
  * SMALL_CAP bytes costs no malloc once the pools are warm: its handle and
- * its data block come from per-thread free lists.  A bigger message costs
- * one malloc (plus reallocs as it grows, doubling).  A local send
+ * its data block come from per-thread free lists.  Bigger blocks come in
+ * power-of-two size classes up to LARGE_MAX, each with its own free list
+ * (M-PVM's pooled blocks: without them every big message is a fresh
+ * malloc whose pages the kernel must fault in again, as glibc gives them
+ * back at free); bigger still are plain mallocs.  A message grows by
+ * doubling.  A local send
  * (msg_buf_ref) costs one handle and no copy.  No atomics, no locks: the
  * pools are per thread and reference counts belong to the one thread that
  * uses a message (msg.h).
@@ -27,6 +31,11 @@ enum { POOL_ENABLED = 1 };
 #define SMALL_CAP     (SMALL_BLOCK - sizeof(struct msg_data)) /* data */
 #define POOL_MAX_DATA 64  /* blocks kept per thread (32 KiB) */
 #define POOL_MAX_BUFS 256 /* handles kept per thread (10 KiB) */
+/* Large blocks: class k (1 .. NCLASSES-1) holds blocks of 512 << k bytes. */
+#define NCLASSES      14                     /* up to 4 MiB */
+#define LARGE_MAX     (SMALL_BLOCK << (NCLASSES - 1))
+#define LARGE_BUDGET  ((size_t)32 << 20)    /* bytes cached per thread */
+#define LARGE_PER_CLASS 64
 _Static_assert(sizeof(struct msg_data) % 8 == 0, "data bytes stay aligned");
 
 /* A free list.  Per thread: a ULP never changes threads while it runs, and
@@ -38,6 +47,8 @@ struct pool {
 };
 #define MSG_TLS __thread __attribute__((tls_model("initial-exec")))
 static MSG_TLS struct pool data_pool, buf_pool;
+static MSG_TLS struct pool large_pool[NCLASSES]; /* [0] unused */
+static MSG_TLS size_t large_cached;               /* bytes in large_pool */
 static MSG_TLS msg_stats_t stats;
 
 static void *pool_get(struct pool *p, size_t size)
@@ -62,17 +73,23 @@ static void pool_put(struct pool *p, void *o, int max)
     free(o);
 }
 
+static void pool_drain(struct pool *p)
+{
+    while (p->head) {
+        void *o = p->head;
+        memcpy(&p->head, o, sizeof(void *));
+        free(o);
+    }
+    p->n = 0;
+}
+
 void msg_pool_trim(void)
 {
-    struct pool *pools[] = {&data_pool, &buf_pool};
-    for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
-        while (pools[i]->head) {
-            void *o = pools[i]->head;
-            memcpy(&pools[i]->head, o, sizeof(void *));
-            free(o);
-        }
-        pools[i]->n = 0;
-    }
+    pool_drain(&data_pool);
+    pool_drain(&buf_pool);
+    for (int k = 1; k < NCLASSES; k++)
+        pool_drain(&large_pool[k]);
+    large_cached = 0;
 }
 
 void msg_get_stats(msg_stats_t *st)
@@ -82,15 +99,35 @@ void msg_get_stats(msg_stats_t *st)
 
 /* ---------------------------------------------------------- data blocks */
 
+/* The size class of a block of `bytes` bytes (1 .. NCLASSES-1), or 0
+ * when it is too big for the pools. */
+static int large_class(size_t bytes)
+{
+    if (bytes > LARGE_MAX)
+        return 0;
+    int k = 1;
+    while ((SMALL_BLOCK << k) < bytes)
+        k++;
+    return k;
+}
+
 /* A new data block with room for at least cap bytes, refs = 1. */
 static struct msg_data *data_alloc(size_t cap)
 {
     struct msg_data *d;
-    bool pooled = cap <= SMALL_CAP;
+    int pclass = 0;
 
-    if (pooled) {
+    if (cap <= SMALL_CAP) {
         d = pool_get(&data_pool, SMALL_BLOCK);
         cap = SMALL_CAP;
+        pclass = 1; /* the small pool: class 1 is never a large one */
+    } else if ((pclass = large_class(sizeof(*d) + cap)) != 0) {
+        size_t bytes = SMALL_BLOCK << pclass;
+        if (large_pool[pclass].head)
+            large_cached -= bytes;
+        d = pool_get(&large_pool[pclass], bytes);
+        cap = bytes - sizeof(*d);
+        pclass += 1; /* 2 .. NCLASSES: large class pclass - 1 */
     } else {
         d = malloc(sizeof(*d) + cap);
     }
@@ -100,7 +137,7 @@ static struct msg_data *data_alloc(size_t cap)
     d->enc = PvmDataDefault;
     d->sig = MSG_SIG_XDR;
     d->alien = false;
-    d->pooled = pooled;
+    d->pclass = (uint8_t)pclass;
     d->len = 0;
     d->cap = cap;
     d->ilen = 0;
@@ -108,15 +145,32 @@ static struct msg_data *data_alloc(size_t cap)
     return d;
 }
 
+/* Give a block's memory back to its pool (or to malloc). */
+static void data_free(struct msg_data *d)
+{
+    if (d->pclass == 1) {
+        pool_put(&data_pool, d, POOL_MAX_DATA);
+    } else if (d->pclass > 1) {
+        int k = d->pclass - 1;
+        size_t bytes = SMALL_BLOCK << k;
+        if (large_cached + bytes <= LARGE_BUDGET && large_pool[k].n < LARGE_PER_CLASS) {
+            pool_put(&large_pool[k], d, LARGE_PER_CLASS);
+            if (POOL_ENABLED)
+                large_cached += bytes;
+        } else {
+            free(d);
+        }
+    } else {
+        free(d);
+    }
+}
+
 static void data_release(struct msg_data *d)
 {
     if (--d->refs > 0)
         return;
     stats.datas--;
-    if (d->pooled)
-        pool_put(&data_pool, d, POOL_MAX_DATA);
-    else
-        free(d);
+    data_free(d);
 }
 
 int msg_data_reserve(msg_buf_t *b, size_t need)
@@ -133,17 +187,22 @@ int msg_data_reserve(msg_buf_t *b, size_t need)
     while (cap < want)
         cap = cap > MSG_MAX_LEN / 2 ? MSG_MAX_LEN : cap * 2;
 
-    if (d->pooled) {
-        if (!(nd = malloc(sizeof(*nd) + cap)))
-            return PvmNoMem;
-        memcpy(nd, d, sizeof(*d) + d->len);
-        nd->pooled = false;
-        pool_put(&data_pool, d, POOL_MAX_DATA);
-    } else {
+    if (d->pclass == 0 && cap > LARGE_MAX) { /* beyond the pools: grow in place */
         if (!(nd = realloc(d, sizeof(*nd) + cap)))
             return PvmNoMem;
+        nd->cap = cap;
+        b->d = nd;
+        return 0;
     }
-    nd->cap = cap;
+    if (!(nd = data_alloc(cap)))
+        return PvmNoMem;
+    size_t ncap = nd->cap;
+    uint8_t nclass = nd->pclass;
+    memcpy(nd, d, sizeof(*d) + d->len);
+    nd->cap = ncap;
+    nd->pclass = nclass;
+    stats.datas--; /* one block replaces the other */
+    data_free(d);
     b->d = nd;
     return 0;
 }

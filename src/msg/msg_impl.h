@@ -30,7 +30,7 @@ struct msg_data {
     int32_t enc;     /* PvmDataDefault, PvmDataRaw or PvmDataInPlace */
     int32_t sig;     /* msg_buf_enc_sig() */
     bool alien;      /* raw from another data signature: bytes only */
-    bool pooled;     /* this block belongs to the small-block pool */
+    uint8_t pclass;  /* size class of its pool (buf.c), 0: plain malloc */
     size_t len;      /* bytes used in bytes[] */
     size_t cap;      /* bytes available in bytes[] */
     size_t ilen;     /* in place: bytes referenced */

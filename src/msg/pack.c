@@ -187,6 +187,10 @@ static void xdr_encode(int type, unsigned char *o, const unsigned char *p,
 {
     switch (type) {
     case PVM_BYTE:
+        if (step == 1) { /* bytes need no conversion: the common case */
+            memcpy(o, p, (size_t)count);
+            break;
+        }
         for (int i = 0; i < count; i++, p += step)
             *o++ = *p;
         break;
@@ -249,6 +253,10 @@ static void xdr_decode(int type, unsigned char *p, const unsigned char *i,
 {
     switch (type) {
     case PVM_BYTE:
+        if (step == 1) {
+            memcpy(p, i, (size_t)count);
+            break;
+        }
         for (int k = 0; k < count; k++, p += step)
             *p = *i++;
         break;
