@@ -388,15 +388,17 @@ static void infolist_drop(int tid)
     }
 }
 
-/* Fill one class's record; the arrays and name go at *tail. */
-static void fill_class(struct pvmmboxinfo *mi, const struct mb_class *c, char **tail)
+/* Fill one class's record: its three arrays go at *ints, its name at
+ * *chars (both tails advance). */
+static void fill_class(struct pvmmboxinfo *mi, const struct mb_class *c, int **ints,
+                       char **chars)
 {
     int n = count_entries(c);
-    int *ints = (int *)*tail;
     mi->mi_nentries = n;
-    mi->mi_indices = ints;
-    mi->mi_owners = ints + n;
-    mi->mi_flags = ints + 2 * n;
+    mi->mi_indices = *ints;
+    mi->mi_owners = *ints + n;
+    mi->mi_flags = *ints + 2 * n;
+    *ints += 3 * n;
     int i = 0;
     list_for_each(l, &c->entries) {
         const struct mb_entry *e = entry_of(l);
@@ -405,36 +407,38 @@ static void fill_class(struct pvmmboxinfo *mi, const struct mb_class *c, char **
         mi->mi_flags[i] = e->flags;
         i++;
     }
-    char *name = (char *)(ints + 3 * n);
     size_t len = strlen(c->name) + 1;
-    mi->mi_name = memcpy(name, c->name, len);
-    *tail = name + len;
+    mi->mi_name = memcpy(*chars, c->name, len);
+    *chars += len;
 }
 
 /*
- * The matching classes in one malloc'ed block: the records, then per
- * class its three int arrays and its name.  *n gets the count.
+ * The matching classes in one malloc'ed block: the records, then every
+ * class's three int arrays, then the names.  *n gets the count.
  */
 static void *info_build(const char *pattern, int *n_out)
 {
     int n = 0;
-    size_t bytes = 0;
+    size_t nints = 0, nchars = 0;
     list_for_each(l, &mb_classes) {
         const struct mb_class *c = list_entry(l, struct mb_class, link);
         if (!match_anywhere(c->name, pattern))
             continue;
         n++;
-        bytes += 3 * sizeof(int) * (size_t)count_entries(c) + strlen(c->name) + 1;
+        nints += 3 * (size_t)count_entries(c);
+        nchars += strlen(c->name) + 1;
     }
-    struct pvmmboxinfo *mi = malloc(sizeof *mi * (size_t)n + bytes + 1);
+    struct pvmmboxinfo *mi =
+        malloc(sizeof *mi * (size_t)n + sizeof(int) * nints + nchars + 1);
     if (!mi)
         return NULL;
-    char *tail = (char *)(mi + n);
+    int *ints = (int *)(mi + n);
+    char *chars = (char *)(ints + nints);
     int i = 0;
     list_for_each(l, &mb_classes) {
         const struct mb_class *c = list_entry(l, struct mb_class, link);
         if (match_anywhere(c->name, pattern))
-            fill_class(&mi[i++], c, &tail);
+            fill_class(&mi[i++], c, &ints, &chars);
     }
     *n_out = n;
     return mi;
