@@ -5,4 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build >/dev/null
-exec ./build/examples/demo "$@"
+./build/examples/demo "$@"
+echo
+echo "== a PVM job: the M-PVM paper's inner product, master + 3 slaves as ULPs"
+exec ./build/examples/pvm-inner-product

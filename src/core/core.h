@@ -150,8 +150,15 @@ static inline struct ulp *core_ulp_lookup(upvm_id_t id)
     return chunk ? chunk[index & (ID_CHUNK - 1)] : NULL;
 }
 
-/* Name for reports: attr name, else the entry's symbol, else "?". */
+/* Name for reports: attr name, else the entry's symbol, else "?", followed
+ * by what the describer (if any) adds: "worker, PVM task t40002". */
 const char *core_ulp_name(const struct ulp *u, char *buf, size_t len) HIDDEN;
+
+/* A layer's addition to a ULP's name in reports: writes at most len bytes
+ * (NUL included) to buf and returns how many it wrote before the NUL, 0 for
+ * nothing to add.  Called from crash handlers: no allocation, no locks. */
+typedef size_t (*core_describer_t)(const struct ulp *u, char *buf, size_t len);
+void core_set_describer(core_describer_t fn) HIDDEN;
 
 /* Called (on the dying ULP, before it is marked dead) for every ULP exit.
  * Layers register at initialisation; at most 8 hooks. */

@@ -131,7 +131,14 @@ void core_ulp_reclaim(struct ulp *u)
     /* else: a zombie holding the exit status until upvm_join */
 }
 
-const char *core_ulp_name(const struct ulp *u, char *buf, size_t len)
+static core_describer_t describer;
+
+void core_set_describer(core_describer_t fn)
+{
+    describer = fn;
+}
+
+static const char *base_name(const struct ulp *u, char *buf, size_t len)
 {
     if (u->name)
         return u->name;
@@ -144,6 +151,17 @@ const char *core_ulp_name(const struct ulp *u, char *buf, size_t len)
         return buf;
     }
     return "?";
+}
+
+const char *core_ulp_name(const struct ulp *u, char *buf, size_t len)
+{
+    const char *name = base_name(u, buf, len); /* may be buf itself */
+    char extra[64], copy[128];
+    if (!describer || describer(u, extra, sizeof extra) == 0)
+        return name;
+    snprintf(copy, sizeof copy, "%s", name);
+    snprintf(buf, len, "%s, %s", copy, extra);
+    return buf;
 }
 
 int core_add_exit_hook(core_exit_hook_t hook)

@@ -180,28 +180,32 @@ int msg_native_dsig(void)
     return sig;
 }
 
-int msg_buf_new(int enc, msg_buf_t **out)
+/* The data signature of encoding enc, or a Pvm error for a bad one. */
+static int enc_sig(int enc)
 {
-    struct msg_data *d;
-    msg_buf_t *b;
-    int sig;
-
     /* pvm_mkbuf (lpvmpack.c) accepts 0, 1, 2 and 4, else PvmBadParam. */
     switch (enc) {
     case PvmDataDefault:
-        sig = MSG_SIG_XDR;
-        break;
+        return MSG_SIG_XDR;
     case PvmDataRaw:
-        sig = msg_native_dsig();
-        break;
+        return msg_native_dsig();
     case PvmDataInPlace:
-        sig = MSG_SIG_INPLACE;
-        break;
+        return MSG_SIG_INPLACE;
     case PvmDataTrace:
         return PvmNotImpl; /* user-defined trace events: not in UPVM */
     default:
         return PvmBadParam;
     }
+}
+
+int msg_buf_new(int enc, msg_buf_t **out)
+{
+    struct msg_data *d;
+    msg_buf_t *b;
+    int sig = enc_sig(enc);
+
+    if (sig < 0) /* a Pvm error code (every signature is positive) */
+        return sig;
     if (!(d = data_alloc(0)))
         return PvmNoMem;
     if (!(b = buf_alloc(d))) {
@@ -211,6 +215,30 @@ int msg_buf_new(int enc, msg_buf_t **out)
     d->enc = enc;
     d->sig = sig;
     *out = b;
+    return 0;
+}
+
+int msg_buf_reset(msg_buf_t *b, int enc)
+{
+    int sig = enc_sig(enc);
+
+    if (sig < 0)
+        return sig;
+    if (b->d->refs > 1) { /* others hold the old message: start a new one */
+        struct msg_data *d = data_alloc(0);
+        if (!d)
+            return PvmNoMem;
+        data_release(b->d);
+        b->d = d;
+    }
+    struct msg_data *d = b->d;
+    d->enc = enc;
+    d->sig = sig;
+    d->alien = false;
+    d->len = 0;
+    d->ilen = 0;
+    b->rpos = 0;
+    memset(&b->hdr, 0, sizeof(b->hdr));
     return 0;
 }
 

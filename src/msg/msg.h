@@ -99,6 +99,14 @@ typedef struct msg_hdr {
 MSG_NODISCARD int msg_buf_new(int enc, msg_buf_t **out);
 
 /*
+ * msg_buf_reset - make b a new, empty message in encoding enc with a
+ * zeroed header, as msg_buf_new would, reusing b's data block when b is its
+ * only holder (other holders keep the old message).  Errors as msg_buf_new;
+ * b is unchanged then.
+ */
+MSG_NODISCARD int msg_buf_reset(msg_buf_t *b, int enc);
+
+/*
  * msg_buf_ref - a new holder of b's message (a local send): *out shares
  * b's data, copies b's header and starts reading at the beginning.  No
  * data is copied, except for an in-place b: then *out gets a PvmDataRaw

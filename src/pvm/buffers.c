@@ -97,6 +97,17 @@ void pvm_set_rbuf_replacing(struct pvm_task *t, int id)
     t->rbuf = id;
 }
 
+int pvm_buf_install_as_rbuf(struct pvm_task *t, msg_buf_t *b)
+{
+    /* Free the old one first: its id is then usually the lowest free. */
+    if (t->rbuf)
+        pvm_buf_drop(t, t->rbuf);
+    int id = pvm_buf_install(t, b);
+    if (id > 0)
+        t->rbuf = id;
+    return id;
+}
+
 /* The task, or the report for a call made off the scheduler thread. */
 #define TASK_OR_FAIL(t, fn)                                     \
     struct pvm_task *t = pvm_current();                         \
@@ -131,9 +142,22 @@ int pvm_freebuf(int id)
 int pvm_initsend(int enc)
 {
     TASK_OR_FAIL(t, "pvm_initsend");
+    /* The common case, initsend after send: the old buffer's id and block
+     * are reused (PVM frees it and the new one gets the lowest free id,
+     * which is the same id unless a lower one is free). */
+    int id = t->sbuf;
+    if (likely(id && id < t->free_hint && !t->bufs[id].queued) &&
+        (enc == PvmDataDefault || enc == PvmDataRaw || enc == PvmDataInPlace) &&
+        msg_buf_reset(t->bufs[id].buf, enc) == 0) {
+        msg_hdr_t *h = msg_buf_hdr(t->bufs[id].buf);
+        h->src = t->tid;
+        h->ctx = t->ctx;
+        t->bufs[id].ctx_set = false;
+        return id;
+    }
     if (t->sbuf)
         pvm_buf_drop(t, t->sbuf); /* PVM frees it even when enc is bad */
-    int id = pvm_mkbuf(enc);
+    id = pvm_mkbuf(enc);
     if (id < 0)
         return pvm_fail(t, "pvm_initsend", id);
     t->sbuf = id;

@@ -293,9 +293,8 @@ int pvm_halt(void)
         struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
         if (k == t || k->ulp == core_sched.main)
             continue;
-        struct ulp *u = k->ulp;
+        core_ulp_kill(k->ulp, 128 + SIGTERM); /* first: it may wait on k */
         pvm_task_leave(k);
-        core_ulp_kill(u, 128 + SIGTERM);
     }
     raise(SIGTERM);
     return 0;

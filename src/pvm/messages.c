@@ -378,13 +378,15 @@ static inline struct pvm_qmsg *find(struct pvm_task *t, int tid, int tag, int *e
     return NULL;
 }
 
-/* Take q out of the queue as a buffer id of t (its probe id if it has one). */
+/* Take q out of the queue as t's new receive buffer (keeping its probe
+ * id if it has one); the old receive buffer is freed. */
 static int take(struct pvm_task *t, struct pvm_qmsg *q)
 {
     int id = q->lbid;
     if (id) {
         t->bufs[id].queued = NULL;
-    } else if (unlikely((id = pvm_buf_install(t, q->buf)) < 0)) {
+        pvm_set_rbuf_replacing(t, id);
+    } else if (unlikely((id = pvm_buf_install_as_rbuf(t, q->buf)) < 0)) {
         return id;
     }
     list_unlink(&q->link);
@@ -431,10 +433,7 @@ static int receive(struct pvm_task *t, const char *fn, int tid, int tag,
         }
         if (q) {
             int id = take(t, q);
-            if (unlikely(id < 0))
-                return pvm_fail(t, fn, id);
-            pvm_set_rbuf_replacing(t, id);
-            return id;
+            return unlikely(id < 0) ? pvm_fail(t, fn, id) : id;
         }
         int64_t left = timeout_ns < 0 ? -1 : 0;
         if (timeout_ns > 0) {

@@ -226,6 +226,10 @@ int pvm_buf_make(struct pvm_task *t, int enc) HIDDEN;
 /* Make id the active receive buffer, freeing the previous one. */
 void pvm_set_rbuf_replacing(struct pvm_task *t, int id) HIDDEN;
 
+/* Free the receive buffer, then install b as the new one.  Returns its id
+ * or PvmNoMem (b is then still the caller's). */
+int pvm_buf_install_as_rbuf(struct pvm_task *t, msg_buf_t *b) HIDDEN;
+
 /* ------------------------------------------------------------ messages */
 
 /*

@@ -89,6 +89,16 @@ static bool registry_find(const char *name, struct task_entry *out)
 static void on_ulp_exit(struct ulp *u);
 static void on_process_exit(void);
 
+/* Crash and deadlock reports name the task: "worker, PVM task t40002". */
+static size_t describe_task(const struct ulp *u, char *buf, size_t len)
+{
+    const struct pvm_task *t = u->ext[ULP_EXT_PVM];
+    if (!t)
+        return 0;
+    int n = snprintf(buf, len, "PVM task t%x", (unsigned)t->tid);
+    return n > 0 ? (size_t)n : 0;
+}
+
 static int node_init(void)
 {
     pvm_node.host_tid = 1 << PVM_TID_HOST_SHIFT;
@@ -105,6 +115,7 @@ static int node_init(void)
     if (core_add_exit_hook(on_ulp_exit) != 0)
         return -1;
     core_set_swapped_word(&pvm_errno);
+    core_set_describer(describe_task);
     pvm_host_init();
     atexit(on_process_exit);
     pvm_node.ready = true;
@@ -235,12 +246,16 @@ static void on_process_exit(void)
     if (!core_on_sched_thread || core_current() != core_sched.main)
         return;
     int stuck = core_drain();
-    if (stuck > 0 && pvm_node.ntasks > 0) {
+    struct pvm_task *self = core_current()->ext[ULP_EXT_PVM];
+    int others = pvm_node.ntasks - (self != NULL);
+    if (stuck > 0 && others > 0) {
         fprintf(stderr, "upvm: main exited; %d task(s) still waiting for messages "
-                        "were ended with it:", pvm_node.ntasks);
+                        "were ended with it:", others);
         list_for_each(l, &pvm_node.tasks) {
             struct pvm_task *t = list_entry(l, struct pvm_task, node_link);
-            fprintf(stderr, " t%x%s%s", (unsigned)t->tid, *t->name ? "/" : "", t->name);
+            if (t != self)
+                fprintf(stderr, " t%x%s%s", (unsigned)t->tid, *t->name ? "/" : "",
+                        t->name);
         }
         fputc('\n', stderr);
     }
@@ -451,6 +466,8 @@ int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tid
 static void task_kill(struct pvm_task *k)
 {
     struct ulp *u = k->ulp;
+    if (u != core_sched.main)
+        core_ulp_kill(u, 128 + SIGTERM); /* first: it may wait on k's queue */
     pvm_task_leave(k);
     if (u == core_sched.main) {
         /* The node's main ULP cannot end alone: like a PVM process killed
@@ -458,7 +475,6 @@ static void task_kill(struct pvm_task *k)
         fprintf(stderr, "upvm: main task killed (pvm_kill/pvm_sendsig): ending the node\n");
         exit(128 + SIGTERM);
     }
-    core_ulp_kill(u, 128 + SIGTERM);
 }
 
 int pvm_sendsig(int tid, int sig)

@@ -1,0 +1,451 @@
+/*
+ * test-pvm-tasks.c - tasks and the virtual machine: enrolment, spawn by
+ * name and by function, parent and siblings, exit and re-enrolment, kill,
+ * pstat/tasks, notify, options, host calls, error texts and PvmAutoErr.
+ */
+#include <signal.h>
+
+#include "pvmtest.h"
+
+/* ---------------------------------------------------------- named tasks */
+
+/* Reports its argv, parent and siblings to its parent, tag 10. */
+static int reporter(int argc, char **argv)
+{
+    CHECK(pvm_initsend(PvmDataDefault) > 0);
+    CHECK_EQ(pvm_pkint(&argc, 1, 1), 0);
+    for (int i = 0; i < argc; i++)
+        CHECK_EQ(pvm_pkstr(argv[i]), 0);
+    int *sibs;
+    int n = pvm_siblings(&sibs);
+    CHECK_EQ(pvm_pkint(&n, 1, 1), 0);
+    CHECK_EQ(pvm_pkint(sibs, n, 1), 0);
+    int parent = pvm_parent();
+    CHECK_EQ(pvm_pkint(&parent, 1, 1), 0);
+    if (parent > 0)
+        CHECK_EQ(pvm_send(parent, 10), 0);
+    return 0;
+}
+UPVM_TASK("reporter", reporter)
+
+/* Blocks until told to go (tag 1), then exits with status 3. */
+static int waiter(int argc, char **argv)
+{
+    CHECK(pvm_recv(-1, 1) > 0);
+    return 3;
+}
+UPVM_TASK("waiter", waiter)
+
+static void test_enrolment_and_identity(void)
+{
+    int me = pvm_mytid();
+    CHECK_EQ(me, 0x40001); /* ref §15: the first task of host 1 */
+    CHECK_EQ(pvm_mytid(), me);
+    pvm_errno = 4242;
+    CHECK_EQ(pvm_parent(), PvmNoParent); /* ref §1: silent */
+    CHECK_EQ(pvm_errno, 4242);
+    int *sibs;
+    CHECK_EQ(pvm_siblings(&sibs), 1);
+    CHECK_EQ(sibs[0], me);
+    CHECK_EQ(pvm_tidtohost(me), 0x40000);
+    CHECK_EQ(pvm_tidtohost(-1), 0x3ffc0000);
+    CHECK_EQ(pvm_pstat(me), PvmOk);
+}
+
+static void test_spawn_by_name(void)
+{
+    int me = pvm_mytid();
+    int tids[3] = {0x5555, 0x5555, 0x5555};
+    char *args[] = {"alpha", "beta", NULL};
+    CHECK_EQ(pvm_spawn("reporter", args, PvmTaskDefault, "", 3, tids), 3);
+    for (int i = 0; i < 3; i++) {
+        CHECK(pvm_recv(tids[i], 10) > 0);
+        int argc, n, sibs[3], parent;
+        char s[64];
+        CHECK_EQ(pvm_upkint(&argc, 1, 1), 0);
+        CHECK_EQ(argc, 3);
+        CHECK_EQ(pvm_upkstr(s), 0);
+        CHECK_EQ(strcmp(s, "reporter"), 0);
+        CHECK_EQ(pvm_upkstr(s), 0);
+        CHECK_EQ(strcmp(s, "alpha"), 0);
+        CHECK_EQ(pvm_upkstr(s), 0);
+        CHECK_EQ(strcmp(s, "beta"), 0);
+        CHECK_EQ(pvm_upkint(&n, 1, 1), 0);
+        CHECK_EQ(n, 3); /* ref §1: all three, in spawn order */
+        CHECK_EQ(pvm_upkint(sibs, 3, 1), 0);
+        CHECK_EQ(memcmp(sibs, tids, sizeof sibs), 0);
+        CHECK_EQ(pvm_upkint(&parent, 1, 1), 0);
+        CHECK_EQ(parent, me);
+    }
+    /* a path whose last component is registered finds it */
+    CHECK_EQ(pvm_spawn("/usr/local/bin/reporter", NULL, 0, NULL, 1, tids), 1);
+    CHECK(pvm_recv(tids[0], 10) > 0);
+}
+
+static void test_spawn_failures(void)
+{
+    int tids[4] = {0x5555, 0x5555, 0x5555, 0x5555};
+    pvm_errno = 4242;
+    /* ref §4: a missing program: 0 started, PvmNoFile per task, silent */
+    capture_begin();
+    int n = pvm_spawn("no_such_program_xyz", NULL, 0, "", 3, tids);
+    const char *err = capture_end();
+    CHECK_EQ(n, 0);
+    CHECK_EQ(tids[0], PvmNoFile);
+    CHECK_EQ(tids[2], PvmNoFile);
+    CHECK_EQ(tids[3], 0x5555);
+    CHECK_EQ(pvm_errno, 4242);
+    CHECK_EQ(err[0], '\0');
+    CHECK_EQ(pvm_spawn("", NULL, 0, "", 1, tids), 0);
+    CHECK_EQ(tids[0], PvmNoFile);
+    /* hosts and architectures */
+    CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskHost, "nosuchhost.invalid", 2, tids), 0);
+    CHECK_EQ(tids[1], PvmNoHost);
+    CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskArch, "NOSUCHARCH", 1, tids), 0);
+    CHECK_EQ(tids[0], PvmNoHost);
+    CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskHost | PvmHostCompl, ".", 1, tids), 0);
+    CHECK_EQ(tids[0], PvmNoHost);
+    CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskArch, "LINUX64", 1, tids), 1);
+    CHECK(pvm_recv(tids[0], 10) > 0);
+    CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskHost, ".", 1, tids), 1);
+    CHECK(pvm_recv(tids[0], 10) > 0);
+    /* ntask < 1 is a reported PvmBadParam */
+    capture_begin();
+    n = pvm_spawn("reporter", NULL, 0, "", 0, tids);
+    err = capture_end();
+    CHECK_EQ(n, PvmBadParam);
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_spawn", "Bad parameter"));
+}
+
+/* With PvmNoSpawnParent the child has no parent (PvmParentNotSet). */
+static int orphan_parent;
+static int orphan(int argc, char **argv)
+{
+    orphan_parent = pvm_parent();
+    return 0;
+}
+UPVM_TASK("orphan", orphan)
+
+static void test_no_spawn_parent(void)
+{
+    int tid;
+    CHECK_EQ(pvm_spawn("orphan", NULL, PvmNoSpawnParent, "", 1, &tid), 1);
+    int me = pvm_mytid();
+    CHECK_EQ(pvm_notify(PvmTaskExit, 90, 1, &tid), 0);
+    CHECK_EQ(recv_int(-1, 90), tid);
+    CHECK_EQ(orphan_parent, PvmParentNotSet);
+    (void)me;
+}
+
+static void test_notify_task_exit(void)
+{
+    int tid;
+    CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
+    /* twice with one tag, once with another: three messages (ref §6) */
+    CHECK_EQ(pvm_notify(PvmTaskExit, 91, 1, &tid), 0);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 91, 1, &tid), 0);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 92, 1, &tid), 0);
+    CHECK_EQ(pvm_pstat(tid), PvmOk);
+    send_int(tid, 1, 0);
+    CHECK_EQ(recv_int(-1, 91), tid);
+    int src;
+    CHECK_EQ(pvm_bufinfo(pvm_getrbuf(), NULL, NULL, &src), 0);
+    CHECK_EQ((unsigned)src, 0x80000000u); /* from "the pvmd" */
+    CHECK_EQ(recv_int(-1, 91), tid);
+    CHECK_EQ(recv_int(-1, 92), tid);
+    pvm_errno = 4242;
+    CHECK_EQ(pvm_pstat(tid), PvmNoTask); /* silent */
+    CHECK_EQ(pvm_errno, 4242);
+    /* on a task already gone: at once */
+    CHECK_EQ(pvm_notify(PvmTaskExit, 93, 1, &tid), 0);
+    CHECK(pvm_nrecv(-1, 93) > 0);
+    /* cancel delivers the pending notification at once (ref §6) */
+    CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 94, 1, &tid), 0);
+    CHECK_EQ(pvm_notify(PvmTaskExit | PvmNotifyCancel, 94, 1, &tid), 0);
+    CHECK(pvm_nrecv(-1, 94) > 0);
+    send_int(tid, 1, 0);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 95, 1, &tid), 0); /* to know it ended */
+    CHECK_EQ(recv_int(-1, 95), tid);
+    CHECK_EQ(pvm_nrecv(-1, 94), 0); /* nothing more */
+    /* bad requests */
+    int zero = 0;
+    capture_begin();
+    int a = pvm_notify(0, 1, 1, &tid), b = pvm_notify(PvmTaskExit, 1, 0, &tid);
+    int c = pvm_notify(PvmTaskExit, -5, 1, &tid), d = pvm_notify(PvmTaskExit, 1, 1, &zero);
+    const char *err = capture_end();
+    CHECK_EQ(a, PvmBadParam);
+    CHECK_EQ(b, PvmBadParam);
+    CHECK_EQ(c, PvmBadParam);
+    CHECK_EQ(d, PvmBadParam);
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_notify", "Bad parameter"));
+    /* HostDelete on a host that does not exist: at once; HostAdd: never */
+    int nohost = 0x7c0000;
+    CHECK_EQ(pvm_notify(PvmHostDelete, 96, 1, &nohost), 0);
+    CHECK_EQ(recv_int(-1, 96), nohost);
+    CHECK_EQ(pvm_notify(PvmHostAdd, 97, -1, NULL), 0);
+    CHECK_EQ(pvm_nrecv(-1, 97), 0);
+    CHECK_EQ(pvm_notify(PvmHostAdd | PvmNotifyCancel, 97, 0, NULL), 0);
+}
+
+static void test_kill(void)
+{
+    int tid;
+    CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 98, 1, &tid), 0);
+    upvm_yield(); /* let it block in pvm_recv */
+    CHECK_EQ(pvm_kill(tid), 0);
+    CHECK_EQ(pvm_pstat(tid), PvmNoTask);
+    CHECK_EQ(recv_int(-1, 98), tid);
+    /* killing what is gone: 0, silently; bad tids: two reports (ref §5) */
+    CHECK_EQ(pvm_kill(tid), 0);
+    capture_begin();
+    int r = pvm_kill(0);
+    const char *err = capture_end();
+    CHECK_EQ(r, PvmBadParam);
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_sendsig", "Bad parameter"));
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_kill", "Bad parameter"));
+    /* a task killed before it ever ran */
+    CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
+    CHECK_EQ(pvm_kill(tid), 0);
+    CHECK_EQ(pvm_pstat(tid), PvmNoTask);
+    CHECK_EQ(pvm_sendsig(pvm_mytid(), 0), 0);
+}
+
+static void test_tasks_and_config(void)
+{
+    int tid;
+    CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
+    int n;
+    struct pvmtaskinfo *ti;
+    CHECK_EQ(pvm_tasks(0, &n, &ti), 0);
+    CHECK_EQ(n, 2);
+    CHECK_EQ(ti[0].ti_tid, pvm_mytid());
+    CHECK_EQ(ti[1].ti_tid, tid);
+    CHECK_EQ(ti[1].ti_ptid, pvm_mytid());
+    CHECK_EQ(strcmp(ti[1].ti_a_out, "waiter"), 0);
+    CHECK_EQ(pvm_tasks(tid, &n, &ti), 0);
+    CHECK_EQ(n, 1);
+    capture_begin();
+    int r = pvm_tasks(0x7c0000, &n, &ti);
+    capture_end();
+    CHECK_EQ(r, PvmNoHost);
+    CHECK_EQ(n, 0);
+    send_int(tid, 1, 0);
+
+    int nhost, narch;
+    struct pvmhostinfo *hi;
+    CHECK_EQ(pvm_config(&nhost, &narch, &hi), 0);
+    CHECK_EQ(nhost, 1);
+    CHECK_EQ(hi[0].hi_tid, 0x40000);
+    CHECK_EQ(strcmp(hi[0].hi_arch, "LINUX64"), 0);
+    CHECK_EQ(hi[0].hi_dsig, 0x408c41);
+    CHECK_EQ(pvm_archcode("LINUX64"), 0x408c41);
+    CHECK_EQ(pvm_mstat(hi[0].hi_name), PvmOk);
+    pvm_errno = 4242;
+    CHECK_EQ(pvm_mstat("nosuchhost.invalid"), PvmNoHost);
+    CHECK_EQ(pvm_errno, PvmNoHost);
+    capture_begin();
+    int a = pvm_archcode("SUN4"), b = pvm_mstat("");
+    const char *err = capture_end();
+    CHECK_EQ(a, PvmNotFound);
+    CHECK_EQ(b, PvmBadParam);
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_archcode", "Not Found"));
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_mstat", "Bad parameter"));
+    struct timeval clk, delta;
+    CHECK_EQ(pvm_hostsync(0x40000, &clk, &delta), 0);
+    CHECK_EQ(delta.tv_sec, 0);
+    CHECK_STR_CONTAINS(pvm_version(), "3.4.6");
+}
+
+static void test_options(void)
+{
+    /* ref §7: defaults */
+    CHECK_EQ(pvm_getopt(PvmRoute), PvmAllowDirect);
+    CHECK_EQ(pvm_getopt(PvmAutoErr), 1);
+    CHECK_EQ(pvm_getopt(PvmFragSize), 4080);
+    CHECK_EQ(pvm_getopt(PvmShowTids), 1);
+    CHECK_EQ(pvm_getopt(PvmDebugMask), 0);
+    capture_begin();
+    int a = pvm_getopt(PvmPollType), b = pvm_getopt(0), c = pvm_setopt(PvmRoute, 4);
+    int d = pvm_setopt(PvmFragSize, 0), e = pvm_setopt(PvmPollTime, 1);
+    const char *err = capture_end();
+    CHECK_EQ(a, PvmBadParam);
+    CHECK_EQ(b, PvmBadParam);
+    CHECK_EQ(c, PvmBadParam);
+    CHECK_EQ(d, PvmBadParam);
+    CHECK_EQ(e, PvmNotImpl);
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_getopt", "Bad parameter"));
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_setopt", "Not implemented"));
+    /* setopt returns the previous value */
+    CHECK_EQ(pvm_setopt(PvmRoute, PvmRouteDirect), PvmAllowDirect);
+    CHECK_EQ(pvm_setopt(PvmRoute, PvmAllowDirect), PvmRouteDirect);
+    CHECK_EQ(pvm_setopt(PvmFragSize, 8192), 4080);
+    CHECK_EQ(pvm_setopt(PvmFragSize, 4080), 8192);
+    CHECK_EQ(pvm_setopt(PvmDebugMask, 0x12345), 0);
+    CHECK_EQ(pvm_setopt(PvmDebugMask, 0), 0x12345);
+    /* PvmAutoErr 0 silences reports but still sets pvm_errno */
+    CHECK_EQ(pvm_setopt(PvmAutoErr, 0), 1);
+    capture_begin();
+    int r = pvm_freebuf(9999);
+    err = capture_end();
+    CHECK_EQ(r, PvmNoSuchBuf);
+    CHECK_EQ(pvm_errno, PvmNoSuchBuf);
+    CHECK_EQ(err[0], '\0');
+    CHECK_EQ(pvm_setopt(PvmAutoErr, 1), 0);
+    /* catchout sets the output options PVM sets (ref §7) */
+    CHECK_EQ(pvm_catchout(stdout), 0);
+    CHECK_EQ(pvm_getopt(PvmOutputTid), pvm_mytid());
+    CHECK_EQ(pvm_getopt(PvmOutputCode), (int)0x80030005);
+    CHECK_EQ(pvm_catchout(NULL), 0);
+    CHECK_EQ(pvm_getopt(PvmOutputTid), 0);
+}
+
+/* A task whose PvmAutoErr is 2 ends at its first error (ref §7). */
+static int autoerr2(int argc, char **argv)
+{
+    pvm_setopt(PvmAutoErr, 2);
+    pvm_freebuf(9999);
+    CHECK(!"not reached: PvmAutoErr 2 ends the task");
+    return 0;
+}
+UPVM_TASK("autoerr2", autoerr2)
+
+static void test_autoerr_levels(void)
+{
+    int tid;
+    capture_begin();
+    CHECK_EQ(pvm_spawn("autoerr2", NULL, 0, "", 1, &tid), 1);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 99, 1, &tid), 0);
+    CHECK_EQ(recv_int(-1, 99), tid);
+    const char *err = capture_end();
+    char line[128];
+    snprintf(line, sizeof line, "libpvm [t%x]: pvm_freebuf(): No such buffer", (unsigned)tid);
+    CHECK_STR_CONTAINS(err, line);
+}
+
+static void test_error_texts(void)
+{
+    /* ref §16-17 */
+    CHECK_EQ(pvm_nerr, 37);
+    CHECK_EQ(strcmp(pvm_errlist[2], "Bad parameter"), 0);
+    pvm_errno = PvmNoSuchBuf;
+    CHECK_EQ(strcmp(pvm_strerror(), "No such buffer"), 0);
+    pvm_errno = -40;
+    CHECK_EQ(strcmp(pvm_strerror(), "Unknown Error"), 0);
+    pvm_errno = 1;
+    CHECK_EQ(strcmp(pvm_strerror(), "Unknown Error"), 0);
+    pvm_errno = PvmNoTask;
+    capture_begin();
+    CHECK_EQ(pvm_perror("msg"), 0);
+    const char *err = capture_end();
+    char line[128];
+    snprintf(line, sizeof line, "libpvm [t%x]: msg: No such task\n", (unsigned)pvm_mytid());
+    CHECK_STR_CONTAINS(err, line);
+    CHECK_EQ(pvm_errno, PvmNoTask);
+}
+
+/* pvm_errno belongs to each task: another task's errors do not show. */
+static void errno_child(int ordinal, void *arg)
+{
+    pvm_setopt(PvmAutoErr, 0);
+    CHECK_EQ(pvm_freebuf(-1), PvmBadParam);
+    upvm_yield();
+    CHECK_EQ(pvm_errno, PvmBadParam);
+}
+
+static void test_pvm_errno_is_per_task(void)
+{
+    pvm_errno = 0;
+    int tid;
+    CHECK_EQ(upvm_task_spawn_func(errno_child, NULL, 1, &tid), 1);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 100, 1, &tid), 0);
+    upvm_yield();
+    CHECK_EQ(pvm_errno, 0);
+    CHECK_EQ(recv_int(-1, 100), tid);
+}
+
+/* After pvm_exit the next PVM call enrolls the ULP anew (ref §13). */
+static void reenroll_child(int ordinal, void *arg)
+{
+    int first = pvm_mytid();
+    CHECK_EQ(pvm_exit(), 0);
+    int second = pvm_mytid();
+    CHECK(second > 0 && second != first);
+    CHECK_EQ(pvm_parent(), PvmNoParent);
+    int *result = arg;
+    *result = second;
+}
+
+static void test_exit_and_reenrol(void)
+{
+    int tid, second = 0;
+    CHECK_EQ(upvm_task_spawn_func(reenroll_child, &second, 1, &tid), 1);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 101, 1, &tid), 0);
+    CHECK_EQ(recv_int(-1, 101), tid); /* its first tid ended at pvm_exit */
+    while (second == 0)
+        upvm_yield();
+    CHECK(second > tid);
+}
+
+static void test_pvmd_only_functions(void)
+{
+    int *fds;
+    capture_begin();
+    int a = pvm_getfds(&fds), b = pvm_reg_tasker(), c = pvm_start_pvmd(0, NULL, 1);
+    capture_end();
+    CHECK_EQ(a, PvmNotImpl);
+    CHECK_EQ(b, PvmNotImpl);
+    CHECK_EQ(c, PvmDupHost);
+    int infos[1];
+    char *hosts[] = {"nosuchhost.invalid"};
+    CHECK_EQ(pvm_addhosts(hosts, 1, infos), 0);
+    CHECK(infos[0] < 0);
+    CHECK_EQ(pvm_delhosts(hosts, 1, infos), 0);
+    CHECK_EQ(infos[0], PvmNoHost);
+    CHECK_EQ(pvm_export("UPVM_TEST_X"), 0);
+    CHECK_STR_CONTAINS(getenv("PVM_EXPORT"), "UPVM_TEST_X");
+    CHECK_EQ(pvm_unexport("UPVM_TEST_X"), 0);
+    CHECK(!strstr(getenv("PVM_EXPORT"), "UPVM_TEST_X"));
+}
+
+static volatile sig_atomic_t got_sigterm;
+static void on_sigterm(int sig) { got_sigterm = 1; }
+
+/* pvm_halt ends every task, then SIGTERMs the caller (ref §14): with a
+ * handler installed it returns 0. */
+static void test_halt(void)
+{
+    int tids[3];
+    CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 3, tids), 3);
+    upvm_yield();
+    signal(SIGTERM, on_sigterm);
+    CHECK_EQ(pvm_halt(), 0);
+    CHECK(got_sigterm);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(pvm_pstat(tids[i]), PvmNoTask);
+    int n;
+    CHECK_EQ(pvm_tasks(0, &n, NULL), 0);
+    CHECK_EQ(n, 1); /* only the caller */
+    signal(SIGTERM, SIG_DFL);
+}
+
+int main(void)
+{
+    RUN(enrolment_and_identity);
+    RUN(spawn_by_name);
+    RUN(spawn_failures);
+    RUN(no_spawn_parent);
+    RUN(notify_task_exit);
+    RUN(kill);
+    RUN(tasks_and_config);
+    RUN(options);
+    RUN(autoerr_levels);
+    RUN(error_texts);
+    RUN(pvm_errno_is_per_task);
+    RUN(exit_and_reenrol);
+    RUN(pvmd_only_functions);
+    RUN(halt);
+    CHECK_EQ(pvm_exit(), 0);
+    return 0;
+}
