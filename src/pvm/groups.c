@@ -261,7 +261,7 @@ static struct grp_hostinfo host_info(const struct grp *g, int host)
         return pvm_fail_silent(PvmSysErr)
 
 /* Group calls only set pvm_errno (PVM's libgpvm3 never reports). */
-static inline int result(int rc)
+static inline int group_rc(int rc)
 {
     return rc < 0 ? pvm_fail_silent(rc) : rc;
 }
@@ -282,7 +282,7 @@ int pvm_joingroup(char *group)
     int inst = grp_add(g, t->tid);
     if (inst < 0 && fresh)
         grp_free(g);
-    return result(inst);
+    return group_rc(inst);
 }
 
 static int leave(struct pvm_task *t, const char *group)
@@ -301,7 +301,7 @@ static int leave(struct pvm_task *t, const char *group)
 int pvm_lvgroup(char *group)
 {
     TASK_OR_SYSERR(t);
-    return result(leave(t, group));
+    return group_rc(leave(t, group));
 }
 
 int pvm_getinst(char *group, int tid)
@@ -311,7 +311,7 @@ int pvm_getinst(char *group, int tid)
     int rc = grp_get(group, &g);
     if (rc == 0 && (rc = inst_of(g, tid)) < 0)
         rc = PvmNotInGroup;
-    return result(rc);
+    return group_rc(rc);
 }
 
 int pvm_gettid(char *group, int inst)
@@ -319,7 +319,7 @@ int pvm_gettid(char *group, int inst)
     TASK_OR_SYSERR(t);
     struct grp *g;
     int rc = grp_get(group, &g);
-    return result(rc ? rc : tid_of(g, inst));
+    return group_rc(rc ? rc : tid_of(g, inst));
 }
 
 int pvm_gsize(char *group)
@@ -327,7 +327,7 @@ int pvm_gsize(char *group)
     TASK_OR_SYSERR(t);
     struct grp *g;
     int rc = grp_get(group, &g);
-    return result(rc ? rc : g->ntids);
+    return group_rc(rc ? rc : g->ntids);
 }
 
 /* ------------------------------------------------------------ barrier, freeze */
@@ -386,7 +386,7 @@ static int barrier(struct pvm_task *t, const char *group, int count)
 int pvm_barrier(char *group, int count)
 {
     TASK_OR_SYSERR(t);
-    return result(barrier(t, group, count));
+    return group_rc(barrier(t, group, count));
 }
 
 /* Returns the group's size once frozen (to every caller), or an error. */
@@ -455,7 +455,7 @@ int pvm_bcast(char *group, int msgtag)
         rc = bcast_list(g, t->tid, &n);
     if (rc == 0)
         rc = pvm_mcast(bcast_tids, n, msgtag); /* reports its own errors */
-    return result(rc > 0 ? 0 : rc);
+    return group_rc(rc > 0 ? 0 : rc);
 }
 
 /* ------------------------------------------------------------ data messages */

@@ -756,7 +756,8 @@ static void test_leaving_on_exit(void)
 static void test_grphostinfo(void)
 {
     int pvm_grphostinfo(char *, int, int *, int *, int *);
-    int m[2], coord, nmem, nhosts;
+    int pvm_grpvhostinfo(char *, int **, int **, int *);
+    int m[2], coord, nmem, nhosts, *coords, *counts;
     CHECK_EQ(pvm_joingroup("hi"), 0);
     spawn_members(2, m);
     CHECK_EQ(do_cmd(m[0], OP_JOIN, "hi", 0), 1);
@@ -764,6 +765,8 @@ static void test_grphostinfo(void)
     /* one host; its coordinator is the lowest tid */
     CHECK_EQ(pvm_grphostinfo("hi", pvm_tidtohost(pvm_mytid()), &coord, &nmem, &nhosts), 0);
     CHECK(coord == pvm_mytid() && nmem == 3 && nhosts == 1);
+    CHECK_EQ(pvm_grpvhostinfo("hi", &coords, &counts, &nhosts), 0);
+    CHECK(nhosts == 1 && coords[0] == pvm_mytid() && counts[0] == 3);
     CHECK_EQ(pvm_lvgroup("hi"), 0);
     CHECK_EQ(pvm_grphostinfo("hi", pvm_tidtohost(pvm_mytid()), &coord, &nmem, &nhosts), 0);
     CHECK(coord == (m[0] < m[1] ? m[0] : m[1]) && nmem == 2);

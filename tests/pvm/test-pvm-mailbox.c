@@ -578,6 +578,13 @@ static void test_insert_lookup_delete(void)
     CHECK_EQ(get_int("K", 5, 0, &rc), 105);
     CHECK_EQ(pvm_delete("K", 1), 1);
     CHECK_EQ(pvm_delete("K", 5), 5);
+
+    /* probe (q_del.c): PvmDenied is reported by pvm_delete (the persistent
+     * "P" of an earlier case has no owner any more) */
+    capture_begin();
+    CHECK_EQ(pvm_delete("P", 0), PvmDenied);
+    CHECK_STR_CONTAINS(capture_end(), autoerr_line("pvm_delete", "Permission denied"));
+    CHECK_EQ(pvm_errno, PvmDenied);
 }
 
 int main(void)
