@@ -234,16 +234,18 @@ static int host_of(int tid)
 
 static struct grp_hostinfo host_info(const struct grp *g, int host)
 {
+    /* one bit per possible host part (12 bits of a tid) */
+    uint64_t seen[(PVM_TID_HOST_MASK >> PVM_TID_HOST_SHIFT) / 64 + 1] = {0};
     struct grp_hostinfo h = {-1, 0, 0};
     for (int i = 0; i < g->cap; i++) {
         int tid = g->tids[i];
         if (tid == GRP_FREE)
             continue;
-        bool first_on_its_host = true; /* count each host once */
-        for (int j = 0; j < i && first_on_its_host; j++)
-            if (g->tids[j] != GRP_FREE && host_of(g->tids[j]) == host_of(tid))
-                first_on_its_host = false;
-        h.nhosts += first_on_its_host;
+        unsigned hp = (unsigned)host_of(tid) >> PVM_TID_HOST_SHIFT;
+        if (!(seen[hp / 64] & (UINT64_C(1) << (hp % 64)))) {
+            seen[hp / 64] |= UINT64_C(1) << (hp % 64);
+            h.nhosts++;
+        }
         if (host_of(tid) == host) {
             h.nmembers++;
             if (h.coord < 0 || tid < h.coord)
