@@ -6,8 +6,8 @@
  * errors and their (absence of) reports.
  *
  * Expectations are those of genuine PVM 3.4.6: docs/reference/
- * pvm-probed-semantics.md section 11 ("ref §11"), and the probe q_grp.c of
- * this branch's report ("probe") where §11 is silent.  The main task is
+ * pvm-probed-semantics.md section 11 ("ref §11"), and the probes listed in
+ * docs/compat-groups-mailbox.md ("probe") where §11 is silent.  The main task is
  * instance 0 of most groups and, having the lowest tid, the coordinator
  * of every reduce.
  */

@@ -7,8 +7,8 @@
  * WaitForInfo, listing patterns, errors and which of them are printed.
  *
  * Expectations are those of genuine PVM 3.4.6: docs/reference/
- * pvm-probed-semantics.md section 10 ("ref §10"), and the probe
- * q_mbox.c of this branch's report ("probe") where §10 is silent.
+ * pvm-probed-semantics.md section 10 ("ref §10"), and the probes
+ * listed in docs/compat-groups-mailbox.md ("probe") where §10 is silent.
  */
 #include "pvmtest.h"
 
