@@ -1,4 +1,913 @@
-/* groups.c - placeholder until the group functions land (branch pvm-groups). */
+/*
+ * groups.c - the PVM 3 group library (libgpvm3): joingroup, lvgroup,
+ * getinst, gettid, gsize, barrier, bcast, reduce (and the PvmMax, PvmMin,
+ * PvmSum, PvmProduct operators), gather, scatter, freezegroup, and the
+ * undocumented pvm_grphostinfo, pvm_grpvhostinfo and pvm_gsdump.
+ *
+ * PVM keeps groups in a server task (pvmgs) that every call asks by
+ * message.  Here there is no server: the groups are node-level structures
+ * the calling task reads and changes directly (everything runs on the
+ * node's scheduler thread, so nothing locks).  What pvmgs did stays
+ * observable in the same way (docs/reference/pvm-probed-semantics.md,
+ * section 11, and the pvmgs sources):
+ *
+ *   - a group is created by its first join and deleted when its last
+ *     member leaves; members hold the lowest free instance number.  The
+ *     instance table grows by 10 slots and never shrinks, as pvmgs's does,
+ *     because pvm_getinst(g, -1) reports its first free slot (-1 is the
+ *     free-slot marker there: a PVM bug kept on purpose).
+ *   - a barrier's count is fixed by its first caller (-1: the group's size
+ *     then); a caller with another count gets PvmMismatch at once and is
+ *     not counted.  More arrivals than the count (count 0, or < -1) poison
+ *     the group's barrier: every later barrier is PvmMismatch until the
+ *     group is deleted.  We keep that quirk: programs may test for it.
+ *   - freezegroup works like a barrier that makes the group static: no one
+ *     may join it any more; when a member of a static group leaves, the
+ *     group is dead: waiting barriers end with PvmNoGroup, so do later
+ *     barriers, broadcasts, gathers and scatters.
+ *   - a task that ends leaves all its groups (pvmgs is notified of its
+ *     exit); a barrier it was counted in keeps counting it.
+ *   - group calls never print: they only set pvm_errno (freezegroup not
+ *     even that).  reduce, gather and scatter are in libgpvm3 itself and do
+ *     report through PvmAutoErr as "pvm_reduce(): ...".
+ *
+ * bcast is pvm_mcast to the other members (one shared message).  reduce,
+ * gather and scatter are message based, as in libgpvm3: contributions are
+ * messages with the user's tag in PVM's system context for groups
+ * (SYSCTX_DG), so a member's contribution never blocks it; the root (and
+ * for reduce, the member that coordinates its host) receives them.  reduce
+ * reduces per host first, at the host's coordinator (its lowest tid), as
+ * PVM does; the coordinator's data array ends up holding its host's
+ * result.  Contributions travel as PvmDataRaw (PVM uses XDR, which cuts
+ * longs to 32 bits).  A later multi-node version keeps these messages and
+ * only needs the group table itself to come from one place.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "pvm/pvm.h"
 
-void pvm_groups_task_leave(struct pvm_task *t) {}
+/* PVM's SYSCTX_DG: the context of the group library's own messages. */
+#define GRP_CTX        0x7fffc
+/* Instance table growth (pvmgs's DELTANTIDS) and its free-slot marker. */
+#define GRP_TABLE_STEP 10
+#define GRP_FREE       (-1)
+/* Contributions' encoding (see above). */
+#define GRP_ENCODING   PvmDataRaw
+
+enum grp_state { GRP_DYNAMIC, GRP_STATIC, GRP_STATIC_DEAD };
+
+/* A task blocked in pvm_barrier or pvm_freezegroup; on its stack, linked
+ * in the group's list until released. */
+struct grp_waiter {
+    list_link_t link;
+    struct pvm_task *task;
+    bool done;
+    int result;
+    upvm_waitq_t q;
+};
+
+struct grp {
+    list_link_t link;      /* grp_list, in creation order */
+    int *tids;             /* tids[instance], GRP_FREE for a free slot */
+    int cap;               /* slots in tids */
+    int ntids;             /* members */
+    enum grp_state state;
+    int bar_count;         /* -1: no barrier in progress */
+    int bar_reached;
+    list_link_t bar_waiters;
+    int frz_count;         /* -1: no freeze in progress */
+    int frz_reached;
+    list_link_t frz_waiters;
+    char name[];
+};
+
+static list_link_t grp_list = {&grp_list, &grp_list};
+
+/* ------------------------------------------------------------ the table */
+
+static struct grp *grp_find(const char *name)
+{
+    list_for_each(l, &grp_list) {
+        struct grp *g = list_entry(l, struct grp, link);
+        if (strcmp(g->name, name) == 0)
+            return g;
+    }
+    return NULL;
+}
+
+static struct grp *grp_new(const char *name)
+{
+    size_t len = strlen(name) + 1;
+    struct grp *g = calloc(1, sizeof *g + len);
+    if (!g)
+        return NULL;
+    memcpy(g->name, name, len);
+    g->bar_count = g->frz_count = -1;
+    list_init(&g->bar_waiters);
+    list_init(&g->frz_waiters);
+    list_push_back(&grp_list, &g->link);
+    return g;
+}
+
+/* Let every waiter on list go with result. */
+static void release(list_link_t *list, int result)
+{
+    list_link_t *l;
+    while ((l = list_pop_front(list))) {
+        struct grp_waiter *w = list_entry(l, struct grp_waiter, link);
+        w->done = true;
+        w->result = result;
+        (void)core_wake_one(&w->q);
+    }
+}
+
+static void grp_free(struct grp *g)
+{
+    /* Waiters are members, so none is left; be safe anyway. */
+    release(&g->bar_waiters, PvmNoGroup);
+    release(&g->frz_waiters, PvmNoGroup);
+    list_unlink(&g->link);
+    free(g->tids);
+    free(g);
+}
+
+/* The group called name: 0, PvmNullGroup or PvmNoGroup. */
+static int grp_get(const char *name, struct grp **out)
+{
+    if (!name || !*name)
+        return PvmNullGroup;
+    *out = grp_find(name);
+    return *out ? 0 : PvmNoGroup;
+}
+
+/* tid's instance (also for tid -1: the first free slot), or -1. */
+static int inst_of(const struct grp *g, int tid)
+{
+    for (int i = 0; i < g->cap; i++)
+        if (g->tids[i] == tid)
+            return i;
+    return -1;
+}
+
+/* The tid of instance inst, or PvmNoInst. */
+static int tid_of(const struct grp *g, int inst)
+{
+    if (inst < 0 || inst >= g->cap || g->tids[inst] == GRP_FREE)
+        return PvmNoInst;
+    return g->tids[inst];
+}
+
+/* Add tid at the lowest free instance: the instance or PvmNoMem. */
+static int grp_add(struct grp *g, int tid)
+{
+    if (g->ntids + 1 > g->cap) {
+        int cap = g->cap + GRP_TABLE_STEP;
+        int *tids = realloc(g->tids, (size_t)cap * sizeof *tids);
+        if (!tids)
+            return PvmNoMem;
+        for (int i = g->cap; i < cap; i++)
+            tids[i] = GRP_FREE;
+        g->tids = tids;
+        g->cap = cap;
+    }
+    int inst = inst_of(g, GRP_FREE);
+    g->tids[inst] = tid;
+    g->ntids++;
+    return inst;
+}
+
+/* Remove instance inst; a static group dies, an empty one is deleted. */
+static void grp_remove(struct grp *g, int inst)
+{
+    g->tids[inst] = GRP_FREE;
+    g->ntids--;
+    if (g->state == GRP_STATIC) {
+        g->state = GRP_STATIC_DEAD;
+        if (!list_empty(&g->bar_waiters)) {
+            release(&g->bar_waiters, PvmNoGroup);
+            g->bar_count = PvmNoGroup;
+        }
+    }
+    if (g->ntids <= 0)
+        grp_free(g);
+}
+
+/* Block t on list until released; returns the release's result. */
+static int grp_wait(struct pvm_task *t, list_link_t *list, const char *what)
+{
+    struct grp_waiter w = {.task = t};
+    upvm_waitq_init(&w.q, what);
+    list_push_back(list, &w.link);
+    while (!w.done)
+        (void)core_block(&w.q, -1);
+    return w.result;
+}
+
+/* The members' tids in instance order, for gather/scatter, which need
+ * instances 0 .. n-1 without holes.  malloc'ed; *n gets the count. */
+static int tidlist_no_holes(const struct grp *g, int **out, int *n)
+{
+    if (g->state == GRP_STATIC_DEAD)
+        return PvmNoGroup;
+    for (int i = 0; i < g->ntids; i++)
+        if (g->tids[i] == GRP_FREE)
+            return PvmNoInst;
+    if (!(*out = malloc((size_t)g->ntids * sizeof **out)))
+        return PvmNoMem;
+    memcpy(*out, g->tids, (size_t)g->ntids * sizeof **out);
+    *n = g->ntids;
+    return 0;
+}
+
+/* Hosts of the group, and on host: its member count and coordinator
+ * (the lowest tid there, -1 if none), as pvmgs keeps them. */
+struct grp_hostinfo {
+    int coord, nmembers, nhosts;
+};
+
+static int host_of(int tid)
+{
+    return tid & PVM_TID_HOST_MASK;
+}
+
+static struct grp_hostinfo host_info(const struct grp *g, int host)
+{
+    /* one bit per possible host part (12 bits of a tid) */
+    uint64_t seen[(PVM_TID_HOST_MASK >> PVM_TID_HOST_SHIFT) / 64 + 1] = {0};
+    struct grp_hostinfo h = {-1, 0, 0};
+    for (int i = 0; i < g->cap; i++) {
+        int tid = g->tids[i];
+        if (tid == GRP_FREE)
+            continue;
+        unsigned hp = (unsigned)host_of(tid) >> PVM_TID_HOST_SHIFT;
+        if (!(seen[hp / 64] & (UINT64_C(1) << (hp % 64)))) {
+            seen[hp / 64] |= UINT64_C(1) << (hp % 64);
+            h.nhosts++;
+        }
+        if (host_of(tid) == host) {
+            h.nmembers++;
+            if (h.coord < 0 || tid < h.coord)
+                h.coord = tid;
+        }
+    }
+    return h;
+}
+
+/* ------------------------------------------------------------ membership */
+
+#define TASK_OR_SYSERR(t)                                       \
+    struct pvm_task *t = pvm_current();                         \
+    if (unlikely(!t))                                           \
+        return pvm_fail_silent(PvmSysErr)
+
+/* Group calls only set pvm_errno (PVM's libgpvm3 never reports). */
+static inline int group_rc(int rc)
+{
+    return rc < 0 ? pvm_fail_silent(rc) : rc;
+}
+
+int pvm_joingroup(char *group)
+{
+    TASK_OR_SYSERR(t);
+    if (!group || !*group)
+        return pvm_fail_silent(PvmNullGroup);
+    struct grp *g = grp_find(group);
+    bool fresh = !g;
+    if (fresh && !(g = grp_new(group)))
+        return pvm_fail_silent(PvmNoMem);
+    if (g->state != GRP_DYNAMIC)
+        return pvm_fail_silent(PvmNotInGroup); /* a (dead) static group */
+    if (inst_of(g, t->tid) >= 0)
+        return pvm_fail_silent(PvmDupGroup);
+    int inst = grp_add(g, t->tid);
+    if (inst < 0 && fresh)
+        grp_free(g);
+    return group_rc(inst);
+}
+
+static int leave(struct pvm_task *t, const char *group)
+{
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    if (rc)
+        return rc;
+    int inst = inst_of(g, t->tid);
+    if (inst < 0)
+        return PvmNotInGroup;
+    grp_remove(g, inst);
+    return 0;
+}
+
+int pvm_lvgroup(char *group)
+{
+    TASK_OR_SYSERR(t);
+    return group_rc(leave(t, group));
+}
+
+int pvm_getinst(char *group, int tid)
+{
+    TASK_OR_SYSERR(t);
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    if (rc == 0 && (rc = inst_of(g, tid)) < 0)
+        rc = PvmNotInGroup;
+    return group_rc(rc);
+}
+
+int pvm_gettid(char *group, int inst)
+{
+    TASK_OR_SYSERR(t);
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    return group_rc(rc ? rc : tid_of(g, inst));
+}
+
+int pvm_gsize(char *group)
+{
+    TASK_OR_SYSERR(t);
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    return group_rc(rc ? rc : g->ntids);
+}
+
+/* ------------------------------------------------------------ barrier, freeze */
+
+/*
+ * pvmgs's barrier and static-group formation share one scheme: the first
+ * caller fixes the count (-1: the group's size), a caller with another
+ * count is refused and not counted, the last arrival releases everyone.
+ * More arrivals than the count (count 0, or < -1) leave the count set
+ * for good: every later round is refused (see the top of the file).
+ */
+struct grp_round {
+    int *count, *reached;
+};
+
+enum { ROUND_WAIT = 0, ROUND_COMPLETE = 1 };
+
+/* ROUND_WAIT, ROUND_COMPLETE (the caller is the last) or PvmMismatch. */
+static int round_arrive(const struct grp *g, struct grp_round r, int count)
+{
+    if (count == -1)
+        count = g->ntids;
+    if (*r.count == -1) {
+        *r.count = count;
+        *r.reached = 0;
+    } else if (count != *r.count) {
+        return PvmMismatch;
+    }
+    ++*r.reached;
+    if (*r.count < *r.reached)
+        return PvmMismatch;
+    return *r.count == *r.reached ? ROUND_COMPLETE : ROUND_WAIT;
+}
+
+static int barrier(struct pvm_task *t, const char *group, int count)
+{
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    if (rc == 0 && g->state == GRP_STATIC_DEAD)
+        rc = PvmNoGroup;
+    if (rc == 0 && inst_of(g, t->tid) < 0)
+        rc = PvmNotInGroup;
+    if (rc < 0)
+        return rc;
+    rc = round_arrive(g, (struct grp_round){&g->bar_count, &g->bar_reached}, count);
+    if (rc == ROUND_WAIT) /* released with 0, or PvmNoGroup: g may be gone */
+        return grp_wait(t, &g->bar_waiters, "pvm_barrier");
+    if (rc == ROUND_COMPLETE) {
+        release(&g->bar_waiters, 0);
+        g->bar_count = -1;
+        rc = 0;
+    }
+    return rc;
+}
+
+int pvm_barrier(char *group, int count)
+{
+    TASK_OR_SYSERR(t);
+    return group_rc(barrier(t, group, count));
+}
+
+/* Returns the group's size once frozen (to every caller), or an error. */
+static int freeze(struct pvm_task *t, const char *group, int size)
+{
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    if (rc == 0 && g->state == GRP_STATIC)
+        rc = PvmDupGroup;
+    if (rc == 0 && inst_of(g, t->tid) < 0)
+        rc = PvmNotInGroup;
+    if (rc < 0)
+        return rc;
+    rc = round_arrive(g, (struct grp_round){&g->frz_count, &g->frz_reached}, size);
+    if (rc == ROUND_WAIT)
+        return grp_wait(t, &g->frz_waiters, "pvm_freezegroup");
+    if (rc == ROUND_COMPLETE) {
+        g->state = GRP_STATIC;
+        release(&g->frz_waiters, g->frz_count);
+        rc = g->frz_count;
+    }
+    return rc;
+}
+
+int pvm_freezegroup(char *group, int size)
+{
+    struct pvm_task *t = pvm_current();
+    if (unlikely(!t))
+        return PvmSysErr;
+    return freeze(t, group, size); /* PVM does not set pvm_errno here */
+}
+
+/* ------------------------------------------------------------ bcast */
+
+/* The other members' tids, in a buffer reused by every bcast (pvm_mcast
+ * copies what it needs and calls nothing that could bcast meanwhile). */
+static int *bcast_tids;
+static int bcast_cap;
+
+static int bcast_list(const struct grp *g, int self, int *n)
+{
+    if (g->ntids > bcast_cap) {
+        int *p = realloc(bcast_tids, (size_t)g->ntids * sizeof *p);
+        if (!p)
+            return PvmNoMem;
+        bcast_tids = p;
+        bcast_cap = g->ntids;
+    }
+    *n = 0;
+    for (int i = 0; i < g->cap; i++)
+        if (g->tids[i] != GRP_FREE && g->tids[i] != self)
+            bcast_tids[(*n)++] = g->tids[i];
+    return 0;
+}
+
+int pvm_bcast(char *group, int msgtag)
+{
+    TASK_OR_SYSERR(t);
+    struct grp *g;
+    int n = 0, rc = grp_get(group, &g);
+    if (rc == 0 && g->state == GRP_STATIC_DEAD)
+        rc = PvmNoGroup;
+    if (rc == 0 && g->ntids == 1 && inst_of(g, t->tid) >= 0)
+        rc = PvmNoInst; /* the caller is the only member */
+    if (rc == 0)
+        rc = bcast_list(g, t->tid, &n);
+    if (rc == 0)
+        rc = pvm_mcast(bcast_tids, n, msgtag); /* reports its own errors */
+    return group_rc(rc > 0 ? 0 : rc);
+}
+
+/* ------------------------------------------------------------ data messages */
+
+/* Bytes of one item as pvm_reduce/gather/scatter take them (libgpvm3's
+ * gs_get_datasize), or PvmBadParam.  PVM_STR moves bytes here. */
+static int item_size(int type)
+{
+    switch (type) {
+    case PVM_STR: case PVM_BYTE: return 1;
+    case PVM_SHORT: return (int)sizeof(short);
+    case PVM_INT: return (int)sizeof(int);
+    case PVM_LONG: return (int)sizeof(long);
+    case PVM_FLOAT: return (int)sizeof(float);
+    case PVM_DOUBLE: return (int)sizeof(double);
+    case PVM_CPLX: return 2 * (int)sizeof(float);
+    case PVM_DCPLX: return 2 * (int)sizeof(double);
+    default: return PvmBadParam;
+    }
+}
+
+static int pack_type(int type)
+{
+    return type == PVM_STR ? PVM_BYTE : type;
+}
+
+/* Send count items at data to tid: a message (tag, GRP_CTX) from t.  A
+ * destination that is gone is skipped, as pvm_send does. */
+static int grp_send(struct pvm_task *t, int tid, int tag, int type, const void *data,
+                    int count)
+{
+    if (tag < 0 && !t->opt[PvmResvTids])
+        return PvmBadParam;
+    struct pvm_task *dst = pvm_task_by_tid(tid);
+    if (!dst)
+        return 0;
+    msg_buf_t *b;
+    int rc = msg_buf_new(GRP_ENCODING, &b);
+    if (rc)
+        return rc;
+    if ((rc = msg_pack(b, pack_type(type), data, count, 1)) != 0) {
+        msg_buf_unref(b);
+        return rc;
+    }
+    *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = GRP_CTX, .src = t->tid, .dst = tid};
+    return pvm_deliver(dst, b);
+}
+
+/* Receive a message (tid, tag, GRP_CTX) into count items at out, leaving
+ * the caller's receive buffer and context as they were. */
+static int grp_recv(struct pvm_task *t, int tid, int tag, int type, void *out, int count)
+{
+    int saved_rbuf = pvm_setrbuf(0);
+    int saved_ctx = pvm_setcontext(GRP_CTX);
+    int id = pvm_recv(tid, tag);
+    (void)pvm_setcontext(saved_ctx);
+    int rc = id;
+    if (id > 0)
+        rc = msg_unpack(pvm_buf(t, id), pack_type(type), out, count, 1);
+    (void)pvm_freebuf(pvm_setrbuf(saved_rbuf));
+    return rc;
+}
+
+/* ------------------------------------------------------------ reduce */
+
+typedef void (*grp_reduce_fn)(int *datatype, void *x, void *y, int *num, int *info);
+
+/* What a reduce needs to know, read before anyone blocks (the group may
+ * change or go while the caller waits for messages). */
+struct reduce_plan {
+    int root;                /* the root's tid */
+    struct grp_hostinfo host; /* the caller's host */
+};
+
+static int reduce_plan(struct pvm_task *t, const char *group, int rootinst, int type,
+                       struct reduce_plan *p)
+{
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    if (rc)
+        return rc;
+    if (inst_of(g, t->tid) < 0)
+        return PvmNotInGroup;
+    if ((p->root = tid_of(g, rootinst)) < 0)
+        return p->root;
+    if ((rc = item_size(type)) < 0)
+        return rc;
+    p->host = host_info(g, host_of(t->tid));
+    return 0;
+}
+
+/* Receive n contributions (from anyone) and fold each into data. */
+static int reduce_fold(struct pvm_task *t, grp_reduce_fn fn, void *data, void *work,
+                       int count, int type, int tag, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = grp_recv(t, -1, tag, type, work, count);
+        if (rc < 0)
+            return rc;
+        int dt = type, num = count, info = 0;
+        fn(&dt, data, work, &num, &info);
+        if (info < 0)
+            return info;
+    }
+    return 0;
+}
+
+/*
+ * libgpvm3's fan-in: members send to their host's coordinator, which folds
+ * them into its own data and sends the host's result to the root; the root
+ * folds the hosts' results.  Only the coordinator and the root wait.
+ */
+static int reduce(struct pvm_task *t, grp_reduce_fn fn, void *data, int count, int type,
+                  int tag, const char *group, int rootinst)
+{
+    if (!data || count <= 0 || !fn)
+        return PvmBadParam;
+    struct reduce_plan p;
+    int rc = reduce_plan(t, group, rootinst, type, &p);
+    if (rc)
+        return rc;
+    void *work = malloc((size_t)count * (size_t)item_size(type));
+    if (!work)
+        return PvmNoMem;
+    int me = t->tid, coord = p.host.coord;
+    if (me == coord && p.host.nmembers > 1)
+        rc = reduce_fold(t, fn, data, work, count, type, tag, p.host.nmembers - 1);
+    else if (me != coord)
+        rc = grp_send(t, coord, tag, type, data, count);
+    if (rc == 0 && me == coord && me != p.root)
+        rc = grp_send(t, p.root, tag, type, data, count);
+    if (rc == 0 && me == p.root && me != coord)
+        rc = grp_recv(t, coord, tag, type, data, count);
+    if (rc == 0 && me == p.root && p.host.nhosts > 1)
+        rc = reduce_fold(t, fn, data, work, count, type, tag, p.host.nhosts - 1);
+    free(work);
+    return rc;
+}
+
+int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info),
+               void *data, int count, int datatype, int msgtag, char *group, int rootginst)
+{
+    TASK_OR_SYSERR(t);
+    int rc = reduce(t, func, data, count, datatype, msgtag, group, rootginst);
+    return rc < 0 ? pvm_fail(t, "pvm_reduce", rc) : 0;
+}
+
+/* ------------------------------------------------------------ gather, scatter */
+
+/* The root's tid and the caller's instance, in libgpvm3's order of checks. */
+static int locate(struct pvm_task *t, const char *group, int rootinst, struct grp **g,
+                  int *roottid, int *myinst)
+{
+    int rc = grp_get(group, g);
+    if (rc)
+        return rc;
+    if ((*roottid = tid_of(*g, rootinst)) < 0)
+        return *roottid;
+    if ((*myinst = inst_of(*g, t->tid)) < 0)
+        return PvmNotInGroup;
+    return 0;
+}
+
+static int gather_root(struct pvm_task *t, struct grp *g, char *result, const void *data,
+                       int count, int type, int tag, int myinst)
+{
+    int *tids, n;
+    int rc = tidlist_no_holes(g, &tids, &n);
+    if (rc)
+        return rc;
+    size_t chunk = (size_t)count * (size_t)item_size(type);
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (i == myinst)
+            memcpy(result + (size_t)i * chunk, data, chunk);
+        else
+            rc = grp_recv(t, tids[i], tag, type, result + (size_t)i * chunk, count);
+    }
+    free(tids);
+    return rc;
+}
+
+static int gather(struct pvm_task *t, void *result, void *data, int count, int type,
+                  int tag, const char *group, int rootinst)
+{
+    if (!data || count <= 0 || item_size(type) < 0)
+        return PvmBadParam;
+    struct grp *g;
+    int roottid, myinst;
+    int rc = locate(t, group, rootinst, &g, &roottid, &myinst);
+    if (rc)
+        return rc;
+    if (myinst != rootinst)
+        return grp_send(t, roottid, tag, type, data, count);
+    if (!result)
+        return PvmBadParam;
+    return gather_root(t, g, result, data, count, type, tag, myinst);
+}
+
+int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, char *group,
+               int rootginst)
+{
+    TASK_OR_SYSERR(t);
+    int rc = gather(t, result, data, count, datatype, msgtag, group, rootginst);
+    return rc < 0 ? pvm_fail(t, "pvm_gather", rc) : 0;
+}
+
+static int scatter_root(struct pvm_task *t, struct grp *g, void *result, const char *data,
+                        int count, int type, int tag, int myinst)
+{
+    int *tids, n;
+    int rc = tidlist_no_holes(g, &tids, &n);
+    if (rc)
+        return rc;
+    size_t chunk = (size_t)count * (size_t)item_size(type);
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (i == myinst)
+            memcpy(result, data + (size_t)i * chunk, chunk);
+        else
+            rc = grp_send(t, tids[i], tag, type, data + (size_t)i * chunk, count);
+    }
+    free(tids);
+    return rc;
+}
+
+static int scatter(struct pvm_task *t, void *result, void *data, int count, int type,
+                   int tag, const char *group, int rootinst)
+{
+    if (!result || count <= 0 || item_size(type) < 0)
+        return PvmBadParam;
+    struct grp *g;
+    int roottid, myinst;
+    int rc = locate(t, group, rootinst, &g, &roottid, &myinst);
+    if (rc)
+        return rc;
+    if (myinst != rootinst)
+        return grp_recv(t, roottid, tag, type, result, count);
+    if (!data)
+        return PvmBadParam;
+    return scatter_root(t, g, result, data, count, type, tag, myinst);
+}
+
+int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag, char *group,
+                int rootginst)
+{
+    TASK_OR_SYSERR(t);
+    int rc = scatter(t, result, data, count, datatype, msgtag, group, rootginst);
+    return rc < 0 ? pvm_fail(t, "pvm_scatter", rc) : 0;
+}
+
+/* ------------------------------------------------------------ operators */
+
+enum grp_op { OP_MAX, OP_MIN, OP_SUM, OP_PRODUCT };
+
+/*
+ * x[i] = x[i] op y[i] for n items of type T.  Integer sums and products
+ * are computed in the unsigned type U: they wrap as PVM's do, without the
+ * undefined behaviour of a signed overflow.  Max and min are PVM's macros,
+ * (a > b ? a : b), NaNs included.
+ */
+#define FOLD(T, U, op, x, y, n)                                       \
+    do {                                                              \
+        T *a_ = (T *)(x);                                             \
+        const T *b_ = (const T *)(y);                                 \
+        for (int i_ = 0; i_ < (n); i_++) {                            \
+            T u_ = a_[i_], v_ = b_[i_];                               \
+            switch (op) {                                             \
+            case OP_MAX: a_[i_] = u_ > v_ ? u_ : v_; break;           \
+            case OP_MIN: a_[i_] = u_ < v_ ? u_ : v_; break;           \
+            case OP_SUM: a_[i_] = (T)((U)u_ + (U)v_); break;          \
+            case OP_PRODUCT: a_[i_] = (T)((U)u_ * (U)v_); break;      \
+            }                                                         \
+        }                                                             \
+    } while (0)
+
+/* Complex items (re, im pairs of T): sum and product as complex numbers,
+ * max and min by modulus (the pair with the larger/smaller one). */
+#define FOLD_COMPLEX(T, op, x, y, n)                                        \
+    do {                                                                    \
+        T *a_ = (T *)(x);                                                   \
+        const T *b_ = (const T *)(y);                                       \
+        for (int i_ = 0; i_ < 2 * (n); i_ += 2) {                           \
+            T ar = a_[i_], ai = a_[i_ + 1], br = b_[i_], bi = b_[i_ + 1];   \
+            T am = ar * ar + ai * ai, bm = br * br + bi * bi;               \
+            switch (op) {                                                   \
+            case OP_MAX: if (bm > am) a_[i_] = br, a_[i_ + 1] = bi; break;  \
+            case OP_MIN: if (bm < am) a_[i_] = br, a_[i_ + 1] = bi; break;  \
+            case OP_SUM: a_[i_] = ar + br, a_[i_ + 1] = ai + bi; break;     \
+            case OP_PRODUCT:                                                \
+                a_[i_] = ar * br - ai * bi, a_[i_ + 1] = ar * bi + ai * br; \
+                break;                                                      \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* PvmOk, or PvmBadParam for a type the operator does not take (bytes
+ * only have max and min; PVM_STR and the unsigned types none). */
+static int fold(enum grp_op op, int type, void *x, const void *y, int n)
+{
+    switch (type) {
+    case PVM_BYTE:
+        if (op == OP_SUM || op == OP_PRODUCT)
+            return PvmBadParam;
+        FOLD(char, unsigned, op, x, y, n);
+        break;
+    case PVM_SHORT: FOLD(short, unsigned, op, x, y, n); break;
+    case PVM_INT: FOLD(int, unsigned, op, x, y, n); break;
+    case PVM_LONG: FOLD(long, unsigned long, op, x, y, n); break;
+    case PVM_FLOAT: FOLD(float, float, op, x, y, n); break;
+    case PVM_DOUBLE: FOLD(double, double, op, x, y, n); break;
+    case PVM_CPLX: FOLD_COMPLEX(float, op, x, y, n); break;
+    case PVM_DCPLX: FOLD_COMPLEX(double, op, x, y, n); break;
+    default: return PvmBadParam;
+    }
+    return PvmOk;
+}
+
+void PvmMax(int *datatype, void *x, void *y, int *num, int *info)
+{
+    *info = fold(OP_MAX, *datatype, x, y, *num);
+}
+
+void PvmMin(int *datatype, void *x, void *y, int *num, int *info)
+{
+    *info = fold(OP_MIN, *datatype, x, y, *num);
+}
+
+void PvmSum(int *datatype, void *x, void *y, int *num, int *info)
+{
+    *info = fold(OP_SUM, *datatype, x, y, *num);
+}
+
+void PvmProduct(int *datatype, void *x, void *y, int *num, int *info)
+{
+    *info = fold(OP_PRODUCT, *datatype, x, y, *num);
+}
+
+/* ------------------------------------------------------------ undocumented */
+
+/* Exported by libgpvm3 without a declaration in pvm3.h. */
+UPVM_API int pvm_grphostinfo(char *group, int hosttid, int *coord, int *nmem_onhost,
+                             int *nhosts);
+UPVM_API int pvm_grpvhostinfo(char *group, int **coordv, int **nmem_onhostv, int *nhosts);
+UPVM_API void pvm_gsdump(void);
+
+/* The host's coordinator and member count, and the group's host count
+ * (0, 0, -1 and PvmNoGroup when none of the members is on hosttid). */
+int pvm_grphostinfo(char *group, int hosttid, int *coord, int *nmem_onhost, int *nhosts)
+{
+    TASK_OR_SYSERR(t);
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    struct grp_hostinfo h = {-1, 0, 0};
+    if (rc == 0) {
+        h = host_info(g, host_of(hosttid));
+        if (h.nmembers == 0)
+            h = (struct grp_hostinfo){-1, 0, 0}, rc = PvmNoGroup;
+    }
+    *coord = h.coord;
+    *nmem_onhost = h.nmembers;
+    *nhosts = h.nhosts;
+    return rc;
+}
+
+/* Per host of the group (in host order): coordinator and member count.
+ * The vectors stay valid until the next call (as in PVM). */
+static int *vhost_coords, *vhost_counts;
+
+int pvm_grpvhostinfo(char *group, int **coordv, int **nmem_onhostv, int *nhosts)
+{
+    TASK_OR_SYSERR(t);
+    struct grp *g;
+    int rc = grp_get(group, &g);
+    int n = 0;
+    if (rc == 0) {
+        free(vhost_coords);
+        free(vhost_counts);
+        vhost_coords = malloc((size_t)g->ntids * sizeof(int));
+        vhost_counts = malloc((size_t)g->ntids * sizeof(int));
+        if (!vhost_coords || !vhost_counts)
+            return PvmOutOfRes;
+        /* hosts in increasing host part, as pvmgs sorts them */
+        for (int host = 0; host >= 0;) {
+            int next = -1;
+            for (int i = 0; i < g->cap; i++) {
+                int h = g->tids[i] == GRP_FREE ? -1 : host_of(g->tids[i]);
+                if (h >= host && (next < 0 || h < next))
+                    next = h;
+            }
+            if (next < 0)
+                break;
+            struct grp_hostinfo hi = host_info(g, next);
+            vhost_coords[n] = hi.coord;
+            vhost_counts[n++] = hi.nmembers;
+            host = next + (1 << PVM_TID_HOST_SHIFT);
+        }
+    }
+    *coordv = vhost_coords;
+    *nmem_onhostv = vhost_counts;
+    *nhosts = n;
+    return rc;
+}
+
+static void dump_group(const struct grp *g)
+{
+    static const char *const states[] = {"dynamic", "static", "static, dead"};
+    fprintf(stderr, "group: %s  size: %d (%s) barrier_count: %d barrier_reached %d\n",
+            g->name, g->ntids, states[g->state], g->bar_count, g->bar_reached);
+    fprintf(stderr, " sgroup_count: %d sgroup_reached %d\n  Tids:\n", g->frz_count,
+            g->frz_reached);
+    for (int i = 0; i < g->cap; i++)
+        if (g->tids[i] != GRP_FREE)
+            fprintf(stderr, "(%d,  0x%x) ", i, (unsigned)g->tids[i]);
+    fputc('\n', stderr);
+}
+
+/* What pvmgs prints when asked to dump its tables (on stderr). */
+void pvm_gsdump(void)
+{
+    if (core_enter() != 0)
+        return;
+    int n = 0;
+    list_for_each(l, &grp_list)
+        n++;
+    fprintf(stderr, "DUMP, %d groups:\n", n);
+    list_for_each(l, &grp_list)
+        dump_group(list_entry(l, struct grp, link));
+}
+
+/* ------------------------------------------------------------ task exit */
+
+/* t's records in barrier and freeze queues (it was ended while waiting:
+ * the records are on its stack).  A barrier still counts its arrival. */
+static void drop_waiters(list_link_t *list, struct pvm_task *t)
+{
+    for (list_link_t *l = list->next, *next; l != list; l = next) {
+        next = l->next;
+        if (list_entry(l, struct grp_waiter, link)->task == t)
+            list_unlink(l);
+    }
+}
+
+void pvm_groups_task_leave(struct pvm_task *t)
+{
+    for (list_link_t *l = grp_list.next, *next; l != &grp_list; l = next) {
+        next = l->next; /* grp_remove may free this group */
+        struct grp *g = list_entry(l, struct grp, link);
+        drop_waiters(&g->bar_waiters, t);
+        drop_waiters(&g->frz_waiters, t);
+        int inst = inst_of(g, t->tid);
+        if (inst >= 0)
+            grp_remove(g, inst);
+    }
+}
