@@ -381,7 +381,8 @@ int pvm_unpackf(const char *fmt, ...)
  * A message packed into another travels as an int length followed by its
  * serialised form (msg.h: header and data, portable), packed as bytes.
  * pkmesgbody appends only the data bytes: the receiver unpacks them with
- * the ordinary pvm_upk* calls.  Errors are silent, as in PVM.
+ * the ordinary pvm_upk* calls.  Errors are returned silently and leave
+ * pvm_errno alone, as in PVM.
  */
 static int pack_message(int id, bool body_only)
 {
@@ -389,17 +390,17 @@ static int pack_message(int id, bool body_only)
     msg_buf_t *dst = pvm_buf(t, t->sbuf);
     msg_buf_t *src = id > 0 ? pvm_buf(t, id) : NULL;
     if (!dst)
-        return pvm_fail_silent(PvmNoBuf);
+        return PvmNoBuf;
     if (!src)
-        return pvm_fail_silent(id <= 0 ? PvmBadParam : PvmNoSuchBuf);
+        return id <= 0 ? PvmBadParam : PvmNoSuchBuf;
     if (src == dst)
-        return pvm_fail_silent(PvmBadParam);
+        return PvmBadParam;
     size_t n = msg_buf_serial_size(src);
     if (n > INT32_MAX)
-        return pvm_fail_silent(PvmOverflow);
+        return PvmOverflow;
     unsigned char *wire = malloc(n);
     if (!wire)
-        return pvm_fail_silent(PvmNoMem);
+        return PvmNoMem;
     int rc = msg_buf_serialize(src, wire, n, NULL);
     if (rc == 0 && body_only) {
         rc = msg_pack(dst, PVM_BYTE, wire + MSG_WIRE_HDR, (int)(n - MSG_WIRE_HDR), 1);
@@ -410,7 +411,7 @@ static int pack_message(int id, bool body_only)
             rc = msg_pack(dst, PVM_BYTE, wire, len, 1);
     }
     free(wire);
-    return rc ? pvm_fail_silent(rc) : 0;
+    return rc;
 }
 
 int pvm_pkmesg(int id) { return pack_message(id, false); }
@@ -421,27 +422,29 @@ int pvm_upkmesg(void)
     TASK_OR_FAIL(t, "pvm_upkmesg");
     msg_buf_t *src = pvm_buf(t, t->rbuf);
     if (!src)
-        return pvm_fail_silent(PvmNoBuf);
+        return PvmNoBuf;
     int len;
     int rc = msg_unpack(src, PVM_INT, &len, 1, 1);
     if (rc)
-        return pvm_fail_silent(rc);
-    if (len < MSG_WIRE_HDR || (size_t)len > msg_buf_remaining(src))
-        return pvm_fail_silent(len < 0 ? PvmBadMsg : PvmNoData);
+        return rc;
+    if (len < MSG_WIRE_HDR)
+        return PvmBadMsg;
+    if ((size_t)len > msg_buf_remaining(src))
+        return PvmNoData;
     unsigned char *wire = malloc((size_t)len);
     if (!wire)
-        return pvm_fail_silent(PvmNoMem);
+        return PvmNoMem;
     msg_buf_t *b = NULL;
     rc = msg_unpack(src, PVM_BYTE, wire, len, 1);
     if (rc == 0)
         rc = msg_buf_deserialize(wire, (size_t)len, &b);
     free(wire);
     if (rc)
-        return pvm_fail_silent(rc);
+        return rc;
     int id = pvm_buf_install(t, b);
     if (id < 0) {
         msg_buf_unref(b);
-        return pvm_fail_silent(id);
+        return id;
     }
     return id;
 }

@@ -54,7 +54,7 @@ char *pvm_errlist[] = {
     "Already Exists",
     "Hoster must run on master host",
     "Spawning parent set PvmNoParent",
-    "Master Host IP Address is Loopback!  (See pvm3/Readme)",
+    "Master Host IP Address is Loopback! (See pvm3/Readme)",
 };
 
 int pvm_nerr = (int)ARRAY_SIZE(pvm_errlist);
@@ -92,7 +92,7 @@ int pvm_fail(struct pvm_task *t, const char *fn, int code)
         (void)pvm_exit();
         upvm_exit(code & 0xff);
     }
-    if (level >= 3)
+    if (level == 3) /* PVM: exactly 3; higher levels only print */
         abort();
     return code;
 }

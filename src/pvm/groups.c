@@ -822,20 +822,17 @@ int pvm_grphostinfo(char *group, int hosttid, int *coord, int *nmem_onhost, int 
 }
 
 /* Per host of the group (in host order): coordinator and member count.
- * The vectors stay valid until the next call (as in PVM). */
-static int *vhost_coords, *vhost_counts;
-
+ * The vectors stay valid until the task's next call (as in PVM). */
 int pvm_grpvhostinfo(char *group, int **coordv, int **nmem_onhostv, int *nhosts)
 {
     TASK_OR_SYSERR(t);
     struct grp *g;
     int rc = grp_get(group, &g);
     int n = 0;
+    int *vhost_coords = NULL, *vhost_counts = NULL;
     if (rc == 0) {
-        free(vhost_coords);
-        free(vhost_counts);
-        vhost_coords = malloc((size_t)g->ntids * sizeof(int));
-        vhost_counts = malloc((size_t)g->ntids * sizeof(int));
+        vhost_coords = pvm_task_result(t, PVM_RESULT_VHOST_COORDS, (size_t)g->ntids, sizeof(int));
+        vhost_counts = pvm_task_result(t, PVM_RESULT_VHOST_COUNTS, (size_t)g->ntids, sizeof(int));
         if (!vhost_coords || !vhost_counts)
             return PvmOutOfRes;
         /* hosts in increasing host part, as pvmgs sorts them */

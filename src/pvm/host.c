@@ -74,11 +74,12 @@ static int opt_check(struct pvm_task *t, int what, int val)
         return val >= PvmDontRoute && val <= PvmRouteDirect ? 0 : PvmBadParam;
     case PvmFragSize: /* a fragment header plus one int, up to 1 MiB */
         return val >= 28 && val <= 1048576 ? 0 : PvmBadParam;
-    case PvmOutputTid:
+    case PvmOutputTid: /* PVM: 0, the task itself, or its own self tid */
+        return val == 0 || val == t->tid || val == t->opt[PvmSelfOutputTid] ? 0 : PvmBadParam;
     case PvmTraceTid:
-        return val == 0 || val == t->tid || pvm_task_by_tid(val) ? 0 : PvmBadParam;
-    case PvmTraceOptions:
-        return val >= 0 && val <= 3 ? 0 : PvmBadParam;
+        return val == 0 || val == t->tid || val == t->opt[PvmSelfTraceTid] ? 0 : PvmBadParam;
+    case PvmTraceOptions: /* PvmTraceFull, PvmTraceTime, PvmTraceCount */
+        return val >= 1 && val <= 3 ? 0 : PvmBadParam;
     case PvmSelfOutputContext:
     case PvmSelfTraceContext:
     case PvmPollType:
@@ -96,13 +97,13 @@ int pvm_setopt(int what, int val)
     int rc = opt_check(t, what, val);
     if (rc)
         return pvm_fail(t, "pvm_setopt", rc);
-    int old = t->opt[what];
-    t->opt[what] = val;
     /* PVM 3.4.6 reports "Error 0" for these without a self output/trace
-     * destination and returns 0; kept for identical output. */
+     * destination, keeps the old value and returns 0; kept as it is. */
     if ((what == PvmSelfOutputCode && !t->opt[PvmSelfOutputTid]) ||
         (what == PvmSelfTraceCode && !t->opt[PvmSelfTraceTid]))
         return pvm_fail(t, "pvm_setopt", 0);
+    int old = t->opt[what];
+    t->opt[what] = val;
     return old;
 }
 
@@ -137,7 +138,9 @@ int pvm_tidtohost(int tid)
 int pvm_archcode(char *arch)
 {
     TASK_OR_FAIL(t, "pvm_archcode");
-    if (arch && strcmp(arch, ARCH_NAME) == 0)
+    if (!arch)
+        return pvm_fail(t, "pvm_archcode", PvmBadParam);
+    if (strcmp(arch, ARCH_NAME) == 0)
         return msg_native_dsig();
     return pvm_fail(t, "pvm_archcode", PvmNotFound); /* only archs in the VM */
 }
@@ -153,7 +156,7 @@ int pvm_mstat(char *host)
     TASK_OR_FAIL(t, "pvm_mstat");
     if (!host || !*host)
         return pvm_fail(t, "pvm_mstat", PvmBadParam);
-    return is_this_host(host) ? PvmOk : pvm_fail_silent(PvmNoHost);
+    return is_this_host(host) ? PvmOk : PvmNoHost; /* silent, errno untouched */
 }
 
 /* Adding hosts needs the multi-node transport (not in this release):
@@ -314,10 +317,8 @@ int pvm_getfds(int **fds)
 
 int pvm_getnoresets(int **tids, int *ntids)
 {
-    static int *list;
     TASK_OR_FAIL(t, "pvm_getnoresets");
-    free(list);
-    list = malloc(((size_t)pvm_node.ntasks + 1) * sizeof *list);
+    int *list = pvm_task_result(t, PVM_RESULT_NORESETS, (size_t)pvm_node.ntasks, sizeof *list);
     if (!list)
         return pvm_fail(t, "pvm_getnoresets", PvmNoMem);
     int n = 0;

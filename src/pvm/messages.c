@@ -332,7 +332,9 @@ int pvm_delmhf(int id)
 
 /*
  * The queued message to take for (tid, tag), or NULL; *err gets a
- * negative matcher result (pvm_recvf functions may return errors).
+ * negative matcher result (pvm_recvf functions may return errors).  As in
+ * PVM, a custom matcher sees every queued message, whatever its context
+ * (the default one checks the context).
  */
 static struct pvm_qmsg *find_custom(struct pvm_task *t, int tid, int tag, int *err)
 {
@@ -340,8 +342,6 @@ static struct pvm_qmsg *find_custom(struct pvm_task *t, int tid, int tag, int *e
     int best_rank = 1;
     list_for_each(l, &t->inq) {
         struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
-        if (msg_buf_hdr(q->buf)->ctx != t->ctx)
-            continue;
         if (!q->lbid) { /* the matcher gets a buffer id it can inspect */
             int id = pvm_buf_install(t, q->buf);
             if (id < 0) {

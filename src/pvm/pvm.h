@@ -87,6 +87,17 @@ struct pvm_watch {
     int what;    /* the watched tid (PvmTaskExit) or host tid */
 };
 
+/* Arrays a call returns that stay valid until the same task's next such
+ * call (PVM's convention), kept per task so that one task's call never
+ * frees what another still reads.  See pvm_task_result. */
+enum pvm_result {
+    PVM_RESULT_TASKS,        /* pvm_tasks */
+    PVM_RESULT_NORESETS,     /* pvm_getnoresets */
+    PVM_RESULT_VHOST_COORDS, /* pvm_grpvhostinfo */
+    PVM_RESULT_VHOST_COUNTS,
+    PVM_RESULT_COUNT
+};
+
 struct pvm_task {
     int tid;
     int ptid;                  /* parent, PvmNoParent or PvmParentNotSet */
@@ -117,6 +128,7 @@ struct pvm_task {
     int nmhfs;
     int active_mhfs;
 
+    void *results[PVM_RESULT_COUNT]; /* see enum pvm_result */
     list_link_t watchers;      /* struct pvm_watch on this task's exit */
     bool exiting;              /* pvm_exit in progress */
 };
@@ -174,6 +186,11 @@ static inline bool pvm_is_task_tid(int tid)
 {
     return tid > 0 && (tid & PVM_TID_HOST_MASK) && (tid & PVM_TID_LOCAL_MASK);
 }
+
+/* A zeroed array of n elements of size bytes for result slot `which` of t,
+ * replacing (freeing) the one the previous call returned; NULL if out of
+ * memory.  Freed when t leaves. */
+void *pvm_task_result(struct pvm_task *t, enum pvm_result which, size_t n, size_t size) HIDDEN;
 
 /* Leave PVM (pvm_exit, or the task's ULP ended): notifications, groups,
  * mailbox, buffers, queue; the ULP stops being a task. */

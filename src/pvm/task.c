@@ -208,6 +208,13 @@ static void fire_exit_watches(struct pvm_task *t)
     }
 }
 
+void *pvm_task_result(struct pvm_task *t, enum pvm_result which, size_t n, size_t size)
+{
+    free(t->results[which]);
+    t->results[which] = calloc(n ? n : 1, size);
+    return t->results[which];
+}
+
 void pvm_task_leave(struct pvm_task *t)
 {
     if (t->exiting)
@@ -226,6 +233,8 @@ void pvm_task_leave(struct pvm_task *t)
     sibs_unref(t->sibs);
     free(t->argv);
     free(t->mhfs);
+    for (int i = 0; i < PVM_RESULT_COUNT; i++)
+        free(t->results[i]);
     free(t);
 }
 
@@ -534,8 +543,6 @@ int pvm_pstat(int tid)
     return pvm_task_by_tid(tid) ? PvmOk : PvmNoTask;
 }
 
-static struct pvmtaskinfo *taskinfo_buf;
-
 int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
 {
     struct pvm_task *t = pvm_current();
@@ -548,8 +555,8 @@ int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
             *ntaskp = 0;
         return pvm_fail(t, "pvm_tasks", PvmNoHost);
     }
-    free(taskinfo_buf);
-    taskinfo_buf = calloc((size_t)pvm_node.ntasks + 1, sizeof *taskinfo_buf);
+    struct pvmtaskinfo *taskinfo_buf =
+        pvm_task_result(t, PVM_RESULT_TASKS, (size_t)pvm_node.ntasks, sizeof *taskinfo_buf);
     if (!taskinfo_buf)
         return pvm_fail(t, "pvm_tasks", PvmNoMem);
     int n = 0;
@@ -652,10 +659,14 @@ int pvm_notify(int what, int tag, int cnt, int *tids)
             rc = cnt == 0 ? 0 : watch_add(&pvm_node.host_watches, t->tid, tag, t->ctx, cnt);
         }
         break;
-    case PvmRouteAdd:
+    case PvmRouteAdd: /* local delivery opens no route: accepted, never fires */
+        rc = 0;
+        break;
     case PvmRouteDelete:
-        /* Local delivery never opens a route: accepted, never fires. */
-        rc = cnt == 0 && kind == PvmRouteDelete ? PvmBadParam : 0;
+        rc = cnt >= 1 && tids ? 0 : PvmBadParam;
+        for (int i = 0; rc == 0 && i < cnt; i++)
+            if (!pvm_is_task_tid(tids[i]))
+                rc = PvmBadParam;
         break;
     }
     return rc < 0 ? pvm_fail(t, "pvm_notify", rc) : rc;

@@ -325,6 +325,7 @@ static void test_pkmesg(void)
     pvm_errno = 4242;
     CHECK_EQ(pvm_pkmesg(9999), PvmNoSuchBuf); /* silent (ref §2) */
     CHECK_EQ(pvm_pkmesg(pvm_getsbuf()), PvmBadParam);
+    CHECK_EQ(pvm_errno, 4242); /* ref §2: silent, errno unchanged */
     loop_back(17);
     int id = pvm_upkmesg();
     CHECK(id > 0);
