@@ -220,7 +220,9 @@ void core_schedule(void)
 
 /* ------------------------------------------------------------ blocking */
 
-int core_block(upvm_waitq_t *q, int64_t timeout_ns)
+/* Put the current ULP on q (and on the timer heap for a timeout); the
+ * caller then switches away. */
+static inline void enqueue_blocked(upvm_waitq_t *q, int64_t timeout_ns)
 {
     struct ulp *self = core_sched.current;
     self->state = ULP_BLOCKED;
@@ -229,24 +231,23 @@ int core_block(upvm_waitq_t *q, int64_t timeout_ns)
     list_push_back(&q->head, &self->link);
     if (timeout_ns >= 0)
         core_timer_add(self, upvm_now_ns() + (uint64_t)timeout_ns);
+}
+
+int core_block(upvm_waitq_t *q, int64_t timeout_ns)
+{
+    enqueue_blocked(q, timeout_ns);
     schedule();
-    return self->wake_result;
+    return core_sched.current->wake_result;
 }
 
 int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next)
 {
     if (!next || next->state != ULP_READY)
         return core_block(q, timeout_ns);
-    struct ulp *self = core_sched.current;
-    self->state = ULP_BLOCKED;
-    self->waitq = q;
-    self->wake_result = 0;
-    list_push_back(&q->head, &self->link);
-    if (timeout_ns >= 0)
-        core_timer_add(self, upvm_now_ns() + (uint64_t)timeout_ns);
+    enqueue_blocked(q, timeout_ns);
     list_unlink(&next->link);
     switch_to(next);
-    return self->wake_result;
+    return core_sched.current->wake_result;
 }
 
 static void wake(struct ulp *u)
