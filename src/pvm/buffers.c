@@ -139,6 +139,20 @@ int pvm_freebuf(int id)
     return 0;
 }
 
+/* Is every id below id in use (so that a new buffer would get id)?
+ * Raises the free hint past what it checked. */
+static bool no_free_id_below(struct pvm_task *t, int id)
+{
+    for (int i = t->free_hint; i < id; i++)
+        if (!t->bufs[i].buf) {
+            t->free_hint = i;
+            return false;
+        }
+    if (t->free_hint < id + 1)
+        t->free_hint = id + 1; /* id itself is in use */
+    return true;
+}
+
 int pvm_initsend(int enc)
 {
     TASK_OR_FAIL(t, "pvm_initsend");
@@ -146,7 +160,7 @@ int pvm_initsend(int enc)
      * are reused (PVM frees it and the new one gets the lowest free id,
      * which is the same id unless a lower one is free). */
     int id = t->sbuf;
-    if (likely(id && id < t->free_hint && !t->bufs[id].queued) &&
+    if (likely(id && !t->bufs[id].queued && no_free_id_below(t, id)) &&
         (enc == PvmDataDefault || enc == PvmDataRaw || enc == PvmDataInPlace) &&
         msg_buf_reset(t->bufs[id].buf, enc) == 0) {
         msg_hdr_t *h = msg_buf_hdr(t->bufs[id].buf);
