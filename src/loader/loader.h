@@ -1,0 +1,106 @@
+/*
+ * loader.h - UPVM's ELF loader for process-mode ULPs (DESIGN.md decision 4).
+ *
+ * A program built with upvmcc is a position-independent executable (PIE,
+ * -fPIC -pie, so it has no copy relocations).  The loader opens it once per
+ * node (struct loader_image: parsed headers, dynamic section, symbol
+ * tables; its DT_NEEDED libraries dlopen'ed into the node once) and then
+ * instantiates it as often as needed, each instance at the base of its own
+ * slot: read-only and executable segments are mapped from the file
+ * (MAP_PRIVATE: the page cache is shared, nothing is copied per ULP),
+ * writable segments are private to the instance, .bss is zero-filled.
+ *
+ * Relocations: R_X86_64_RELATIVE, _64, _GLOB_DAT, _JUMP_SLOT (bound at
+ * load: no lazy binding), _IRELATIVE, _NONE.  _COPY and anything else is an
+ * error naming the relocation.  Symbols are resolved in this order:
+ *   1. the program's own definitions (the executable interposes, as in ELF)
+ *   2. the caller's resolver (UPVM's interposition table: malloc family,
+ *      exit family, sleep, fork/exec/..., per-ULP libc variables)
+ *   3. the node's libraries (dlsym(RTLD_DEFAULT, name))
+ * An undefined weak symbol that none of them has resolves to 0; an
+ * undefined strong one is an error naming it and the libraries searched.
+ *
+ * Errors never crash: every offset, size and index read from the file is
+ * checked against the file (a test feeds the loader fuzzed files).  Each
+ * error fills a message for the user: what is wrong, in which file, and
+ * what to do (for instance "not a position-independent executable: rebuild
+ * it with upvmcc").
+ *
+ * Threading: the node's scheduler thread (dlopen may run other threads'
+ * constructors: only from loader_image_open).
+ */
+#ifndef UPVM_LOADER_H
+#define UPVM_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/compiler.h"
+
+struct loader_image;
+
+/* The caller's part of symbol resolution: the address to bind `name` to, or
+ * NULL to go on searching.  inst_ctx is the value given to
+ * loader_instantiate (the ULP being loaded). */
+typedef void *(*loader_resolver_t)(const char *name, void *inst_ctx);
+
+/* An error report: a negative errno-style code and a sentence. */
+struct loader_error {
+    int code;        /* -ENOEXEC malformed/unsupported, -ENOENT, -EACCES, ... */
+    char msg[512];
+};
+
+/*
+ * Open and check the program at path (an absolute or relative file name;
+ * no search here), load its DT_NEEDED libraries into the node, and return
+ * the parsed image (cached: the same path, device and inode give the same
+ * image, with a reference count).  Errors (NULL returned, *err filled):
+ * not ELF / not x86-64 / not ET_DYN with an entry (not a PIE), PT_TLS
+ * (thread-local variables are not supported yet), TEXTREL, truncated or
+ * inconsistent headers, a needed library that does not load.
+ */
+struct loader_image *loader_image_open(const char *path, struct loader_error *err) HIDDEN;
+void loader_image_put(struct loader_image *img) HIDDEN;
+
+/* Bytes from the lowest to the highest address of the loaded image, page
+ * rounded: where in its slot the image ends (the heap starts after it). */
+size_t loader_image_span(const struct loader_image *img) HIDDEN;
+
+/* The path the image was opened with (for reports). */
+const char *loader_image_path(const struct loader_image *img) HIDDEN;
+
+/* One loaded copy of an image. */
+struct loader_instance {
+    struct loader_image *img;
+    uintptr_t base;             /* load bias: where vaddr 0 is */
+    int (*main)(int, char **, char **); /* the program's main */
+    void (**init_array)(int, char **, char **);
+    size_t ninit;
+    void (*init)(void);         /* DT_INIT, or NULL */
+    void (**fini_array)(void);
+    size_t nfini;
+    void (*fini)(void);         /* DT_FINI, or NULL */
+};
+
+/*
+ * Map img at base (page-aligned, with loader_image_span(img) bytes of
+ * reserved, unused address space) and relocate it, resolving symbols with
+ * resolver(name, inst_ctx) as above.  Runs no code of the program except
+ * IRELATIVE resolvers.  On error everything mapped is unmapped again.
+ * main must be exported (upvmcc links with -rdynamic); a program without
+ * main is an error.
+ */
+int loader_instantiate(struct loader_image *img, void *base, loader_resolver_t resolver,
+                       void *inst_ctx, struct loader_instance *out,
+                       struct loader_error *err) HIDDEN NODISCARD;
+
+/* Run the instance's initialisers (DT_INIT, then DT_INIT_ARRAY with argc,
+ * argv, envp as glibc does) / finalisers (DT_FINI_ARRAY in reverse, then
+ * DT_FINI), on the calling ULP. */
+void loader_run_init(const struct loader_instance *in, int argc, char **argv, char **envp) HIDDEN;
+void loader_run_fini(const struct loader_instance *in) HIDDEN;
+
+/* Unmap the instance (its slot range goes back to PROT_NONE). */
+void loader_unmap(struct loader_instance *in) HIDDEN;
+
+#endif /* UPVM_LOADER_H */

@@ -1,0 +1,109 @@
+/*
+ * mem.h - the global virtual-address window, its slots, and the per-ULP
+ * heap (DESIGN.md decision 3).
+ *
+ * The window.  At start-up a node reserves one large range of virtual
+ * address space (PROT_NONE, MAP_NORESERVE, MAP_FIXED_NOREPLACE) at the same
+ * address in every node of a job, so that a ULP keeps its addresses when it
+ * migrates.  The window is cut into equal slots; each process-mode ULP owns
+ * one: its program image (text mapped from the file, private writable
+ * data), its heap and its stack.  A slot is never handed out again while
+ * its ULP lives.  Nothing but slots is ever mapped inside the window.
+ *
+ *   UPVM_WINDOW_BASE  address of the window (default 0x200000000000, 32 TiB)
+ *   UPVM_SLOT_SIZE    bytes per slot, a power of two >= 64 MiB (default 1G)
+ *   UPVM_SLOTS        number of slots (default: as many as fit in 32 TiB)
+ *
+ * The heap.  A single-threaded allocator whose every byte of metadata
+ * lives inside the region it manages (inside the ULP's slot), so that the
+ * heap can be moved to another node as plain memory.  Pages are committed
+ * (made readable and writable) as the heap grows.
+ *
+ * Threading: everything here runs on the node's scheduler thread, except
+ * mem_window_init, which may run before it exists.  Nothing locks.
+ */
+#ifndef UPVM_MEM_H
+#define UPVM_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/compiler.h"
+
+/* ------------------------------------------------------------ window */
+
+struct mem_window {
+    uintptr_t base;     /* first byte */
+    size_t slot_size;   /* bytes per slot */
+    uint32_t nslots;
+};
+
+/* Reserve the window (once; later calls return 0).  Errors, each printed
+ * on stderr with what to do: -EINVAL (bad UPVM_* value), -EEXIST (the
+ * range is already mapped: another base is needed), -ENOMEM. */
+int mem_window_init(void) HIDDEN NODISCARD;
+
+/* The window (valid after mem_window_init). */
+const struct mem_window *mem_window(void) HIDDEN;
+
+/* A free slot, lowest index first: its index, or -ENOSPC when all are in
+ * use.  The slot's memory is PROT_NONE until its user maps or commits it. */
+int mem_slot_alloc(void) HIDDEN NODISCARD;
+
+/* Give slot i back: everything in it is unmapped (back to the PROT_NONE,
+ * no-memory reservation) and the slot may be handed out again. */
+void mem_slot_free(int i) HIDDEN;
+
+/* The first byte of slot i. */
+static inline void *mem_slot_base(const struct mem_window *w, int i)
+{
+    return (void *)(w->base + (uintptr_t)i * w->slot_size);
+}
+
+/* The slot that contains p, or -1 when p is outside the window. */
+int mem_slot_of(const void *p) HIDDEN;
+
+/* Make [p, p + len) of a slot readable and writable, zero-filled, private
+ * (p and len page-aligned).  0, or -ENOMEM (with the vm.max_map_count
+ * advice when that is the cause). */
+int mem_commit(void *p, size_t len) HIDDEN NODISCARD;
+
+/* ------------------------------------------------------------ heap */
+
+typedef struct mem_heap mem_heap_t;
+
+/*
+ * Create a heap managing [lo, lo + size) (page-aligned, inside a slot,
+ * PROT_NONE or uncommitted); its metadata is at lo.  Returns the heap or
+ * NULL (size too small, or the first commit failed).
+ */
+mem_heap_t *mem_heap_create(void *lo, size_t size) HIDDEN;
+
+/* The C allocation functions on heap h, with the C/POSIX contracts
+ * (malloc(0) returns a unique pointer; realloc(NULL, n) = malloc; ...).
+ * Out of memory: NULL and errno = ENOMEM.  Alignment: 16 bytes. */
+void *mem_heap_malloc(mem_heap_t *h, size_t n) HIDDEN;
+void *mem_heap_calloc(mem_heap_t *h, size_t count, size_t n) HIDDEN;
+void *mem_heap_realloc(mem_heap_t *h, void *p, size_t n) HIDDEN;
+void mem_heap_free(mem_heap_t *h, void *p) HIDDEN;
+/* align: a power of two (else EINVAL, NULL). */
+void *mem_heap_memalign(mem_heap_t *h, size_t align, size_t n) HIDDEN;
+size_t mem_heap_usable_size(mem_heap_t *h, const void *p) HIDDEN;
+
+/* Does p point into memory h manages (whether allocated or not)? */
+bool mem_heap_owns(const mem_heap_t *h, const void *p) HIDDEN;
+
+/* Bytes in use / committed, for reports and tests. */
+struct mem_heap_stats {
+    size_t in_use;
+    size_t committed;
+    size_t allocations; /* live blocks */
+};
+void mem_heap_stats(const mem_heap_t *h, struct mem_heap_stats *out) HIDDEN;
+
+/* Check the heap's metadata; returns 0 or a negative number and writes
+ * what is wrong to stderr (tests and debugging). */
+int mem_heap_check(const mem_heap_t *h) HIDDEN;
+
+#endif /* UPVM_MEM_H */
