@@ -81,6 +81,11 @@ struct ulp {
     int kill_status;         /* exit status for kill_pending */
     upvm_waitq_t exitq;      /* its joiner waits here */
 
+    /* A stack the ULP's creator provided (core_ulp_create_on): given back
+     * through this call once the ULP is dead and off it, instead of to the
+     * stack cache.  NULL for the core's own stacks. */
+    void (*stack_release)(struct ulp *u);
+
     void *ext[ULP_EXT_COUNT];
 #if UPVM_ASAN
     void *asan_fake_stack;
@@ -149,6 +154,19 @@ static inline struct ulp *core_ulp_lookup(upvm_id_t id)
     struct ulp **chunk = core_ids.chunks[index >> ID_CHUNK_BITS];
     return chunk ? chunk[index & (ID_CHUNK - 1)] : NULL;
 }
+
+/*
+ * Create a ULP (ready, tail of the run queue) running fn(arg) on the stack
+ * [stack_lo, stack_lo + stack_size) that the caller provides (a process-
+ * mode ULP's stack lives in its slot).  The page below stack_lo must be
+ * inaccessible (it is reported as the guard on overflow).  When the ULP is
+ * dead and nothing runs on its stack any more, release(u) is called (on
+ * another ULP) and the core forgets the stack.  Returns 0 and *out, or
+ * -ENOMEM / -EINVAL as upvm_create.
+ */
+int core_ulp_create_on(upvm_entry_t fn, void *arg, const upvm_attr_t *attr, void *stack_lo,
+                       size_t stack_size, void (*release)(struct ulp *u),
+                       struct ulp **out) HIDDEN NODISCARD;
 
 /* Name for reports: attr name, else the entry's symbol, else "?", followed
  * by what the describer (if any) adds: "worker, PVM task t40002". */

@@ -268,6 +268,14 @@ void core_stack_free(struct ulp *u)
 {
     if (!u->owns_stack)
         return; /* main runs on the thread's own stack */
+    if (u->stack_release) { /* the creator's stack (core_ulp_create_on) */
+        void (*release)(struct ulp *) = u->stack_release;
+        u->stack_release = NULL;
+        u->owns_stack = false;
+        release(u);
+        u->stack_lo = NULL;
+        return;
+    }
     struct stack_class *c = class_for(u->stack_size);
     void *lo = u->stack_lo;
     u->stack_lo = NULL;

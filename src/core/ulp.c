@@ -245,7 +245,10 @@ size_t upvm_default_stack_size(void)
 
 /* ------------------------------------------------------------ creation */
 
-static int ulp_new(const upvm_attr_t *attr, struct ulp **out)
+/* A new ULP object with a stack: the core's (stack_lo NULL) or the given
+ * one. */
+static int ulp_new_on(const upvm_attr_t *attr, void *stack_lo, size_t stack_size,
+                      void (*release)(struct ulp *), struct ulp **out)
 {
     size_t size = attr && attr->stack_size ? attr->stack_size : core_default_stack_size;
     if (size > STACK_SIZE_MAX)
@@ -254,8 +257,14 @@ static int ulp_new(const upvm_attr_t *attr, struct ulp **out)
     if (!u)
         return -ENOMEM;
     int rc = core_timer_reserve((uint32_t)core_sched.nlive + 1);
-    if (rc == 0)
+    if (rc == 0 && stack_lo) {
+        u->stack_lo = stack_lo;
+        u->stack_size = stack_size;
+        u->owns_stack = true;
+        u->stack_release = release;
+    } else if (rc == 0) {
         rc = core_stack_alloc(u, size);
+    }
     if (rc == 0 && (rc = id_register(u)) != 0)
         core_stack_free(u);
     if (rc != 0) {
@@ -270,6 +279,26 @@ static int ulp_new(const upvm_attr_t *attr, struct ulp **out)
     upvm_waitq_init(&u->exitq, "upvm_join");
     core_sched.nlive++;
     core_make_ready(u);
+    *out = u;
+    return 0;
+}
+
+static int ulp_new(const upvm_attr_t *attr, struct ulp **out)
+{
+    return ulp_new_on(attr, NULL, 0, NULL, out);
+}
+
+int core_ulp_create_on(upvm_entry_t fn, void *arg, const upvm_attr_t *attr, void *stack_lo,
+                       size_t stack_size, void (*release)(struct ulp *u), struct ulp **out)
+{
+    if (!fn || !stack_lo || stack_size < UPVM_STACK_MIN || !release)
+        return -EINVAL;
+    struct ulp *u;
+    int rc = ulp_new_on(attr, stack_lo, stack_size, release, &u);
+    if (rc != 0)
+        return rc;
+    u->entry.plain = fn;
+    u->arg = arg;
     *out = u;
     return 0;
 }
