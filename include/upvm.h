@@ -278,6 +278,26 @@ UPVM_API int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask,
 #define UPVM_DELIVER_COPY  1
 UPVM_API int upvm_set_delivery(int strategy);
 
+/* ------------------------------------------------ process-mode programs */
+
+/*
+ * upvm_run_program - run ninst copies of the program at path (built with
+ * upvmcc) as process-mode ULPs of this node, each with argv and envp (NULL:
+ * this process's environment), wait until they end and return the first
+ * non-zero exit status among them (0 if all succeeded, 1 if one could not
+ * be started: the reason is printed).  What `upvm run` does.  Must be
+ * called from the thread that is (or becomes) the node's scheduler.
+ */
+UPVM_API int upvm_run_program(const char *path, int ninst, char **argv, char **envp);
+
+/*
+ * upvm_program_start - called by upvmcc's start-up object before anything
+ * else in a program: in the process the shell started it makes that process
+ * a node and runs the program in it as its first process-mode ULP (and does
+ * not return); in the copies UPVM loads into ULPs it returns at once.
+ */
+UPVM_API void upvm_program_start(int argc, char **argv, char **envp);
+
 /* ------------------------------------------------------------- stacks */
 
 /* The stack size a ULP gets when its attr says 0 (UPVM_STACK_SIZE). */

@@ -34,6 +34,7 @@ enum ulp_state {
  * per-ULP state the core does not know the shape of). */
 enum ulp_ext {
     ULP_EXT_PVM,     /* src/pvm: the task */
+    ULP_EXT_PROC,    /* src/proc: the process state of a process-mode ULP */
     ULP_EXT_MIGRATE, /* src/migrate */
     ULP_EXT_BLT,     /* src/blt: the coupled kernel context */
     ULP_EXT_COUNT

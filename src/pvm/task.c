@@ -13,6 +13,7 @@
  * fills (thread mode: tasks are functions of this executable).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc/proc.h"
 #include "pvm/pvm.h"
 
 struct pvm_node pvm_node;
@@ -82,6 +84,29 @@ static bool registry_find(const char *name, struct task_entry *out)
         }
     pthread_mutex_unlock(&registry_lock);
     return found;
+}
+
+/* Program names of process-mode tasks: kept for the life of the process
+ * (task names, like registered ones, never dangle). */
+struct interned {
+    struct interned *next;
+    char s[];
+};
+static struct interned *interned;
+
+static const char *intern(const char *s)
+{
+    for (struct interned *i = interned; i; i = i->next)
+        if (strcmp(i->s, s) == 0)
+            return i->s;
+    size_t n = strlen(s) + 1;
+    struct interned *i = malloc(sizeof *i + n);
+    if (!i)
+        return "";
+    memcpy(i->s, s, n);
+    i->next = interned;
+    interned = i;
+    return i->s;
 }
 
 /* ------------------------------------------------------------ the node */
@@ -396,6 +421,52 @@ static int spawn_one(struct pvm_task *parent, int flag, const struct task_entry 
     return 0;
 }
 
+/* The directory of the spawning task's program (process mode), for the
+ * search; NULL for thread mode. */
+static const char *spawner_dir(char *buf, size_t len)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return NULL;
+    snprintf(buf, len, "%s", p->path);
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    return buf;
+}
+
+/* One process-mode task: program at path, argv[0] = file. */
+static int spawn_program(struct pvm_task *parent, int flag, const char *file,
+                         const char *path, char **argv, struct pvm_sibs *sibs, int *tid_out)
+{
+    int argc;
+    char **v = argv_build(file, argv, &argc);
+    if (!v)
+        return PvmOutOfRes;
+    struct ulp *u;
+    struct loader_error err = {0, ""};
+    int rc = proc_spawn(path, v, NULL, NULL, &u, &err);
+    free(v);
+    if (rc != 0) {
+        fprintf(stderr, "upvm: pvm_spawn(\"%s\"): %s\n", file, err.msg);
+        return rc == -ENOMEM || rc == -ENOSPC ? PvmOutOfRes : PvmNoFile;
+    }
+    int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : parent->tid;
+    struct pvm_task *t = task_new(u, ptid, parent->ctx);
+    if (!t) {
+        core_ulp_kill(u, 0);
+        return PvmOutOfRes;
+    }
+    const char *slash = strrchr(file, '/');
+    t->name = intern(slash ? slash + 1 : file);
+    t->sibs = sibs;
+    sibs->refs++;
+    sibs->tids[sibs->n++] = t->tid;
+    *tid_out = t->tid;
+    return 0;
+}
+
 int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
 {
     struct pvm_task *t = pvm_current();
@@ -405,8 +476,14 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
         return pvm_fail(t, "pvm_spawn", PvmBadParam);
     int err = spawn_placement(flag, where);
     struct task_entry entry;
-    if (!err && !(file && *file && registry_find(file, &entry)))
-        err = PvmNoFile;
+    char path[PATH_MAX], dir[PATH_MAX];
+    bool program = false; /* process mode: a file; else a registered function */
+    if (!err && !(file && *file && registry_find(file, &entry))) {
+        program = file && *file && proc_find(file, spawner_dir(dir, sizeof dir), path,
+                                             sizeof path) == 0;
+        if (!program)
+            err = PvmNoFile;
+    }
     struct pvm_sibs *sibs = err ? NULL : malloc(sizeof *sibs + (size_t)ntask * sizeof(int));
     if (!err && !sibs)
         err = PvmOutOfRes;
@@ -420,10 +497,16 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     int started = 0;
     for (int i = 0; i < ntask; i++) {
         int tid = 0;
-        int rc = spawn_one(t, flag, &entry, argv, sibs, &tid);
+        int rc = program ? spawn_program(t, flag, file, path, argv, sibs, &tid)
+                         : spawn_one(t, flag, &entry, argv, sibs, &tid);
         started += rc == 0;
         if (tids)
             tids[i] = rc ? rc : tid;
+        if (program && rc == PvmNoFile) { /* the same for every copy: said once */
+            for (int k = i + 1; tids && k < ntask; k++)
+                tids[k] = rc;
+            break;
+        }
     }
     sibs_unref(sibs);
     return started;

@@ -1,0 +1,599 @@
+/*
+ * interpose.c - what a process-mode program gets instead of libc's
+ * process-wide functions and variables (the loader binds these names here
+ * before looking in the node's libraries; proc_resolve is the table).
+ *
+ *   malloc family        the ULP's own heap (inside its slot).  A pointer
+ *                        that libc allocated (strdup, getline with NULL,
+ *                        ...) is freed by libc's free.
+ *   exit family          the ULP ends (atexit handlers, finalisers); the
+ *                        node goes on.  abort() ends the ULP with a report.
+ *   sleep family         the ULP sleeps; the others run.
+ *   getopt, environ,     per-ULP copies of libc's per-process state: the
+ *   __progname, ...      program's GOT entries point into struct proc.
+ *   fork, exec, system,  refused with a message naming the call and the ULP
+ *   threads, handlers    (a ULP is not an OS process); signal dispositions
+ *                        SIG_IGN/SIG_DFL are passed on (they act on the
+ *                        whole node, as documented).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc/proc.h"
+
+/* ------------------------------------------------------------ reports */
+
+void proc_refuse(const char *call, const char *why)
+{
+    struct ulp *u = core_on_sched_thread ? core_current() : NULL;
+    char name[160];
+    if (u)
+        fprintf(stderr, "upvm: ULP %d (%s) called %s: %s\n", u->id,
+                core_ulp_name(u, name, sizeof name), call, why);
+    else
+        fprintf(stderr, "upvm: %s: %s\n", call, why);
+}
+
+#define NOT_A_PROCESS "not supported in a process-mode ULP (a ULP is not an OS process)"
+
+/* ------------------------------------------------------------ heap */
+
+static void *ip_malloc(size_t n)
+{
+    struct proc *p = proc_current();
+    return p ? mem_heap_malloc(p->heap, n) : malloc(n);
+}
+
+static void *ip_calloc(size_t count, size_t n)
+{
+    struct proc *p = proc_current();
+    return p ? mem_heap_calloc(p->heap, count, n) : calloc(count, n);
+}
+
+/* Which allocator a pointer belongs to. */
+enum owner { OWNER_LIBC, OWNER_MINE, OWNER_OTHER };
+
+static enum owner owner_of(struct proc *p, const void *ptr)
+{
+    if (p && mem_heap_owns(p->heap, ptr))
+        return OWNER_MINE;
+    return mem_slot_of(ptr) >= 0 ? OWNER_OTHER : OWNER_LIBC;
+}
+
+static void ip_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    struct proc *p = proc_current();
+    switch (owner_of(p, ptr)) {
+    case OWNER_MINE:
+        mem_heap_free(p->heap, ptr);
+        break;
+    case OWNER_LIBC:
+        free(ptr);
+        break;
+    case OWNER_OTHER:
+        proc_refuse("free()", "the pointer is not from this ULP's heap (ignored)");
+        break;
+    }
+}
+
+static void *ip_realloc(void *ptr, size_t n)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return realloc(ptr, n);
+    if (!ptr || owner_of(p, ptr) == OWNER_MINE)
+        return mem_heap_realloc(p->heap, ptr, n);
+    if (owner_of(p, ptr) == OWNER_OTHER) {
+        proc_refuse("realloc()", "the pointer is not from this ULP's heap");
+        errno = EINVAL;
+        return NULL;
+    }
+    /* libc's block: move it into the ULP's heap */
+    void *q = mem_heap_malloc(p->heap, n);
+    if (q) {
+        size_t old = malloc_usable_size(ptr);
+        memcpy(q, ptr, old < n ? old : n);
+        free(ptr);
+    }
+    return q;
+}
+
+static void *ip_reallocarray(void *ptr, size_t count, size_t n)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(count, n, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return ip_realloc(ptr, bytes);
+}
+
+static void *ip_memalign(size_t align, size_t n)
+{
+    struct proc *p = proc_current();
+    return p ? mem_heap_memalign(p->heap, align, n) : memalign(align, n);
+}
+
+static int ip_posix_memalign(void **out, size_t align, size_t n)
+{
+    if (align < sizeof(void *) || (align & (align - 1)))
+        return EINVAL;
+    void *q = ip_memalign(align, n);
+    if (!q)
+        return ENOMEM;
+    *out = q;
+    return 0;
+}
+
+static void *ip_aligned_alloc(size_t align, size_t n)
+{
+    return ip_memalign(align, n);
+}
+
+static void *ip_valloc(size_t n)
+{
+    return ip_memalign((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+static void *ip_pvalloc(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return ip_memalign(page, (n + page - 1) & ~(page - 1));
+}
+
+static size_t ip_malloc_usable_size(void *ptr)
+{
+    struct proc *p = proc_current();
+    if (!ptr)
+        return 0;
+    return owner_of(p, ptr) == OWNER_MINE ? mem_heap_usable_size(p->heap, ptr)
+                                          : malloc_usable_size(ptr);
+}
+
+/* ------------------------------------------------------------ exit */
+
+static _Noreturn void ip_exit(int status)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        exit(status);
+    proc_exit(p, status, false);
+}
+
+static _Noreturn void ip__exit(int status)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        _exit(status);
+    proc_exit(p, status, true);
+}
+
+static _Noreturn void ip_abort(void)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        abort();
+    proc_refuse("abort()", "the ULP ends with status 134; the node goes on");
+    proc_exit(p, 128 + SIGABRT, true);
+}
+
+static int atexit_add(void (*fn)(void *), void *arg, bool with_arg)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return -1;
+    if (p->natexits == p->capatexits) {
+        int cap = p->capatexits ? 2 * p->capatexits : 32;
+        struct proc_atexit *a =
+            mem_heap_realloc(p->heap, p->atexits, (size_t)cap * sizeof *a);
+        if (!a)
+            return -1;
+        p->atexits = a;
+        p->capatexits = cap;
+    }
+    p->atexits[p->natexits++] = (struct proc_atexit){fn, arg, with_arg};
+    return 0;
+}
+
+static int ip_atexit(void (*fn)(void))
+{
+    void (*f)(void *);
+    memcpy(&f, &fn, sizeof f);
+    return atexit_add(f, NULL, false);
+}
+
+static int ip_cxa_atexit(void (*fn)(void *), void *arg, void *dso)
+{
+    return atexit_add(fn, arg, true);
+}
+
+/* ------------------------------------------------------------ sleep */
+
+static unsigned int ip_sleep(unsigned int s)
+{
+    upvm_sleep_ns((uint64_t)s * 1000000000u);
+    return 0;
+}
+
+static int ip_usleep(useconds_t us)
+{
+    upvm_sleep_ns((uint64_t)us * 1000u);
+    return 0;
+}
+
+static int ip_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    if (!req || req->tv_sec < 0 || req->tv_nsec < 0 || req->tv_nsec >= 1000000000) {
+        errno = EINVAL;
+        return -1;
+    }
+    upvm_sleep_ns((uint64_t)req->tv_sec * 1000000000u + (uint64_t)req->tv_nsec);
+    if (rem)
+        *rem = (struct timespec){0, 0};
+    return 0;
+}
+
+/* ------------------------------------------------------------ refused */
+
+static pid_t ip_fork(void)
+{
+    proc_refuse("fork()", NOT_A_PROCESS "; start tasks with pvm_spawn");
+    errno = ENOSYS;
+    return -1;
+}
+
+static int refuse_exec(const char *call)
+{
+    proc_refuse(call, NOT_A_PROCESS "; start programs with pvm_spawn");
+    errno = ENOSYS;
+    return -1;
+}
+
+static int ip_execve(const char *f, char *const a[], char *const e[]) { return refuse_exec("execve()"); }
+static int ip_execv(const char *f, char *const a[]) { return refuse_exec("execv()"); }
+static int ip_execvp(const char *f, char *const a[]) { return refuse_exec("execvp()"); }
+static int ip_execvpe(const char *f, char *const a[], char *const e[]) { return refuse_exec("execvpe()"); }
+static int ip_execl(const char *f, const char *a, ...) { return refuse_exec("execl()"); }
+static int ip_execlp(const char *f, const char *a, ...) { return refuse_exec("execlp()"); }
+static int ip_execle(const char *f, const char *a, ...) { return refuse_exec("execle()"); }
+
+static int ip_system(const char *cmd)
+{
+    if (!cmd)
+        return 0; /* "no shell available" */
+    return refuse_exec("system()");
+}
+
+static FILE *ip_popen(const char *cmd, const char *mode)
+{
+    refuse_exec("popen()");
+    return NULL;
+}
+
+static int ip_posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
+                          char *const a[], char *const e[])
+{
+    proc_refuse("posix_spawn()", NOT_A_PROCESS "; start programs with pvm_spawn");
+    return ENOSYS;
+}
+
+static int ip_pthread_create(void *t, const void *attr, void *(*fn)(void *), void *arg)
+{
+    proc_refuse("pthread_create()", "POSIX threads inside a ULP are not supported; "
+                                    "use more PVM tasks");
+    return ENOSYS;
+}
+
+/* Signal dispositions are the node's: SIG_IGN and SIG_DFL pass (except for
+ * the signals UPVM's crash reports need), handlers are refused. */
+static bool disposition_ok(int sig, void (*h)(int))
+{
+    bool crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+                 sig == SIGABRT;
+    return (h == SIG_IGN || h == SIG_DFL) && !crash;
+}
+
+static void (*ip_signal(int sig, void (*h)(int)))(int)
+{
+    if (!disposition_ok(sig, h)) {
+        proc_refuse("signal()", "signal handlers are not supported in process-mode ULPs");
+        errno = ENOSYS;
+        return SIG_ERR;
+    }
+    return signal(sig, h);
+}
+
+static int ip_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (act && ((act->sa_flags & SA_SIGINFO) || !disposition_ok(sig, act->sa_handler))) {
+        proc_refuse("sigaction()", "signal handlers are not supported in process-mode ULPs");
+        errno = ENOSYS;
+        return -1;
+    }
+    return sigaction(sig, act, old);
+}
+
+/* ------------------------------------------------------------ getopt */
+
+/* libc's getopt keeps its state in libc's globals: load the ULP's copies
+ * into them for the call and save them back after it. */
+static void opt_in(struct proc *p)
+{
+    optind = p->optind;
+    opterr = p->opterr;
+    optopt = p->optopt;
+    optarg = p->optarg;
+}
+
+static void opt_out(struct proc *p)
+{
+    p->optind = optind;
+    p->opterr = opterr;
+    p->optopt = optopt;
+    p->optarg = optarg;
+}
+
+static int ip_getopt(int argc, char *const argv[], const char *opts)
+{
+    struct proc *p = proc_current();
+    if (p)
+        opt_in(p);
+    int r = getopt(argc, argv, opts);
+    if (p)
+        opt_out(p);
+    return r;
+}
+
+static int ip_getopt_long(int argc, char *const argv[], const char *opts,
+                          const struct option *lo, int *index)
+{
+    struct proc *p = proc_current();
+    if (p)
+        opt_in(p);
+    int r = getopt_long(argc, argv, opts, lo, index);
+    if (p)
+        opt_out(p);
+    return r;
+}
+
+static int ip_getopt_long_only(int argc, char *const argv[], const char *opts,
+                               const struct option *lo, int *index)
+{
+    struct proc *p = proc_current();
+    if (p)
+        opt_in(p);
+    int r = getopt_long_only(argc, argv, opts, lo, index);
+    if (p)
+        opt_out(p);
+    return r;
+}
+
+/* ------------------------------------------------------------ environment */
+
+/* The index of name's entry in p's environment, or -1. */
+static int env_find(struct proc *p, const char *name, size_t len)
+{
+    for (int i = 0; i < p->nenv; i++)
+        if (strncmp(p->environ[i], name, len) == 0 && p->environ[i][len] == '=')
+            return i;
+    return -1;
+}
+
+static char *ip_getenv(const char *name)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return getenv(name);
+    int i = env_find(p, name, strlen(name));
+    return i < 0 ? NULL : p->environ[i] + strlen(name) + 1;
+}
+
+/* Put entry (owned by the heap) in the environment, replacing name's. */
+static int env_put(struct proc *p, char *entry, size_t namelen)
+{
+    int i = env_find(p, entry, namelen);
+    if (i >= 0) {
+        p->environ[i] = entry; /* the old string may still be in use: kept */
+        return 0;
+    }
+    if (p->nenv + 1 >= p->capenv) {
+        int cap = 2 * p->capenv + 8;
+        char **v = mem_heap_malloc(p->heap, (size_t)cap * sizeof *v);
+        if (!v) {
+            errno = ENOMEM;
+            return -1;
+        }
+        memcpy(v, p->environ, (size_t)(p->nenv + 1) * sizeof *v);
+        p->environ = v; /* the old array may be someone's environ copy: kept */
+        p->capenv = cap;
+    }
+    p->environ[p->nenv++] = entry;
+    p->environ[p->nenv] = NULL;
+    return 0;
+}
+
+static int ip_setenv(const char *name, const char *value, int overwrite)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return setenv(name, value, overwrite);
+    size_t len = name ? strlen(name) : 0;
+    if (!len || strchr(name, '=')) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!overwrite && env_find(p, name, len) >= 0)
+        return 0;
+    size_t vlen = strlen(value);
+    char *e = mem_heap_malloc(p->heap, len + vlen + 2);
+    if (!e) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(e, name, len);
+    e[len] = '=';
+    memcpy(e + len + 1, value, vlen + 1);
+    return env_put(p, e, len);
+}
+
+static int ip_putenv(char *entry)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return putenv(entry);
+    char *eq = strchr(entry, '=');
+    if (!eq) { /* glibc: putenv("NAME") removes NAME */
+        int i = env_find(p, entry, strlen(entry));
+        if (i >= 0) {
+            p->environ[i] = p->environ[--p->nenv];
+            p->environ[p->nenv] = NULL;
+        }
+        return 0;
+    }
+    return env_put(p, entry, (size_t)(eq - entry));
+}
+
+static int ip_unsetenv(const char *name)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return unsetenv(name);
+    size_t len = name ? strlen(name) : 0;
+    if (!len || strchr(name, '=')) {
+        errno = EINVAL;
+        return -1;
+    }
+    int i;
+    while ((i = env_find(p, name, len)) >= 0) {
+        p->environ[i] = p->environ[--p->nenv];
+        p->environ[p->nenv] = NULL;
+    }
+    return 0;
+}
+
+static int ip_clearenv(void)
+{
+    struct proc *p = proc_current();
+    if (!p)
+        return clearenv();
+    p->nenv = 0;
+    p->environ[0] = NULL;
+    return 0;
+}
+
+/* ------------------------------------------------------------ the table */
+
+/* Functions: the same address for every ULP. */
+struct fn_entry {
+    const char *name;
+    void *addr;
+};
+
+#define FN(name, fn) {name, (void *)(fn)}
+
+/* Sorted by name (bsearch). */
+static const struct fn_entry functions[] = {
+    FN("_Exit", ip__exit),
+    FN("__cxa_atexit", ip_cxa_atexit),
+    FN("_exit", ip__exit),
+    FN("abort", ip_abort),
+    FN("aligned_alloc", ip_aligned_alloc),
+    FN("atexit", ip_atexit),
+    FN("calloc", ip_calloc),
+    FN("clearenv", ip_clearenv),
+    FN("execl", ip_execl),
+    FN("execle", ip_execle),
+    FN("execlp", ip_execlp),
+    FN("execv", ip_execv),
+    FN("execve", ip_execve),
+    FN("execvp", ip_execvp),
+    FN("execvpe", ip_execvpe),
+    FN("exit", ip_exit),
+    FN("fork", ip_fork),
+    FN("free", ip_free),
+    FN("getenv", ip_getenv),
+    FN("getopt", ip_getopt),
+    FN("getopt_long", ip_getopt_long),
+    FN("getopt_long_only", ip_getopt_long_only),
+    FN("malloc", ip_malloc),
+    FN("malloc_usable_size", ip_malloc_usable_size),
+    FN("memalign", ip_memalign),
+    FN("nanosleep", ip_nanosleep),
+    FN("popen", ip_popen),
+    FN("posix_memalign", ip_posix_memalign),
+    FN("posix_spawn", ip_posix_spawn),
+    FN("posix_spawnp", ip_posix_spawn),
+    FN("pthread_create", ip_pthread_create),
+    FN("putenv", ip_putenv),
+    FN("pvalloc", ip_pvalloc),
+    FN("realloc", ip_realloc),
+    FN("reallocarray", ip_reallocarray),
+    FN("secure_getenv", ip_getenv),
+    FN("setenv", ip_setenv),
+    FN("sigaction", ip_sigaction),
+    FN("signal", ip_signal),
+    FN("sleep", ip_sleep),
+    FN("system", ip_system),
+    FN("unsetenv", ip_unsetenv),
+    FN("usleep", ip_usleep),
+    FN("valloc", ip_valloc),
+    FN("vfork", ip_fork),
+};
+
+static int cmp_entry(const void *key, const void *e)
+{
+    return strcmp(key, ((const struct fn_entry *)e)->name);
+}
+
+/* Variables: an address inside the ULP's own struct proc. */
+static void *variable(const char *name, struct proc *p)
+{
+    if (!strcmp(name, "optind"))
+        return &p->optind;
+    if (!strcmp(name, "opterr"))
+        return &p->opterr;
+    if (!strcmp(name, "optopt"))
+        return &p->optopt;
+    if (!strcmp(name, "optarg"))
+        return &p->optarg;
+    if (!strcmp(name, "environ") || !strcmp(name, "__environ") || !strcmp(name, "_environ"))
+        return &p->environ;
+    if (!strcmp(name, "__progname") || !strcmp(name, "program_invocation_short_name"))
+        return &p->progname;
+    if (!strcmp(name, "__progname_full") || !strcmp(name, "program_invocation_name"))
+        return &p->progname_full;
+    return NULL;
+}
+
+/* The table must stay sorted for bsearch: checked once, loudly. */
+static void check_sorted(void)
+{
+    static bool checked;
+    if (checked)
+        return;
+    checked = true;
+    for (size_t i = 1; i < ARRAY_SIZE(functions); i++)
+        if (strcmp(functions[i - 1].name, functions[i].name) >= 0) {
+            fprintf(stderr, "upvm: bug: interposition table not sorted at %s\n",
+                    functions[i].name);
+            abort();
+        }
+}
+
+void *proc_resolve(const char *name, void *ctx)
+{
+    check_sorted();
+    const struct fn_entry *e =
+        bsearch(name, functions, ARRAY_SIZE(functions), sizeof functions[0], cmp_entry);
+    return e ? e->addr : variable(name, ctx);
+}

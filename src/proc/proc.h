@@ -1,0 +1,95 @@
+/*
+ * proc.h - process-mode ULPs: a ULP that runs its own copy of a program.
+ *
+ * A process-mode ULP owns a slot of the node's window (src/mem): its copy of
+ * the program image (src/loader) at the slot's base, its heap after the
+ * image, its stack at the top.  The program runs as if it were a process of
+ * its own: private globals and heap, its own argv, environment, getopt
+ * state and atexit list; exit() ends the ULP, not the node.  Calls that
+ * would act on the whole OS process (fork, exec, threads, signal handlers)
+ * are refused with a message naming the ULP (interpose.c).
+ *
+ * Layering: below the PVM layer (pvm_spawn starts programs through
+ * proc_spawn; the PVM task of a ULP ends through the core's exit hooks when
+ * the ULP ends), above core, mem and loader.
+ */
+#ifndef UPVM_PROC_H
+#define UPVM_PROC_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "core/core.h"
+#include "loader/loader.h"
+#include "mem/mem.h"
+
+/* An atexit/__cxa_atexit registration. */
+struct proc_atexit {
+    void (*fn)(void *);
+    void *arg;
+    bool with_arg; /* __cxa_atexit(fn, arg): fn(arg); atexit(fn): fn() */
+};
+
+/* The process state of a process-mode ULP.  It lives in the ULP's own heap
+ * (inside its slot), so it moves with the ULP. */
+struct proc {
+    int slot;
+    struct loader_instance inst;
+    mem_heap_t *heap;
+
+    /* what libc keeps per process: the program's GOT points here */
+    int optind, opterr, optopt;
+    char *optarg;
+    char *progname;       /* __progname, program_invocation_short_name */
+    char *progname_full;  /* __progname_full, program_invocation_name */
+    char **environ;       /* environ, __environ */
+    int nenv, capenv;
+
+    int argc;
+    char **argv;
+
+    struct proc_atexit *atexits;
+    int natexits, capatexits;
+    bool exiting;
+
+    char path[PATH_MAX];  /* the program, as opened */
+};
+
+/* The process-mode state of the running ULP, or NULL (thread mode). */
+static inline struct proc *proc_current(void)
+{
+    return core_on_sched_thread ? core_current()->ext[ULP_EXT_PROC] : NULL;
+}
+
+/*
+ * Start a process-mode ULP running the program at path (a file name, no
+ * search: see proc_find) with argv (NULL-terminated; argv[0] is the name
+ * the program sees) and envp (NULL: the node's environment).  The ULP is
+ * ready to run when this returns; *out is it.  Errors: a negative errno
+ * and a message in *err (the loader's, or "no free slot ...").
+ */
+int proc_spawn(const char *path, char *const argv[], char *const envp[],
+               const upvm_attr_t *attr, struct ulp **out, struct loader_error *err) HIDDEN;
+
+/*
+ * Find the program `name` as PVM users expect: a name with a '/' as it is;
+ * otherwise in the spawner's directory (spawner_dir, may be NULL), the
+ * current directory, each directory of $PVM_PATH (':'-separated), then
+ * $PVM_ROOT/bin/$PVM_ARCH.  Writes the path found into out (size len) and
+ * returns 0, or -ENOENT.
+ */
+int proc_find(const char *name, const char *spawner_dir, char *out, size_t len) HIDDEN;
+
+/* End the calling process-mode ULP as exit(status) ends a process: its
+ * atexit handlers (last registered first), then its finalisers; stdio is
+ * flushed; the ULP ends with status & 0xff.  quick: _exit (no handlers). */
+_Noreturn void proc_exit(struct proc *p, int status, bool quick) HIDDEN;
+
+/* The interposition table: the address the loader binds name to in a
+ * program loaded for p, or NULL (loader_resolver_t). */
+void *proc_resolve(const char *name, void *p) HIDDEN;
+
+/* Report "upvm: ULP 3 (master, PVM task t40001) called fork(): ..." */
+void proc_refuse(const char *call, const char *why) HIDDEN;
+
+#endif /* UPVM_PROC_H */

@@ -1,0 +1,85 @@
+/*
+ * start.c - starting a job from a process-mode program: the program run
+ * from the shell (through upvmcc's start-up object) and `upvm run`.
+ *
+ * A program built with upvmcc carries a constructor that calls
+ * upvm_program_start before anything else of the program runs.  The first
+ * time (in the process the shell started) it turns that process into a
+ * node: it re-executes itself once with address randomisation off (so that
+ * libraries sit at the same addresses in every node: DESIGN.md decision 3),
+ * then loads the program again, as the first process-mode ULP, into a slot,
+ * runs the job and exits with that ULP's status: the copy of the program the
+ * kernel loaded never reaches its main.  In the copies the loader makes, the
+ * constructor finds the node running and returns at once.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <unistd.h>
+
+#include "proc/proc.h"
+
+static bool node_started;
+
+/* Run again with ASLR off, once (UPVM_ASLR=keep skips it). */
+static void reexec_without_aslr(char **argv)
+{
+    const char *keep = getenv("UPVM_ASLR");
+    int pers = personality(0xffffffff);
+    if ((keep && strcmp(keep, "keep") == 0) || pers == -1 || (pers & ADDR_NO_RANDOMIZE))
+        return;
+    if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1)
+        return;
+    execv("/proc/self/exe", argv);
+    /* could not: go on with randomisation (one node needs no fixed layout) */
+    (void)personality((unsigned long)pers);
+}
+
+int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
+{
+    int rc = core_enter();
+    if (rc != 0)
+        return rc;
+    node_started = true;
+    upvm_id_t *ids = calloc((size_t)ninst, sizeof *ids);
+    if (!ids)
+        return -ENOMEM;
+    int started = 0;
+    for (int i = 0; i < ninst; i++) {
+        struct ulp *u;
+        struct loader_error err = {0, ""};
+        if ((rc = proc_spawn(path, argv, envp, NULL, &u, &err)) != 0) {
+            fprintf(stderr, "upvm: cannot start %s: %s\n", path, err.msg);
+            break;
+        }
+        ids[started++] = u->id;
+    }
+    int status = started == ninst ? 0 : 1;
+    for (int i = 0; i < started; i++) {
+        int st = 0;
+        if (upvm_join(ids[i], &st) == 0 && st != 0 && status == 0)
+            status = st;
+    }
+    free(ids);
+    return status;
+}
+
+void upvm_program_start(int argc, char **argv, char **envp)
+{
+    if (node_started || core_on_sched_thread)
+        return; /* a copy loaded into a ULP: the node is running */
+    reexec_without_aslr(argv);
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "upvm: cannot find this program's file (/proc/self/exe): %s\n",
+                strerror(errno));
+        exit(127);
+    }
+    self[n] = '\0';
+    int status = upvm_run_program(self, 1, argv, envp);
+    exit(status < 0 ? 1 : status); /* the tasks it spawned finish first (pvm) */
+}

@@ -1,0 +1,40 @@
+#!/bin/bash
+# test-proc.sh BUILD_DIR - process-mode programs built with upvmcc.
+set -u
+build=$1
+tmp=$(mktemp -d /tmp/upvm-proc.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cc=$build/tools/upvmcc/upvmcc
+src=$(dirname "$0")
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$cc" -O2 -o "$tmp/family" "$src/family.c" || fail "upvmcc family.c"
+"$cc" -O2 -o "$tmp/refused" "$src/refused.c" -lpthread || fail "upvmcc refused.c"
+"$cc" -show -o x x.c | grep -q -- "-fPIC" || fail "upvmcc -show"
+
+# 1. the master started from the shell spawns copies of itself
+out=$(cd "$tmp" && timeout 20 ./family 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "family exited $rc"
+grep -q '^OK$' <<<"$out" || fail "family did not report OK"
+[ "$(grep -c 'atexit handler ran' <<<"$out")" = 3 ] || fail "atexit handlers: $out"
+
+# 2. refused calls name the call and the ULP; exit() status is the job's
+out=$(cd "$tmp" && timeout 20 ./refused 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 5 ] || fail "refused exited $rc, expected 5"
+for call in 'fork()' 'system()' 'execlp()' 'pthread_create()' 'signal()'; do
+    grep -q "upvm: ULP [0-9]* (refused.*) called $call" <<<"$out" || fail "no report for $call"
+done
+
+# 3. upvm run -n starts SPMD copies
+out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run -n 3 ./refused 2>&1); rc=$?
+[ $rc -eq 5 ] || fail "upvm run exited $rc"
+[ "$(grep -c 'refusals OK' <<<"$out")" = 3 ] || fail "upvm run -n 3: $out"
+
+# 4. a program not built with upvmcc is refused with the way out
+cc -O2 -no-pie -o "$tmp/nopie" "$src/refused.c" -lpthread
+out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run ./nopie 2>&1); rc=$?
+[ $rc -ne 0 ] || fail "a non-PIE ran"
+grep -q "upvmcc" <<<"$out" || fail "no advice to rebuild with upvmcc: $out"
+echo ok
