@@ -17,3 +17,5 @@ prio=()
 if [ "$(id -u)" = 0 ]; then prio=(nice -n -15); fi
 echo "== bench_core (ULP core vs the OS), pinned to cpu $CPU"
 "${prio[@]}" taskset -c "$CPU" ./build/bench/bench_core "${args[@]}"
+echo "== bench_heap (per-ULP heap vs glibc malloc), pinned to cpu $CPU"
+"${prio[@]}" taskset -c "$CPU" ./build/bench/bench_heap "${args[@]}"

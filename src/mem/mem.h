@@ -12,7 +12,8 @@
  *
  *   UPVM_WINDOW_BASE  address of the window (default 0x200000000000, 32 TiB)
  *   UPVM_SLOT_SIZE    bytes per slot, a power of two >= 64 MiB (default 1G)
- *   UPVM_SLOTS        number of slots (default: as many as fit in 32 TiB)
+ *   UPVM_SLOTS        number of slots (default: as many as fit in 32 TiB,
+ *                     or below 128 TiB when the base is high; at most 2^24)
  *
  * The heap.  A single-threaded allocator whose every byte of metadata
  * lives inside the region it manages (inside the ULP's slot), so that the
@@ -48,11 +49,16 @@ int mem_window_init(void) HIDDEN NODISCARD;
 const struct mem_window *mem_window(void) HIDDEN;
 
 /* A free slot, lowest index first: its index, or -ENOSPC when all are in
- * use.  The slot's memory is PROT_NONE until its user maps or commits it. */
+ * use.  The slot's memory is PROT_NONE until its user maps or commits it.
+ * Reserves the window first when mem_window_init has not run (and returns
+ * its error when that fails). */
 int mem_slot_alloc(void) HIDDEN NODISCARD;
 
 /* Give slot i back: everything in it is unmapped (back to the PROT_NONE,
- * no-memory reservation) and the slot may be handed out again. */
+ * no-memory reservation, one mmap) and the slot may be handed out again.
+ * A slot that is not in use is a caller's bug: reported, then abort().  If
+ * the kernel refuses the mmap (map limit), the slot stays reserved and is
+ * never handed out again. */
 void mem_slot_free(int i) HIDDEN;
 
 /* The first byte of slot i. */
@@ -65,8 +71,10 @@ static inline void *mem_slot_base(const struct mem_window *w, int i)
 int mem_slot_of(const void *p) HIDDEN;
 
 /* Make [p, p + len) of a slot readable and writable, zero-filled, private
- * (p and len page-aligned).  0, or -ENOMEM (with the vm.max_map_count
- * advice when that is the cause). */
+ * (p and len page-aligned): whatever was mapped there is replaced.  The
+ * memory is accounted (no MAP_NORESERVE), and a commit right after an
+ * earlier one extends the same mapping.  0, or -ENOMEM (with the
+ * vm.max_map_count advice when that is the cause). */
 int mem_commit(void *p, size_t len) HIDDEN NODISCARD;
 
 /* ------------------------------------------------------------ heap */
@@ -76,13 +84,19 @@ typedef struct mem_heap mem_heap_t;
 /*
  * Create a heap managing [lo, lo + size) (page-aligned, inside a slot,
  * PROT_NONE or uncommitted); its metadata is at lo.  Returns the heap or
- * NULL (size too small, or the first commit failed).
+ * NULL with errno EINVAL (not page-aligned, or size < 64 KiB) or ENOMEM
+ * (the first commit failed).  The heap has no destructor: giving its slot
+ * back (mem_slot_free) drops it.
  */
 mem_heap_t *mem_heap_create(void *lo, size_t size) HIDDEN;
 
 /* The C allocation functions on heap h, with the C/POSIX contracts
- * (malloc(0) returns a unique pointer; realloc(NULL, n) = malloc; ...).
- * Out of memory: NULL and errno = ENOMEM.  Alignment: 16 bytes. */
+ * (malloc(0) returns a unique pointer; realloc(NULL, n) = malloc;
+ * realloc(p, 0) frees p and returns NULL, as glibc does; ...).
+ * Out of memory: NULL and errno = ENOMEM (realloc leaves p valid).
+ * Alignment: 16 bytes.  free/realloc/usable_size of a pointer that is not
+ * a live block of h (double free, foreign pointer) is reported and aborts:
+ * callers that may see foreign pointers check mem_heap_owns first. */
 void *mem_heap_malloc(mem_heap_t *h, size_t n) HIDDEN;
 void *mem_heap_calloc(mem_heap_t *h, size_t count, size_t n) HIDDEN;
 void *mem_heap_realloc(mem_heap_t *h, void *p, size_t n) HIDDEN;
@@ -96,7 +110,7 @@ bool mem_heap_owns(const mem_heap_t *h, const void *p) HIDDEN;
 
 /* Bytes in use / committed, for reports and tests. */
 struct mem_heap_stats {
-    size_t in_use;
+    size_t in_use;      /* live blocks, with their 8-byte headers */
     size_t committed;
     size_t allocations; /* live blocks */
 };

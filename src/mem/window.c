@@ -1,0 +1,391 @@
+/*
+ * window.c - the global virtual-address window and its slots (DESIGN.md
+ * decision 3).
+ *
+ * One mmap reserves the whole window: PROT_NONE and MAP_NORESERVE, so it
+ * costs no memory and no commit charge, only page-table-free address space
+ * and a single VMA.  MAP_FIXED_NOREPLACE puts it at the same address in
+ * every node or fails; it never lands elsewhere and never clobbers a
+ * mapping (a kernel older than 4.17 ignores the flag and treats the address
+ * as a hint: that is detected and refused, since a window somewhere else is
+ * useless for migration).
+ *
+ * Slots are equal power-of-two slices, so the slot of an address is a
+ * shift.  A bitmap (one bit per slot, set = in use) hands out the lowest
+ * free slot first, which keeps live slots dense at the bottom of the
+ * window; a hint remembers the first word that may have a free bit.
+ *
+ * Giving a slot back is one mmap(MAP_FIXED) of a fresh PROT_NONE,
+ * MAP_NORESERVE range over the whole slot: whatever the ULP had there
+ * (image, heap, stack, file mappings) is dropped in one call, its memory
+ * is returned, and the new range merges back into the neighbouring
+ * reservation, so the VMA count goes down again.
+ *
+ * mem_commit maps anonymous read-write memory with MAP_FIXED: the range
+ * reads as zeros whatever was there before, and a commit that extends an
+ * earlier one merges with it (one VMA for a growing heap).  When the
+ * kernel refuses because the process has hit vm.max_map_count, the error
+ * says so and gives the sysctl that raises it.
+ *
+ * The bitmap lives in ordinary malloc memory of the node: it describes the
+ * window, it is not part of any ULP's state.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mem/mem.h"
+
+#if UPVM_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define DEFAULT_BASE ((uintptr_t)0x200000000000ULL) /* 32 TiB */
+#define DEFAULT_SPAN ((uint64_t)32 << 40)           /* 32 TiB of slots */
+#define DEFAULT_SLOT ((size_t)1 << 30)              /* 1 GiB */
+#define SLOT_MIN ((size_t)64 << 20)                 /* 64 MiB */
+#define SLOT_MAX ((size_t)1 << 40)                  /* 1 TiB */
+#define SLOTS_MAX (1u << 24)                        /* 2 MiB of bitmap */
+
+static struct {
+    struct mem_window w;
+    bool ready;
+    unsigned shift;  /* log2(slot_size) */
+    uint64_t *map;   /* bit set = slot in use; bits past nslots are set */
+    uint32_t nwords;
+    uint32_t hint;   /* no free bit in map[0 .. hint) */
+} win;
+
+/* ------------------------------------------------------------ settings */
+
+/* "1G", "256M", "65536", "64MiB": bytes with an optional binary suffix. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end != '\0' || v > (~0ULL >> 1) >> shift)
+        return false;
+    *out = v << shift;
+    return true;
+}
+
+static COLD int bad_setting(const char *name, const char *value, const char *want)
+{
+    fprintf(stderr, "upvm: %s='%s' is not valid: %s\n", name, value, want);
+    return -EINVAL;
+}
+
+static int read_base(uintptr_t *base)
+{
+    const char *s = getenv("UPVM_WINDOW_BASE");
+    *base = DEFAULT_BASE;
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    long page = sysconf(_SC_PAGESIZE);
+    if (errno || end == s || *end || *s == '-' || v == 0 ||
+        v % (unsigned long long)page)
+        return bad_setting("UPVM_WINDOW_BASE", s,
+                           "give a page-aligned address, e.g. "
+                           "UPVM_WINDOW_BASE=0x200000000000 (the default)");
+    *base = (uintptr_t)v;
+    return 0;
+}
+
+static int read_slot_size(size_t *size)
+{
+    const char *s = getenv("UPVM_SLOT_SIZE");
+    *size = DEFAULT_SLOT;
+    if (!s || !*s)
+        return 0;
+    uint64_t v;
+    if (!parse_size(s, &v) || v < SLOT_MIN || v > SLOT_MAX || (v & (v - 1)))
+        return bad_setting("UPVM_SLOT_SIZE", s,
+                           "give a power of two from 64M to 1T with an optional "
+                           "K, M, G or T suffix, e.g. UPVM_SLOT_SIZE=1G (the default)");
+    *size = (size_t)v;
+    return 0;
+}
+
+/* The default count fills DEFAULT_SPAN, or what is left of the 47-bit user
+ * address space above the base when less. */
+static uint32_t default_slots(uintptr_t base, size_t slot)
+{
+    uint64_t top = (uint64_t)1 << 47, span = DEFAULT_SPAN;
+    if (base < top && top - base < span)
+        span = top - base;
+    uint64_t n = span / slot;
+    return n > SLOTS_MAX ? SLOTS_MAX : (uint32_t)n;
+}
+
+static int read_slots(uintptr_t base, size_t slot, uint32_t *n)
+{
+    const char *s = getenv("UPVM_SLOTS");
+    *n = default_slots(base, slot);
+    if (!s || !*s) {
+        if (*n == 0)
+            return bad_setting("UPVM_WINDOW_BASE", getenv("UPVM_WINDOW_BASE"),
+                               "no slot fits between it and 128 TiB: choose a "
+                               "lower base, e.g. 0x200000000000");
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v == 0 || v > SLOTS_MAX ||
+        v * slot > UINTPTR_MAX - base)
+        return bad_setting("UPVM_SLOTS", s,
+                           "give a number of slots from 1 to 16777216 whose "
+                           "total size fits above UPVM_WINDOW_BASE, e.g. UPVM_SLOTS=1024");
+    *n = (uint32_t)v;
+    return 0;
+}
+
+/* ------------------------------------------------------------ window */
+
+/* A base to suggest: right after the window when it fits below 128 TiB,
+ * else 16 TiB. */
+static uintptr_t other_base(uintptr_t base, size_t len)
+{
+    uintptr_t tb = (uintptr_t)1 << 40, next = (base + len + tb - 1) & ~(tb - 1);
+    return next + len <= ((uintptr_t)1 << 47) ? next : 16 * tb;
+}
+
+static COLD int window_taken(uintptr_t base, size_t len, bool ignored_flag)
+{
+    fprintf(stderr,
+            "upvm: cannot reserve the address window [%#lx, %#lx): %s.\n"
+            "upvm: every node of a job needs it at the same address; choose "
+            "another base for all of them, e.g.\n"
+            "upvm:     UPVM_WINDOW_BASE=%#lx\n",
+            (unsigned long)base, (unsigned long)(base + len),
+            ignored_flag ? "this kernel does not honour MAP_FIXED_NOREPLACE "
+                           "(Linux < 4.17) and the range is partly in use"
+                         : "part of it is already mapped",
+            (unsigned long)other_base(base, len));
+    return -EEXIST;
+}
+
+static COLD int window_no_room(uintptr_t base, size_t len)
+{
+    fprintf(stderr,
+            "upvm: cannot reserve the address window [%#lx, %#lx) (%s): it does "
+            "not fit in the address space (check ulimit -v), or choose fewer "
+            "slots (UPVM_SLOTS), smaller ones (UPVM_SLOT_SIZE) or another "
+            "UPVM_WINDOW_BASE\n",
+            (unsigned long)base, (unsigned long)(base + len), strerror(errno));
+    return -ENOMEM;
+}
+
+static int reserve(uintptr_t base, size_t len)
+{
+    void *want = (void *)base;
+    void *p = mmap(want, len, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return errno == EEXIST ? window_taken(base, len, false)
+                               : window_no_room(base, len);
+    if (p != want) { /* the flag was taken as a mere hint */
+        munmap(p, len);
+        return window_taken(base, len, true);
+    }
+    return 0;
+}
+
+static int make_bitmap(uint32_t nslots)
+{
+    uint32_t nwords = (nslots + 63) / 64;
+    uint64_t *map = calloc(nwords, sizeof *map);
+    if (!map)
+        return -ENOMEM;
+    if (nslots % 64) /* the tail of the last word is never free */
+        map[nwords - 1] = ~0ULL << (nslots % 64);
+    win.map = map;
+    win.nwords = nwords;
+    win.hint = 0;
+    return 0;
+}
+
+int mem_window_init(void)
+{
+    if (win.ready)
+        return 0;
+    uintptr_t base;
+    size_t slot;
+    uint32_t nslots;
+    int r;
+    if ((r = read_base(&base)) || (r = read_slot_size(&slot)) ||
+        (r = read_slots(base, slot, &nslots)))
+        return r;
+    size_t len = (size_t)nslots * slot;
+    if ((r = make_bitmap(nslots)))
+        return r;
+    if ((r = reserve(base, len))) {
+        free(win.map);
+        win.map = NULL;
+        return r;
+    }
+    win.w = (struct mem_window){base, slot, nslots};
+    win.shift = (unsigned)__builtin_ctzl(slot);
+    win.ready = true;
+    return 0;
+}
+
+const struct mem_window *mem_window(void)
+{
+    return &win.w;
+}
+
+/* ------------------------------------------------------------ slots */
+
+int mem_slot_alloc(void)
+{
+    if (!win.ready) {
+        int r = mem_window_init();
+        if (r)
+            return r;
+    }
+    for (uint32_t i = win.hint; i < win.nwords; i++) {
+        if (win.map[i] == ~0ULL)
+            continue;
+        unsigned bit = (unsigned)__builtin_ctzll(~win.map[i]);
+        win.map[i] |= 1ULL << bit;
+        win.hint = i;
+        return (int)(i * 64 + bit);
+    }
+    win.hint = win.nwords;
+    return -ENOSPC;
+}
+
+static bool slot_in_use(int i)
+{
+    return win.ready && i >= 0 && (uint32_t)i < win.w.nslots &&
+           (win.map[i / 64] >> (i % 64) & 1);
+}
+
+void mem_slot_free(int i)
+{
+    if (!slot_in_use(i)) {
+        fprintf(stderr, "upvm: mem_slot_free(%d): not a slot in use (a bug in "
+                        "the caller)\n", i);
+        abort();
+    }
+    void *lo = mem_slot_base(&win.w, i);
+    void *p = mmap(lo, win.w.slot_size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) {
+        /* Replacing the slot's mappings may need a VMA more than the limit
+         * allows.  Keep the slot marked in use: it is never handed out
+         * with stale contents. */
+        fprintf(stderr, "upvm: cannot release slot %d: %s; it stays reserved\n",
+                i, strerror(errno));
+        return;
+    }
+#if UPVM_ASAN
+    /* A heap in the slot poisoned its free blocks; the next owner starts
+     * clean (ASan releases the shadow pages of big ranges, so this is cheap). */
+    ASAN_UNPOISON_MEMORY_REGION(lo, win.w.slot_size);
+#endif
+    win.map[i / 64] &= ~(1ULL << (i % 64));
+    if ((uint32_t)i / 64 < win.hint)
+        win.hint = (uint32_t)i / 64;
+}
+
+int mem_slot_of(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (!win.ready || a < win.w.base)
+        return -1;
+    uintptr_t i = (a - win.w.base) >> win.shift;
+    return i < win.w.nslots ? (int)i : -1;
+}
+
+/* ------------------------------------------------------------ commit */
+
+static unsigned long read_ulong(const char *path)
+{
+    unsigned long v = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%lu", &v) != 1)
+            v = 0;
+        fclose(f);
+    }
+    return v;
+}
+
+static unsigned long count_mappings(void)
+{
+    unsigned long n = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return 0;
+    for (int c; (c = getc(f)) != EOF;)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* ENOMEM from mmap is either memory (commit charge) or the per-process map
+ * limit; say which, and what to do about the second. */
+static COLD void report_commit_failure(size_t len)
+{
+    unsigned long limit = read_ulong("/proc/sys/vm/max_map_count");
+    unsigned long used = count_mappings();
+    if (limit && used + 16 >= limit) {
+        fprintf(stderr,
+                "upvm: cannot commit ULP memory: the kernel's limit on memory "
+                "mappings per process (vm.max_map_count = %lu) is reached "
+                "(%lu in use).\n"
+                "upvm: raise the limit, e.g.:\n"
+                "upvm:     sudo sysctl -w vm.max_map_count=%lu\n",
+                limit, used, limit * 4);
+        return;
+    }
+    static bool told;
+    if (!told) {
+        told = true;
+        fprintf(stderr, "upvm: cannot commit %zu bytes of ULP memory: out of "
+                        "memory (see vm.overcommit_memory and ulimit -v)\n", len);
+    }
+}
+
+int mem_commit(void *p, size_t len)
+{
+    if (len == 0)
+        return 0;
+    void *q = mmap(p, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (q == MAP_FAILED) {
+        int e = errno;
+        if (e == ENOMEM)
+            report_commit_failure(len);
+        return e == ENOMEM ? -ENOMEM : -e;
+    }
+    return 0;
+}
