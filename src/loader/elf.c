@@ -133,7 +133,8 @@ static const char *not_a_pie_reason(uint16_t type)
     }
 }
 
-static int check_ehdr(struct loader_image *img, struct loader_error *err)
+/* e_ident: is it an ELF file, and one of ours? */
+static int check_ident(struct loader_image *img, struct loader_error *err)
 {
     const unsigned char *id = img->file;
     if (img->size < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0) {
@@ -152,6 +153,14 @@ static int check_ehdr(struct loader_image *img, struct loader_error *err)
         id[EI_VERSION] != EV_CURRENT)
         return malformed(img, err, "not a little-endian ELF64 header (class %u, data %u)",
                          id[EI_CLASS], id[EI_DATA]);
+    return 0;
+}
+
+static int check_ehdr(struct loader_image *img, struct loader_error *err)
+{
+    int rc = check_ident(img, err);
+    if (rc)
+        return rc;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->file;
     if (eh->e_machine != EM_X86_64)
         return loader_fail(err, -ENOEXEC, "%s is built for another machine (e_machine %u), "

@@ -122,9 +122,12 @@ static void test_two_instances(void)
 
     loader_run_fini(&a);
     CHECK_EQ(INT_AT(&a, "fini_runs"), 1);
+    CHECK_EQ(INT_AT(&a, "atexit_runs"), 1); /* __cxa_finalize(a's __dso_handle) */
     CHECK_EQ(INT_AT(&b, "fini_runs"), 0);
+    CHECK_EQ(INT_AT(&b, "atexit_runs"), 0);
     loader_run_fini(&b);
     CHECK_EQ(INT_AT(&b, "fini_runs"), 1);
+    CHECK_EQ(INT_AT(&b, "atexit_runs"), 1);
     free_last_alloc(&a);
     free_last_alloc(&b);
     loader_unmap(&a);

@@ -15,10 +15,17 @@ int counter = 5;      /* .data */
 int big[8192];        /* .bss: 32 KiB, several pages */
 int init_runs;
 int fini_runs;
+int atexit_runs;  /* atexit handlers belong to the instance (__dso_handle) */
 int hook_result;
 void *last_alloc;
 
-__attribute__((constructor)) static void count_init(void) { init_runs++; }
+static void count_atexit(void) { atexit_runs++; }
+
+__attribute__((constructor)) static void count_init(void)
+{
+    init_runs++;
+    atexit(count_atexit);
+}
 __attribute__((destructor)) static void count_fini(void) { fini_runs++; }
 
 /* Defined here: a test makes the import loader_test_hook bind to this. */
