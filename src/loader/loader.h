@@ -53,11 +53,17 @@ struct loader_error {
 /*
  * Open and check the program at path (an absolute or relative file name;
  * no search here), load its DT_NEEDED libraries into the node, and return
- * the parsed image (cached: the same path, device and inode give the same
- * image, with a reference count).  Errors (NULL returned, *err filled):
- * not ELF / not x86-64 / not ET_DYN with an entry (not a PIE), PT_TLS
- * (thread-local variables are not supported yet), TEXTREL, truncated or
- * inconsistent headers, a needed library that does not load.
+ * the parsed image (cached: the same device and inode, with the same size
+ * and mtime, give the same image, with a reference count).  Every
+ * relocation is checked here, so these are open errors too (NULL
+ * returned, *err filled): not ELF / not x86-64 / not ET_DYN with an entry
+ * (not a PIE), a shared library instead of a program, no exported main,
+ * PT_TLS or TLS relocations (thread-local variables are not supported
+ * yet), TEXTREL, R_X86_64_COPY and other unsupported relocations,
+ * truncated or inconsistent headers or tables, a needed library that does
+ * not load (DT_RUNPATH/DT_RPATH with $ORIGIN is honoured).  Only an
+ * undefined symbol is left for loader_instantiate (the resolver may have
+ * it).
  */
 struct loader_image *loader_image_open(const char *path, struct loader_error *err) HIDDEN;
 void loader_image_put(struct loader_image *img) HIDDEN;
@@ -74,6 +80,8 @@ struct loader_instance {
     struct loader_image *img;
     uintptr_t base;             /* load bias: where vaddr 0 is */
     int (*main)(int, char **, char **); /* the program's main */
+    void (**preinit_array)(int, char **, char **);
+    size_t npreinit;
     void (**init_array)(int, char **, char **);
     size_t ninit;
     void (*init)(void);         /* DT_INIT, or NULL */
@@ -84,19 +92,26 @@ struct loader_instance {
 
 /*
  * Map img at base (page-aligned, with loader_image_span(img) bytes of
- * reserved, unused address space) and relocate it, resolving symbols with
+ * reserved, unused address space, which mappings replace with MAP_FIXED)
+ * and relocate it, resolving symbols with
  * resolver(name, inst_ctx) as above.  Runs no code of the program except
- * IRELATIVE resolvers.  On error everything mapped is unmapped again.
- * main must be exported (upvmcc links with -rdynamic); a program without
- * main is an error.
+ * ifunc resolvers (IRELATIVE, own STT_GNU_IFUNC symbols), after every
+ * other relocation.  On error the range is PROT_NONE-reserved again.  The
+ * only error left for this step besides mmap failures: an undefined
+ * strong symbol (-ENOENT, naming it and the libraries searched).
  */
 int loader_instantiate(struct loader_image *img, void *base, loader_resolver_t resolver,
                        void *inst_ctx, struct loader_instance *out,
                        struct loader_error *err) HIDDEN NODISCARD;
 
-/* Run the instance's initialisers (DT_INIT, then DT_INIT_ARRAY with argc,
- * argv, envp as glibc does) / finalisers (DT_FINI_ARRAY in reverse, then
- * DT_FINI), on the calling ULP. */
+/* The address of a symbol the instance defines and exports (an ifunc's
+ * resolved target), or NULL: for the integrator (per-ULP variables such as
+ * the program's own copy of something) and for tests. */
+void *loader_instance_sym(const struct loader_instance *in, const char *name) HIDDEN;
+
+/* Run the instance's initialisers (DT_PREINIT_ARRAY, DT_INIT, then
+ * DT_INIT_ARRAY, the arrays with argc, argv, envp as glibc does) /
+ * finalisers (DT_FINI_ARRAY in reverse, then DT_FINI), on the calling ULP. */
 void loader_run_init(const struct loader_instance *in, int argc, char **argv, char **envp) HIDDEN;
 void loader_run_fini(const struct loader_instance *in) HIDDEN;
 

@@ -1,0 +1,787 @@
+/*
+ * elf.c - reading and checking an x86-64 PIE (ELF64, little endian).
+ *
+ * The whole file is mapped read-only (img->file, img->size) and every
+ * table is reached through file_at(), which translates a virtual address
+ * into the file through the PT_LOAD that holds it and checks bounds and
+ * alignment: nothing read from the file is used before it is checked, so a
+ * corrupt or hostile file gives an error, never a crash (tests/loader
+ * fuzzes this).
+ *
+ * The checks run in the order a user wants to hear about problems: not
+ * ELF / wrong machine / not a PIE first, then unsupported features (TLS,
+ * text relocations), then "is it a program" (PT_INTERP or DF_1_PIE, an
+ * exported main), then each relocation.  Relocations are checked here once
+ * (their type, that they write inside a writable segment, the symbol they
+ * name) so that instance.c can apply them without checking anything.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "loader/loader_impl.h"
+
+#define TLS_MSG "thread-local variables (__thread, thread_local) are not supported in " \
+                "process-mode programs yet"
+
+/* The dynamic section's values that matter here, by tag. */
+struct dyn {
+    uint64_t v[DT_NUM];
+    bool has[DT_NUM];
+    uint64_t gnu_hash, flags_1;
+    bool has_gnu_hash;
+};
+
+struct phinfo {
+    const Elf64_Phdr *dynamic, *relro;
+    bool interp;
+};
+
+int loader_fail(struct loader_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->code = code;
+    return code;
+}
+
+static COLD __attribute__((format(printf, 3, 4))) int
+malformed(const struct loader_image *img, struct loader_error *err, const char *fmt, ...)
+{
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return loader_fail(err, -ENOEXEC, "malformed ELF file %s: %s", img->path, what);
+}
+
+/* ------------------------------------------------------------ addresses */
+
+/* a + b <= limit, without overflow. */
+static bool fits(uint64_t a, uint64_t b, uint64_t limit)
+{
+    return a <= limit && b <= limit - a;
+}
+
+/* The file bytes at [vaddr, vaddr + len), inside one segment's file part,
+ * aligned to align; NULL if not. */
+static const void *file_at(const struct loader_image *img, uint64_t vaddr, uint64_t len,
+                           uint64_t align)
+{
+    if (vaddr % align)
+        return NULL;
+    for (unsigned i = 0; i < img->nseg; i++) {
+        const struct loader_seg *s = &img->seg[i];
+        if (vaddr >= s->vaddr && fits(vaddr - s->vaddr, len, s->filesz))
+            return img->file + s->offset + (vaddr - s->vaddr);
+    }
+    return NULL;
+}
+
+/* How many bytes of file follow vaddr inside its segment (0 if none). */
+static uint64_t file_avail(const struct loader_image *img, uint64_t vaddr)
+{
+    for (unsigned i = 0; i < img->nseg; i++) {
+        const struct loader_seg *s = &img->seg[i];
+        if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+            return s->filesz - (vaddr - s->vaddr);
+    }
+    return 0;
+}
+
+static bool in_segment(const struct loader_image *img, uint64_t vaddr, uint64_t len, int prot)
+{
+    for (unsigned i = 0; i < img->nseg; i++) {
+        const struct loader_seg *s = &img->seg[i];
+        if ((s->prot & prot) == prot && vaddr >= s->vaddr &&
+            fits(vaddr - s->vaddr, len, s->memsz))
+            return true;
+    }
+    return false;
+}
+
+bool elf_writable(const struct loader_image *img, uint64_t vaddr, uint64_t len)
+{
+    return in_segment(img, vaddr, len, PROT_WRITE);
+}
+
+bool elf_in_text(const struct loader_image *img, uint64_t vaddr)
+{
+    return in_segment(img, vaddr, 1, PROT_EXEC);
+}
+
+/* ------------------------------------------------------------ ELF header */
+
+static const char *not_a_pie_reason(uint16_t type)
+{
+    switch (type) {
+    case ET_EXEC:
+        return "not a position-independent executable: rebuild it with upvmcc";
+    case ET_REL:
+        return "an object file (.o), not a program: link it with upvmcc";
+    case ET_CORE:
+        return "a core dump, not a program";
+    default:
+        return NULL;
+    }
+}
+
+/* e_ident: is it an ELF file, and one of ours? */
+static int check_ident(struct loader_image *img, struct loader_error *err)
+{
+    const unsigned char *id = img->file;
+    if (img->size < SELFMAG || memcmp(id, ELFMAG, SELFMAG) != 0) {
+        if (img->size >= 2 && id[0] == '#' && id[1] == '!')
+            return loader_fail(err, -ENOEXEC, "%s is a script, not a compiled program: "
+                               "build the program with upvmcc", img->path);
+        return loader_fail(err, -ENOEXEC, "%s is not an ELF file (not a compiled program)",
+                           img->path);
+    }
+    if (img->size < sizeof(Elf64_Ehdr))
+        return malformed(img, err, "truncated ELF header (%zu bytes)", img->size);
+    if (id[EI_CLASS] == ELFCLASS32)
+        return loader_fail(err, -ENOEXEC, "%s is a 32-bit program: UPVM runs x86-64 programs",
+                           img->path);
+    if (id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB ||
+        id[EI_VERSION] != EV_CURRENT)
+        return malformed(img, err, "not a little-endian ELF64 header (class %u, data %u)",
+                         id[EI_CLASS], id[EI_DATA]);
+    return 0;
+}
+
+static int check_ehdr(struct loader_image *img, struct loader_error *err)
+{
+    int rc = check_ident(img, err);
+    if (rc)
+        return rc;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->file;
+    if (eh->e_machine != EM_X86_64)
+        return loader_fail(err, -ENOEXEC, "%s is built for another machine (e_machine %u), "
+                           "not x86-64", img->path, eh->e_machine);
+    if (eh->e_type != ET_DYN) {
+        const char *why = not_a_pie_reason(eh->e_type);
+        if (why)
+            return loader_fail(err, -ENOEXEC, "%s: %s", img->path, why);
+        return malformed(img, err, "unknown e_type %u", eh->e_type);
+    }
+    if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 ||
+        eh->e_phnum >= PN_XNUM || eh->e_phoff % 8 ||
+        !fits(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr), img->size))
+        return malformed(img, err, "program headers out of the file (offset %llu, %u of %u bytes)",
+                         (unsigned long long)eh->e_phoff, eh->e_phnum, eh->e_phentsize);
+    return 0;
+}
+
+/* ------------------------------------------------------------ program headers */
+
+static int prot_of(uint32_t flags)
+{
+    return (flags & PF_R ? PROT_READ : 0) | (flags & PF_W ? PROT_WRITE : 0) |
+           (flags & PF_X ? PROT_EXEC : 0);
+}
+
+static int add_load(struct loader_image *img, struct loader_error *err, const Elf64_Phdr *ph)
+{
+    if (ph->p_memsz == 0)
+        return 0;
+    if (img->nseg == LOADER_MAX_SEGS)
+        return malformed(img, err, "more than %d PT_LOAD segments", LOADER_MAX_SEGS);
+    if (!fits(ph->p_offset, ph->p_filesz, img->size))
+        return malformed(img, err, "a PT_LOAD segment extends past the end of the file "
+                         "(truncated?)");
+    if (ph->p_filesz > ph->p_memsz || !fits(ph->p_vaddr, ph->p_memsz, LOADER_MAX_SPAN))
+        return malformed(img, err, "PT_LOAD segment sizes are inconsistent");
+    if ((ph->p_vaddr - ph->p_offset) % LOADER_PAGE)
+        return malformed(img, err, "PT_LOAD address and file offset are not page-congruent");
+    if (img->nseg > 0) {
+        const struct loader_seg *prev = &img->seg[img->nseg - 1];
+        if (page_down(ph->p_vaddr) < page_up(prev->vaddr + prev->memsz))
+            return malformed(img, err, "PT_LOAD segments overlap or are out of order");
+    }
+    img->seg[img->nseg++] = (struct loader_seg){
+        .vaddr = ph->p_vaddr, .memsz = ph->p_memsz,
+        .offset = ph->p_offset, .filesz = ph->p_filesz, .prot = prot_of(ph->p_flags)};
+    return 0;
+}
+
+static int scan_phdrs(struct loader_image *img, struct loader_error *err, struct phinfo *pi)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->file;
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(img->file + eh->e_phoff);
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        int rc = 0;
+        switch (ph[i].p_type) {
+        case PT_LOAD: rc = add_load(img, err, &ph[i]); break;
+        case PT_DYNAMIC: pi->dynamic = &ph[i]; break;
+        case PT_INTERP: pi->interp = true; break;
+        case PT_GNU_RELRO: pi->relro = &ph[i]; break;
+        case PT_TLS: rc = loader_fail(err, -ENOEXEC, "%s: " TLS_MSG, img->path); break;
+        default: break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (img->nseg == 0)
+        return malformed(img, err, "no PT_LOAD segment");
+    const struct loader_seg *last = &img->seg[img->nseg - 1];
+    img->span = page_up(last->vaddr + last->memsz);
+    return 0;
+}
+
+/* PT_GNU_RELRO: made read-only after relocation, so it must lie in a
+ * writable segment (whole pages only, as ld.so does). */
+static int set_relro(struct loader_image *img, struct loader_error *err, const Elf64_Phdr *ph)
+{
+    if (!ph || !fits(ph->p_vaddr, ph->p_memsz, LOADER_MAX_SPAN))
+        return ph ? malformed(img, err, "PT_GNU_RELRO out of range") : 0;
+    uint64_t start = page_down(ph->p_vaddr), end = page_down(ph->p_vaddr + ph->p_memsz);
+    if (end <= start)
+        return 0;
+    for (unsigned i = 0; i < img->nseg; i++) {
+        const struct loader_seg *s = &img->seg[i];
+        if ((s->prot & PROT_WRITE) && start >= page_down(s->vaddr) &&
+            end <= page_up(s->vaddr + s->memsz)) {
+            img->relro_start = start;
+            img->relro_end = end;
+            return 0;
+        }
+    }
+    return malformed(img, err, "PT_GNU_RELRO is not inside a writable segment");
+}
+
+/* ------------------------------------------------------------ dynamic section */
+
+static int read_dynamic(struct loader_image *img, struct loader_error *err,
+                        const Elf64_Phdr *ph, struct dyn *d)
+{
+    if (!ph)
+        return loader_fail(err, -ENOEXEC, "%s has no dynamic section: it is statically "
+                           "linked; build it with upvmcc", img->path);
+    const Elf64_Dyn *dyn = file_at(img, ph->p_vaddr, ph->p_filesz, 8);
+    if (!dyn)
+        return malformed(img, err, "the dynamic section is outside the loaded segments");
+    size_t n = ph->p_filesz / sizeof *dyn;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t tag = (uint64_t)dyn[i].d_tag, val = dyn[i].d_un.d_val;
+        if (tag == DT_NULL)
+            return 0;
+        if (tag == DT_NEEDED)
+            img->nneeded++;
+        else if (tag < DT_NUM) {
+            d->v[tag] = val;
+            d->has[tag] = true;
+        } else if (tag == DT_GNU_HASH) {
+            d->gnu_hash = val;
+            d->has_gnu_hash = true;
+        } else if (tag == DT_FLAGS_1) {
+            d->flags_1 = val;
+        }
+    }
+    return malformed(img, err, "the dynamic section has no DT_NULL end");
+}
+
+static int check_dynamic_features(struct loader_image *img, struct loader_error *err,
+                                  const struct dyn *d)
+{
+    if (d->has[DT_TEXTREL] || (d->v[DT_FLAGS] & DF_TEXTREL))
+        return loader_fail(err, -ENOEXEC, "%s has text relocations (DT_TEXTREL): rebuild it "
+                           "with upvmcc (-fPIC)", img->path);
+    if (d->has[DT_REL] || d->has[DT_RELSZ])
+        return malformed(img, err, "REL-format relocations (x86-64 uses RELA)");
+    if (d->has[DT_PLTREL] && d->v[DT_PLTREL] != DT_RELA)
+        return malformed(img, err, "DT_PLTREL is not DT_RELA");
+    return 0;
+}
+
+/* The DT_NEEDED names and DT_RUNPATH (or DT_RPATH), as string table offsets. */
+static int read_needed(struct loader_image *img, struct loader_error *err,
+                       const Elf64_Phdr *ph, const struct dyn *d)
+{
+    const Elf64_Dyn *dyn = file_at(img, ph->p_vaddr, ph->p_filesz, 8);
+    img->runpath = UINT64_MAX;
+    if (d->has[DT_RUNPATH] || d->has[DT_RPATH]) {
+        img->runpath = d->has[DT_RUNPATH] ? d->v[DT_RUNPATH] : d->v[DT_RPATH];
+        if (img->runpath >= img->strsz)
+            return malformed(img, err, "DT_RUNPATH outside the string table");
+    }
+    img->needed = calloc(img->nneeded + 1, sizeof *img->needed);
+    if (!img->needed)
+        return loader_fail(err, -ENOMEM, "%s: out of memory", img->path);
+    for (unsigned i = 0, k = 0; k < img->nneeded; i++) {
+        if ((uint64_t)dyn[i].d_tag != DT_NEEDED)
+            continue;
+        if (dyn[i].d_un.d_val >= img->strsz)
+            return malformed(img, err, "DT_NEEDED name outside the string table");
+        img->needed[k++] = dyn[i].d_un.d_val;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ symbols */
+
+/* GNU hash: the symbol count is not stored; it is one past the last entry
+ * of the longest-reaching chain (the chain of the highest bucket value). */
+static int gnu_hash_setup(struct loader_image *img, struct loader_error *err, uint64_t vaddr)
+{
+    const uint32_t *h = file_at(img, vaddr, 16, 8);
+    if (!h)
+        return malformed(img, err, "DT_GNU_HASH outside the file");
+    uint64_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
+    uint64_t head = 16 + bloom * 8 + nbuckets * 4;
+    if (nbuckets == 0 || !file_at(img, vaddr, head, 8))
+        return malformed(img, err, "DT_GNU_HASH table truncated");
+    const uint32_t *buckets = (const uint32_t *)((const uint8_t *)h + 16 + bloom * 8);
+    uint64_t max = 0;
+    for (uint64_t i = 0; i < nbuckets; i++)
+        max = buckets[i] > max ? buckets[i] : max;
+    uint64_t nsyms = symoffset;
+    if (max) {
+        if (max < symoffset)
+            return malformed(img, err, "DT_GNU_HASH bucket below its symbol offset");
+        const uint32_t *chain = buckets + nbuckets;
+        uint64_t avail = file_avail(img, vaddr + head) / 4;
+        uint64_t i = max - symoffset;
+        while (i < avail && !(chain[i] & 1))
+            i++;
+        if (i >= avail)
+            return malformed(img, err, "DT_GNU_HASH chain runs off the file");
+        nsyms = symoffset + i + 1;
+    }
+    if (nsyms > UINT32_MAX / 2)
+        return malformed(img, err, "DT_GNU_HASH symbol count out of range");
+    img->gnu_hash = h;
+    img->nsyms = (uint32_t)nsyms;
+    return 0;
+}
+
+static int sysv_hash_setup(struct loader_image *img, struct loader_error *err, uint64_t vaddr)
+{
+    const uint32_t *h = file_at(img, vaddr, 8, 4);
+    if (!h || !file_at(img, vaddr, 8 + ((uint64_t)h[0] + h[1]) * 4, 4) || h[0] == 0)
+        return malformed(img, err, "DT_HASH table truncated");
+    if (h[1] > UINT32_MAX / 2)
+        return malformed(img, err, "DT_HASH symbol count out of range");
+    img->sysv_hash = h;
+    img->nsyms = h[1];
+    return 0;
+}
+
+static int setup_symbols(struct loader_image *img, struct loader_error *err, const struct dyn *d)
+{
+    if (!d->has[DT_SYMTAB] || !d->has[DT_STRTAB] || !d->has[DT_STRSZ])
+        return malformed(img, err, "no dynamic symbol table");
+    if (d->has[DT_SYMENT] && d->v[DT_SYMENT] != sizeof(Elf64_Sym))
+        return malformed(img, err, "DT_SYMENT is %llu", (unsigned long long)d->v[DT_SYMENT]);
+    img->strsz = d->v[DT_STRSZ];
+    img->strtab = file_at(img, d->v[DT_STRTAB], img->strsz, 1);
+    /* A string table ends with NUL: then every offset inside it names a
+     * terminated string, and one bound check per name is enough. */
+    if (!img->strtab || img->strsz == 0 || img->strtab[img->strsz - 1] != '\0')
+        return malformed(img, err, "the dynamic string table is out of the file or unterminated");
+    int rc = d->has_gnu_hash ? gnu_hash_setup(img, err, d->gnu_hash)
+             : d->has[DT_HASH] ? sysv_hash_setup(img, err, d->v[DT_HASH])
+             : malformed(img, err, "no symbol hash table (DT_GNU_HASH or DT_HASH)");
+    if (rc)
+        return rc;
+    img->symtab = file_at(img, d->v[DT_SYMTAB], (uint64_t)img->nsyms * sizeof(Elf64_Sym), 8);
+    if (!img->symtab)
+        return malformed(img, err, "the dynamic symbol table is out of the file");
+    return 0;
+}
+
+static const char *sym_name(const struct loader_image *img, const Elf64_Sym *s)
+{
+    return s->st_name < img->strsz ? img->strtab + s->st_name : NULL;
+}
+
+static bool sym_matches(const struct loader_image *img, uint32_t i, const char *name)
+{
+    const Elf64_Sym *s = &img->symtab[i];
+    const char *n = sym_name(img, s);
+    int bind = ELF64_ST_BIND(s->st_info);
+    return n && s->st_shndx != SHN_UNDEF && (bind == STB_GLOBAL || bind == STB_WEAK) &&
+           strcmp(n, name) == 0;
+}
+
+static uint32_t gnu_hash_of(const char *s)
+{
+    uint32_t h = 5381;
+    for (; *s; s++)
+        h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+static uint32_t sysv_hash_of(const char *s)
+{
+    uint32_t h = 0;
+    for (; *s; s++) {
+        h = (h << 4) + (unsigned char)*s;
+        h ^= (h >> 24) & 0xf0;
+    }
+    return h & 0x0fffffff;
+}
+
+static const Elf64_Sym *gnu_lookup(const struct loader_image *img, const char *name)
+{
+    const uint32_t *h = img->gnu_hash;
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
+    const uint32_t *buckets = h + 4 + (size_t)bloom * 2;
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t hash = gnu_hash_of(name);
+    /* chain[] was checked up to index nsyms - symoffset (gnu_hash_setup) */
+    for (uint32_t i = buckets[hash % nbuckets]; i >= symoffset && i < img->nsyms; i++) {
+        uint32_t c = chain[i - symoffset];
+        if ((c | 1) == (hash | 1) && sym_matches(img, i, name))
+            return &img->symtab[i];
+        if (c & 1)
+            break;
+    }
+    return NULL;
+}
+
+static const Elf64_Sym *sysv_lookup(const struct loader_image *img, const char *name)
+{
+    const uint32_t *h = img->sysv_hash;
+    uint32_t nbucket = h[0], nchain = h[1];
+    const uint32_t *chain = h + 2 + nbucket;
+    uint32_t i = h[2 + sysv_hash_of(name) % nbucket];
+    /* at most nchain steps: a corrupt chain may loop */
+    for (uint32_t steps = 0; i != STN_UNDEF && i < nchain && steps < nchain; steps++) {
+        if (sym_matches(img, i, name))
+            return &img->symtab[i];
+        i = chain[i];
+    }
+    return NULL;
+}
+
+const Elf64_Sym *elf_lookup(const struct loader_image *img, const char *name)
+{
+    if (img->gnu_hash)
+        return gnu_lookup(img, name);
+    return img->sysv_hash ? sysv_lookup(img, name) : NULL;
+}
+
+/* ------------------------------------------------------------ program checks */
+
+static int check_program(struct loader_image *img, struct loader_error *err,
+                         const struct phinfo *pi, const struct dyn *d)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->file;
+    if (!pi->interp && !(d->flags_1 & DF_1_PIE))
+        return loader_fail(err, -ENOEXEC, "%s is a shared library, not a program: build the "
+                           "program with upvmcc", img->path);
+    if (eh->e_entry == 0 || !elf_in_text(img, eh->e_entry))
+        return malformed(img, err, "the entry point is not in an executable segment");
+    const Elf64_Sym *m = elf_lookup(img, "main");
+    if (!m)
+        return loader_fail(err, -ENOEXEC, "%s: no exported main: build it with upvmcc (it "
+                           "links with -rdynamic)", img->path);
+    if (m->st_shndx == SHN_ABS || !elf_in_text(img, m->st_value))
+        return malformed(img, err, "main is not in an executable segment");
+    img->main_vaddr = m->st_value;
+    return 0;
+}
+
+/* An array of n pointers at DT_<tag>, DT_<tag>SZ bytes long. */
+static int init_array(struct loader_image *img, struct loader_error *err, const struct dyn *d,
+                      int tag, int sztag, uint64_t *vaddr, size_t *n)
+{
+    if (!d->has[tag])
+        return d->has[sztag] && d->v[sztag] ? malformed(img, err, "array size without array")
+                                            : 0;
+    uint64_t sz = d->v[sztag];
+    if (sz % 8 || !in_segment(img, d->v[tag], sz, PROT_READ) || d->v[tag] % 8)
+        return malformed(img, err, "an init/fini array is out of the loaded segments");
+    *vaddr = d->v[tag];
+    *n = sz / 8;
+    return 0;
+}
+
+static int setup_init_fini(struct loader_image *img, struct loader_error *err,
+                           const struct dyn *d)
+{
+    if ((d->has[DT_INIT] && !elf_in_text(img, d->v[DT_INIT])) ||
+        (d->has[DT_FINI] && !elf_in_text(img, d->v[DT_FINI])))
+        return malformed(img, err, "DT_INIT or DT_FINI is not in an executable segment");
+    img->init = d->has[DT_INIT] ? d->v[DT_INIT] : 0;
+    img->fini = d->has[DT_FINI] ? d->v[DT_FINI] : 0;
+    int rc = init_array(img, err, d, DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ, &img->preinit_array,
+                        &img->npreinit);
+    if (!rc)
+        rc = init_array(img, err, d, DT_INIT_ARRAY, DT_INIT_ARRAYSZ, &img->init_array,
+                        &img->ninit);
+    if (!rc)
+        rc = init_array(img, err, d, DT_FINI_ARRAY, DT_FINI_ARRAYSZ, &img->fini_array,
+                        &img->nfini);
+    return rc;
+}
+
+/* ------------------------------------------------------------ relocations */
+
+static const char *const rel_names[R_X86_64_NUM] = {
+    [R_X86_64_NONE] = "NONE", [R_X86_64_64] = "64", [R_X86_64_PC32] = "PC32",
+    [R_X86_64_GOT32] = "GOT32", [R_X86_64_PLT32] = "PLT32", [R_X86_64_COPY] = "COPY",
+    [R_X86_64_GLOB_DAT] = "GLOB_DAT", [R_X86_64_JUMP_SLOT] = "JUMP_SLOT",
+    [R_X86_64_RELATIVE] = "RELATIVE", [R_X86_64_GOTPCREL] = "GOTPCREL",
+    [R_X86_64_32] = "32", [R_X86_64_32S] = "32S", [R_X86_64_16] = "16",
+    [R_X86_64_PC16] = "PC16", [R_X86_64_8] = "8", [R_X86_64_PC8] = "PC8",
+    [R_X86_64_DTPMOD64] = "DTPMOD64", [R_X86_64_DTPOFF64] = "DTPOFF64",
+    [R_X86_64_TPOFF64] = "TPOFF64", [R_X86_64_TLSGD] = "TLSGD", [R_X86_64_TLSLD] = "TLSLD",
+    [R_X86_64_DTPOFF32] = "DTPOFF32", [R_X86_64_GOTTPOFF] = "GOTTPOFF",
+    [R_X86_64_TPOFF32] = "TPOFF32", [R_X86_64_PC64] = "PC64", [R_X86_64_GOTOFF64] = "GOTOFF64",
+    [R_X86_64_GOTPC32] = "GOTPC32", [R_X86_64_GOT64] = "GOT64",
+    [R_X86_64_GOTPCREL64] = "GOTPCREL64", [R_X86_64_GOTPC64] = "GOTPC64",
+    [R_X86_64_GOTPLT64] = "GOTPLT64", [R_X86_64_PLTOFF64] = "PLTOFF64",
+    [R_X86_64_SIZE32] = "SIZE32", [R_X86_64_SIZE64] = "SIZE64",
+    [R_X86_64_GOTPC32_TLSDESC] = "GOTPC32_TLSDESC", [R_X86_64_TLSDESC_CALL] = "TLSDESC_CALL",
+    [R_X86_64_TLSDESC] = "TLSDESC", [R_X86_64_IRELATIVE] = "IRELATIVE",
+    [R_X86_64_RELATIVE64] = "RELATIVE64", [R_X86_64_GOTPCRELX] = "GOTPCRELX",
+    [R_X86_64_REX_GOTPCRELX] = "REX_GOTPCRELX",
+};
+
+static bool is_tls_rel(uint32_t type)
+{
+    return (type >= R_X86_64_DTPMOD64 && type <= R_X86_64_TPOFF32) ||
+           (type >= R_X86_64_GOTPC32_TLSDESC && type <= R_X86_64_TLSDESC);
+}
+
+static const char *rel_sym_name(const struct loader_image *img, uint32_t sym)
+{
+    const char *n = sym < img->nsyms ? sym_name(img, &img->symtab[sym]) : NULL;
+    return n ? n : "?";
+}
+
+static int bad_rel(struct loader_image *img, struct loader_error *err, uint32_t type,
+                   uint32_t sym)
+{
+    if (type == R_X86_64_COPY)
+        return loader_fail(err, -ENOEXEC, "R_X86_64_COPY relocation for symbol '%s' in %s: "
+                           "build with upvmcc (-fPIC) so none are needed",
+                           rel_sym_name(img, sym), img->path);
+    if (is_tls_rel(type))
+        return loader_fail(err, -ENOEXEC, "%s: R_X86_64_%s relocation: " TLS_MSG, img->path,
+                           rel_names[type]);
+    if (type < R_X86_64_NUM && rel_names[type])
+        return loader_fail(err, -ENOEXEC, "%s: unsupported relocation R_X86_64_%s in a "
+                           "program's dynamic relocations", img->path, rel_names[type]);
+    return malformed(img, err, "unknown relocation type %u", type);
+}
+
+/* Classify symbol i, which a relocation binds to. */
+static int make_ref(struct loader_image *img, struct loader_error *err, uint32_t i,
+                    struct loader_ref *r)
+{
+    const Elf64_Sym *s = &img->symtab[i];
+    r->name = sym_name(img, s);
+    r->value = s->st_value;
+    if (!r->name)
+        return malformed(img, err, "symbol %u's name is outside the string table", i);
+    if (ELF64_ST_TYPE(s->st_info) == STT_TLS)
+        return loader_fail(err, -ENOEXEC, "%s: symbol '%s': " TLS_MSG, img->path, r->name);
+    if (s->st_shndx == SHN_UNDEF) {
+        if (!r->name[0] || ELF64_ST_BIND(s->st_info) == STB_LOCAL)
+            return malformed(img, err, "a relocation names an undefined local symbol (%u)", i);
+        r->kind = REF_IMPORT;
+        r->weak = ELF64_ST_BIND(s->st_info) == STB_WEAK;
+    } else if (s->st_shndx == SHN_ABS) {
+        r->kind = REF_ABS;
+    } else if (ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC) {
+        if (!elf_in_text(img, s->st_value))
+            return malformed(img, err, "ifunc '%s' is not in an executable segment", r->name);
+        r->kind = REF_OWN_IFUNC;
+        img->runs_code = true;
+    } else {
+        r->kind = REF_OWN;
+    }
+    return 0;
+}
+
+static int add_ref(struct loader_image *img, struct loader_error *err, uint32_t sym)
+{
+    if (sym >= img->nsyms)
+        return malformed(img, err, "a relocation names symbol %u of %u", sym, img->nsyms);
+    if (img->ref_of_sym[sym] != UINT32_MAX)
+        return 0;
+    struct loader_ref *r = &img->refs_tab[img->nrefs];
+    *r = (struct loader_ref){0};
+    int rc = make_ref(img, err, sym, r);
+    if (rc)
+        return rc;
+    img->ref_of_sym[sym] = img->nrefs++;
+    return 0;
+}
+
+static int check_rela(struct loader_image *img, struct loader_error *err, const Elf64_Rela *r)
+{
+    uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
+    switch (type) {
+    case R_X86_64_NONE:
+        return 0;
+    case R_X86_64_RELATIVE:
+    case R_X86_64_IRELATIVE:
+    case R_X86_64_64:
+    case R_X86_64_GLOB_DAT:
+    case R_X86_64_JUMP_SLOT:
+        break;
+    default:
+        return bad_rel(img, err, type, sym);
+    }
+    if (!elf_writable(img, r->r_offset, 8))
+        return malformed(img, err, "relocation R_X86_64_%s at %#llx is outside the writable "
+                         "segments", rel_names[type], (unsigned long long)r->r_offset);
+    if (type == R_X86_64_IRELATIVE) {
+        if (!elf_in_text(img, (uint64_t)r->r_addend))
+            return malformed(img, err, "an IRELATIVE resolver is not in an executable segment");
+        img->runs_code = true;
+        return 0;
+    }
+    if (type == R_X86_64_RELATIVE || (type == R_X86_64_64 && sym == 0))
+        return 0;
+    if (sym == 0)
+        return malformed(img, err, "R_X86_64_%s without a symbol", rel_names[type]);
+    return add_ref(img, err, sym);
+}
+
+static const Elf64_Rela *rela_table(struct loader_image *img, const struct dyn *d, int tag,
+                                    int sztag, size_t *n, int *rc, struct loader_error *err)
+{
+    *n = 0;
+    if (!d->has[tag])
+        return NULL;
+    const Elf64_Rela *t = d->has[sztag] ? file_at(img, d->v[tag], d->v[sztag], 8) : NULL;
+    if (!t || d->v[sztag] % sizeof *t) {
+        *rc = malformed(img, err, "a relocation table is out of the file");
+        return NULL;
+    }
+    *n = d->v[sztag] / sizeof *t;
+    return t;
+}
+
+static int setup_tables(struct loader_image *img, struct loader_error *err, const struct dyn *d)
+{
+    int rc = 0;
+    if (d->has[DT_RELAENT] && d->v[DT_RELAENT] != sizeof(Elf64_Rela))
+        return malformed(img, err, "DT_RELAENT is %llu", (unsigned long long)d->v[DT_RELAENT]);
+    img->rela = rela_table(img, d, DT_RELA, DT_RELASZ, &img->nrela, &rc, err);
+    if (!rc)
+        img->jmprel = rela_table(img, d, DT_JMPREL, DT_PLTRELSZ, &img->njmprel, &rc, err);
+    if (rc)
+        return rc;
+    /* Some links make DT_RELASZ cover .rela.plt too: apply it once. */
+    if (img->rela && img->jmprel && img->jmprel >= img->rela &&
+        img->jmprel + img->njmprel == img->rela + img->nrela)
+        img->nrela = (size_t)(img->jmprel - img->rela);
+    if (d->has[DT_RELR]) {
+        if ((d->has[DT_RELRENT] && d->v[DT_RELRENT] != 8) || !d->has[DT_RELRSZ] ||
+            d->v[DT_RELRSZ] % 8 ||
+            !(img->relr = file_at(img, d->v[DT_RELR], d->v[DT_RELRSZ], 8)))
+            return malformed(img, err, "the RELR table is out of the file");
+        img->nrelr = d->v[DT_RELRSZ] / 8;
+    }
+    return 0;
+}
+
+static int check_relocs(struct loader_image *img, struct loader_error *err)
+{
+    img->ref_of_sym = malloc(((size_t)img->nsyms + 1) * sizeof *img->ref_of_sym);
+    img->refs_tab = malloc(((size_t)img->nsyms + 1) * sizeof *img->refs_tab);
+    if (!img->ref_of_sym || !img->refs_tab)
+        return loader_fail(err, -ENOMEM, "%s: out of memory", img->path);
+    memset(img->ref_of_sym, 0xff, ((size_t)img->nsyms + 1) * sizeof *img->ref_of_sym);
+    for (size_t i = 0; i < img->nrela; i++) {
+        int rc = check_rela(img, err, &img->rela[i]);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < img->njmprel; i++) {
+        int rc = check_rela(img, err, &img->jmprel[i]);
+        if (rc)
+            return rc;
+    }
+    if (elf_relr_walk(img, 0))
+        return malformed(img, err, "a RELR relocation is outside the writable segments");
+    return 0;
+}
+
+static bool relr_one(const struct loader_image *img, uintptr_t base, uint64_t where)
+{
+    if (!base)
+        return elf_writable(img, where, 8);
+    uint64_t v;
+    memcpy(&v, (void *)(base + where), 8); /* may be unaligned in a corrupt file */
+    v += base;
+    memcpy((void *)(base + where), &v, 8);
+    return true;
+}
+
+/* RELR: an even entry is an address to relocate (and the start of a run);
+ * an odd one is a bitmap of the 63 words after the run's current position. */
+int elf_relr_walk(const struct loader_image *img, uintptr_t base)
+{
+    uint64_t where = 0;
+    bool started = false;
+    for (size_t i = 0; i < img->nrelr; i++) {
+        uint64_t e = img->relr[i];
+        if (!(e & 1)) {
+            if (!relr_one(img, base, e))
+                return -ENOEXEC;
+            where = e + 8;
+            started = true;
+            continue;
+        }
+        if (!started)
+            return -ENOEXEC;
+        for (unsigned b = 0; (e >>= 1) != 0; b++)
+            if ((e & 1) && !relr_one(img, base, where + (uint64_t)b * 8))
+                return -ENOEXEC;
+        where += 63 * 8;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ entry point */
+
+int elf_parse(struct loader_image *img, struct loader_error *err)
+{
+    struct phinfo pi = {0};
+    struct dyn d = {0};
+    int rc = check_ehdr(img, err);
+    if (!rc)
+        rc = scan_phdrs(img, err, &pi);
+    if (!rc)
+        rc = set_relro(img, err, pi.relro);
+    if (!rc)
+        rc = read_dynamic(img, err, pi.dynamic, &d);
+    if (!rc)
+        rc = check_dynamic_features(img, err, &d);
+    if (!rc)
+        rc = setup_symbols(img, err, &d);
+    if (!rc)
+        rc = check_program(img, err, &pi, &d);
+    if (!rc)
+        rc = read_needed(img, err, pi.dynamic, &d);
+    if (!rc)
+        rc = setup_init_fini(img, err, &d);
+    if (!rc)
+        rc = setup_tables(img, err, &d);
+    if (!rc)
+        rc = check_relocs(img, err);
+    return rc;
+}
+
+void elf_free(struct loader_image *img)
+{
+    free(img->needed);
+    free(img->refs_tab);
+    free(img->ref_of_sym);
+    img->needed = NULL;
+    img->refs_tab = NULL;
+    img->ref_of_sym = NULL;
+}
