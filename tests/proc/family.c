@@ -42,7 +42,7 @@ static int child(int n, int argc, char **argv)
     while ((opt = getopt(argc, argv, "x")) != -1)
         seen_x += opt == 'x';
     atexit(at_exit_handler);
-    pvm_initsend(PvmDataDefault);
+    pvm_initsend(PvmDataRaw); /* raw: an address does not fit an XDR long */
     int report[5] = {n, counter, initialised, constructed, seen_x};
     pvm_pkint(report, 5, 1);
     long addr = (long)heap_block;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # test-proc.sh BUILD_DIR - process-mode programs built with upvmcc.
 set -u
-build=$1
+build=$(cd "$1" && pwd)
 tmp=$(mktemp -d /tmp/upvm-proc.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cc=$build/tools/upvmcc/upvmcc
