@@ -502,7 +502,7 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
         started += rc == 0;
         if (tids)
             tids[i] = rc ? rc : tid;
-        if (program && rc == PvmNoFile) { /* the same for every copy: said once */
+        if (program && rc != 0) { /* the same for every copy: said once */
             for (int k = i + 1; tids && k < ntask; k++)
                 tids[k] = rc;
             break;
