@@ -4,20 +4,25 @@
  *
  * Slot layout (addresses grow to the right):
  *
- *   base                                                      base + slot size
- *   | program image | gap | heap ...                  | gap | stack |
- *     (loader)        page  (mem_heap, grows right)     page  (top of slot)
+ *   base                                                        base + slot size
+ *   | program image | guard | stack (8 MiB) | heap (grows right) ...   |
+ *     (loader)        page                    (mem_heap)
  *
- * The gaps stay PROT_NONE (never committed): the one below the stack is the
- * stack's guard page, the one after the image keeps a heap overrun from
- * scribbling on the program's data.  struct proc, argv and the environment
- * are allocated from the ULP's own heap, so everything the ULP owns is in
- * its slot.
+ * Memory mappings are what limits how many ULPs a node can hold
+ * (vm.max_map_count), so the layout is chosen to need few: the image's
+ * writable segment (anonymous, see loader/instance.c), the stack and the
+ * heap are adjacent anonymous read-write memory, which the kernel keeps as
+ * one mapping; the guard page below the stack is a guard marker inside it
+ * (MADV_GUARD_INSTALL), not a mapping of its own.  A typical ULP then costs
+ * five mappings: three read-only segments, one read-write, and the rest of
+ * the slot's reservation.  struct proc, argv and the environment come from
+ * the ULP's own heap, so everything the ULP owns is in its slot.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -112,17 +117,46 @@ static int proc_setup(struct proc *p, const char *path, char *const argv[],
     return 0;
 }
 
-/* Map the image at the slot's base and make the heap after it. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux 6.13 */
+#endif
+
+/* Make the page at p (committed) a stack guard: a marker inside the
+ * mapping where the kernel has them, else a PROT_NONE page. */
+static int install_guard(void *p)
+{
+    if (madvise(p, page_size(), MADV_GUARD_INSTALL) == 0)
+        return 0;
+    return mprotect(p, page_size(), PROT_NONE) == 0 ? 0 : -errno;
+}
+
+/* Where things go in a slot (see the top of this file). */
+struct slot_layout {
+    char *base, *guard, *stack_lo, *heap_lo, *end;
+};
+
+static struct slot_layout layout_of(const struct loader_image *img, int slot, size_t stack_size)
+{
+    const struct mem_window *w = mem_window();
+    struct slot_layout l;
+    l.base = mem_slot_base(w, slot);
+    l.guard = l.base + round_up(loader_image_span(img), page_size());
+    l.stack_lo = l.guard + page_size();
+    l.heap_lo = l.stack_lo + stack_size;
+    l.end = l.base + w->slot_size;
+    return l;
+}
+
+/* Map the image at the slot's base, then the guard, stack and heap. */
 static int proc_map(struct loader_image *img, int slot, size_t stack_size, struct proc **out,
                     struct loader_error *err)
 {
     const struct mem_window *w = mem_window();
-    char *base = mem_slot_base(w, slot);
     size_t page = page_size();
-    size_t image = round_up(loader_image_span(img), page);
-    char *heap_lo = base + image + page;
-    char *stack_lo = base + w->slot_size - stack_size;
-    if (heap_lo + 16 * page > stack_lo - page) {
+    struct slot_layout l = layout_of(img, slot, stack_size);
+    char *base = l.base, *heap_lo = l.heap_lo;
+    size_t image = (size_t)(l.guard - l.base);
+    if (heap_lo + 16 * page > l.end) {
         err->code = -ENOMEM;
         snprintf(err->msg, sizeof err->msg,
                  "%s needs %zu bytes of image and %zu of stack, more than a slot "
@@ -130,21 +164,21 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
                  stack_size, w->slot_size);
         return err->code;
     }
-    mem_heap_t *heap = mem_heap_create(heap_lo, (size_t)(stack_lo - page - heap_lo));
+    /* guard + stack first: the heap's first commit then extends them */
+    int rc = mem_commit(l.guard, page + stack_size);
+    if (rc == 0)
+        rc = install_guard(l.guard);
+    mem_heap_t *heap = rc == 0 ? mem_heap_create(heap_lo, (size_t)(l.end - heap_lo)) : NULL;
     struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
     if (!p) {
-        err->code = -ENOMEM;
-        snprintf(err->msg, sizeof err->msg, "no memory for a heap in slot %d", slot);
+        err->code = rc ? rc : -ENOMEM;
+        snprintf(err->msg, sizeof err->msg, "no memory for the stack and heap of slot %d",
+                 slot);
         return err->code;
     }
     p->heap = heap;
     p->slot = slot;
-    int rc = loader_instantiate(img, base, proc_resolve, p, &p->inst, err);
-    if (rc == 0 && (rc = mem_commit(stack_lo, stack_size)) != 0) {
-        loader_unmap(&p->inst);
-        err->code = rc;
-        snprintf(err->msg, sizeof err->msg, "no memory for the stack of slot %d", slot);
-    }
+    rc = loader_instantiate(img, base, proc_resolve, p, &p->inst, err);
     *out = p;
     return rc;
 }
@@ -182,9 +216,8 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
     if (rc == 0) {
         upvm_attr_t a = attr ? *attr : (upvm_attr_t)UPVM_ATTR_INIT;
         a.name = p->progname;
-        const struct mem_window *w = mem_window();
-        char *stack_lo = (char *)mem_slot_base(w, slot) + w->slot_size - stack_size;
-        rc = core_ulp_create_on(proc_entry, p, &a, stack_lo, stack_size, proc_release, out);
+        struct slot_layout l = layout_of(img, slot, stack_size);
+        rc = core_ulp_create_on(proc_entry, p, &a, l.stack_lo, stack_size, proc_release, out);
         if (rc != 0) {
             err->code = rc;
             snprintf(err->msg, sizeof err->msg, "cannot create a ULP for %s", path);
