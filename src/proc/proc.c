@@ -103,10 +103,20 @@ static int proc_setup(struct proc *p, const char *path, char *const argv[],
     extern char **environ;
     snprintf(p->path, sizeof p->path, "%s", path);
     p->argv = heap_strv(p->heap, argv, 0, &p->argc);
-    p->environ = heap_strv(p->heap, envp ? envp : environ, 0, &p->nenv);
-    if (!p->argv || !p->environ)
+    if (!p->argv)
         return -ENOMEM;
-    p->capenv = p->nenv + 1;
+    if (envp) {
+        if (!(p->environ = heap_strv(p->heap, envp, 0, &p->nenv)))
+            return -ENOMEM;
+        p->capenv = p->nenv + 1;
+    } else {
+        /* The node's environment, shared until the ULP changes its own
+         * (interpose.c copies the array first: capenv 0 = not owned). */
+        p->environ = environ;
+        while (environ[p->nenv])
+            p->nenv++;
+        p->capenv = 0;
+    }
     const char *name = p->argc > 0 ? p->argv[0] : path;
     const char *slash = strrchr(name, '/');
     p->progname_full = p->argc > 0 ? p->argv[0] : p->path;
