@@ -191,15 +191,15 @@ static unsigned next_bin(const mem_heap_t *h, unsigned i)
     return NBINS;
 }
 
-/* The smallest chunk of at least s bytes among the first BIN_SCAN of bin
- * i, or NULL. */
-static char *best_in_bin(mem_heap_t *h, unsigned i, size_t s)
+/* The smallest chunk of at least s bytes among the first `scan` of bin i,
+ * or NULL. */
+static char *best_in_bin(mem_heap_t *h, unsigned i, size_t s, int scan)
 {
     struct link *head = &h->bins[i];
     char *best = NULL;
     size_t best_size = ~(size_t)0;
     int n = 0;
-    for (struct link *l = head->fd; l != head && n < BIN_SCAN; l = l->fd, n++) {
+    for (struct link *l = head->fd; l != head && n < scan; l = l->fd, n++) {
         size_t cs = csize(chunk_of_link(l));
         if (cs >= s && cs < best_size) {
             best = chunk_of_link(l);
@@ -214,19 +214,21 @@ static char *best_in_bin(mem_heap_t *h, unsigned i, size_t s)
 /* A free chunk of at least s bytes, out of its bin (payload unpoisoned),
  * or NULL.  Nearly best fit: the request's own bin may hold chunks too
  * small, any chunk of a later bin fits; within a bin the smallest of the
- * first BIN_SCAN wins.  Best fit keeps big holes whole for big requests. */
-static char *bin_take(mem_heap_t *h, size_t s)
+ * first `scan` wins.  Best fit keeps big holes whole for big requests; a
+ * block that realloc moves asks for scan 1 (first fit), which tends to
+ * leave free space after it to grow into next time. */
+static char *bin_take(mem_heap_t *h, size_t s, int scan)
 {
     unsigned i = bin_index(s);
     char *c = NULL;
     if (i >= SMALL_BIN_LIMIT / 16 && (h->binmap[i / 64] >> (i % 64) & 1))
-        c = best_in_bin(h, i, s);
+        c = best_in_bin(h, i, s, scan);
     if (!c) {
         i = next_bin(h, i + (i >= SMALL_BIN_LIMIT / 16));
         if (i == NBINS)
             return NULL;
         c = i < SMALL_BIN_LIMIT / 16 ? chunk_of_link(h->bins[i].fd)
-                                     : best_in_bin(h, i, s);
+                                     : best_in_bin(h, i, s, scan);
     }
     bin_unlink(h, c);
     UNPOISON(c, csize(c));
@@ -394,9 +396,9 @@ static void take_from_bin(mem_heap_t *h, char *c, size_t s)
     split_tail(h, c, have, s);
 }
 
-static char *alloc_chunk(mem_heap_t *h, size_t s)
+static char *alloc_chunk(mem_heap_t *h, size_t s, int scan)
 {
-    char *c = bin_take(h, s);
+    char *c = bin_take(h, s, scan);
     if (c) {
         take_from_bin(h, c, s);
     } else if ((size_t)(h->commit_end - h->top) >= s || !h->quick_bytes) {
@@ -406,7 +408,7 @@ static char *alloc_chunk(mem_heap_t *h, size_t s)
         /* Parked small chunks may coalesce into what is needed, and must
          * be used before the heap grows. */
         consolidate(h);
-        return alloc_chunk(h, s);
+        return alloc_chunk(h, s, scan);
     }
     if (c) {
         h->in_use += csize(c);
@@ -417,7 +419,7 @@ static char *alloc_chunk(mem_heap_t *h, size_t s)
 
 static NOINLINE void *malloc_slow(mem_heap_t *h, size_t s)
 {
-    char *c = alloc_chunk(h, s);
+    char *c = alloc_chunk(h, s, BIN_SCAN);
     return c ? payload(c) : fail_enomem();
 }
 
@@ -465,7 +467,7 @@ void *mem_heap_memalign(mem_heap_t *h, size_t align, size_t n)
     size_t s = request_size(n);
     if (!s || align > ((size_t)1 << 40))
         return fail_enomem();
-    char *c = alloc_chunk(h, s + align + MIN_CHUNK);
+    char *c = alloc_chunk(h, s + align + MIN_CHUNK, BIN_SCAN);
     if (!c)
         return fail_enomem();
     uintptr_t p = (uintptr_t)payload(c);
@@ -536,9 +538,13 @@ void *mem_heap_realloc(mem_heap_t *h, void *p, size_t n)
     }
     if (grow_in_place(h, c, s, want))
         return p;
-    void *q = mem_heap_malloc(h, n);
-    if (!q)
-        return NULL; /* p stays valid, errno is ENOMEM */
+    void *q = want <= QUICK_MAX ? mem_heap_malloc(h, n) : NULL;
+    if (!q) {
+        char *nc = alloc_chunk(h, want, 1);
+        if (!nc)
+            return fail_enomem(); /* p stays valid */
+        q = payload(nc);
+    }
     memcpy(q, p, s - HDR);
     mem_heap_free(h, p);
     return q;
