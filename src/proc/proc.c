@@ -260,6 +260,32 @@ void proc_exit(struct proc *p, int status, bool quick)
     upvm_exit(status & 0xff);
 }
 
+/* ------------------------------------------------------------ tasks */
+
+int proc_task_register(struct proc *p, const char *name, int (*fn)(int, char **))
+{
+    if (proc_task_find(p, name))
+        return 0; /* a copy registers once; later calls are no-ops */
+    struct proc_task *t =
+        mem_heap_realloc(p->heap, p->tasks, (size_t)(p->ntasks + 1) * sizeof *t);
+    char *copy = t ? heap_strdup(p->heap, name) : NULL;
+    if (!copy)
+        return -ENOMEM;
+    p->tasks = t;
+    p->tasks[p->ntasks++] = (struct proc_task){copy, fn};
+    return 0;
+}
+
+int (*proc_task_find(struct proc *p, const char *name))(int, char **)
+{
+    const char *slash = strrchr(name, '/');
+    const char *base = slash ? slash + 1 : name;
+    for (int i = 0; i < p->ntasks; i++)
+        if (strcmp(p->tasks[i].name, name) == 0 || strcmp(p->tasks[i].name, base) == 0)
+            return p->tasks[i].fn;
+    return NULL;
+}
+
 /* ------------------------------------------------------------ search */
 
 static bool is_file(const char *path)

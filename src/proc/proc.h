@@ -30,6 +30,13 @@ struct proc_atexit {
     bool with_arg; /* __cxa_atexit(fn, arg): fn(arg); atexit(fn): fn() */
 };
 
+/* A thread-mode task function a process-mode program registered
+ * (UPVM_TASK in a program built with upvmcc): it belongs to that copy. */
+struct proc_task {
+    char *name;
+    int (*fn)(int, char **);
+};
+
 /* The process state of a process-mode ULP.  It lives in the ULP's own heap
  * (inside its slot), so it moves with the ULP. */
 struct proc {
@@ -47,6 +54,9 @@ struct proc {
 
     int argc;
     char **argv;
+
+    struct proc_task *tasks; /* its upvm_task_register calls */
+    int ntasks;
 
     struct proc_atexit *atexits;
     int natexits, capatexits;
@@ -84,6 +94,11 @@ int proc_find(const char *name, const char *spawner_dir, char *out, size_t len) 
  * atexit handlers (last registered first), then its finalisers; stdio is
  * flushed; the ULP ends with status & 0xff.  quick: _exit (no handlers). */
 _Noreturn void proc_exit(struct proc *p, int status, bool quick) HIDDEN;
+
+/* Register / find a thread-mode task function of p's program copy.
+ * 0 or -ENOMEM; find returns NULL when p has none under that name. */
+int proc_task_register(struct proc *p, const char *name, int (*fn)(int, char **)) HIDDEN;
+int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
 
 /* The interposition table: the address the loader binds name to in a
  * program loaded for p, or NULL (loader_resolver_t). */
