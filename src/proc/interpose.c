@@ -621,5 +621,8 @@ void *proc_resolve(const char *name, void *ctx)
     check_sorted();
     const struct fn_entry *e =
         bsearch(name, functions, ARRAY_SIZE(functions), sizeof functions[0], cmp_entry);
-    return e ? e->addr : variable(name, ctx);
+    if (e)
+        return e->addr;
+    void *v = variable(name, ctx);
+    return v ? v : proc_output_resolve(name, ctx);
 }

@@ -76,6 +76,7 @@ static void proc_entry(void *arg)
 {
     struct proc *p = arg;
     core_current()->ext[ULP_EXT_PROC] = p;
+    proc_output_open(p, core_current());
     loader_run_init(&p->inst, p->argc, p->argv, p->environ);
     int status = p->inst.main(p->argc, p->argv, p->environ);
     proc_exit(p, status, false);
@@ -257,6 +258,7 @@ void proc_exit(struct proc *p, int status, bool quick)
         loader_run_fini(&p->inst);
     }
     fflush(NULL); /* stdio is the node's: what this ULP wrote goes out now */
+    proc_output_close(p);
     upvm_exit(status & 0xff);
 }
 

@@ -18,6 +18,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/core.h"
 #include "loader/loader.h"
@@ -50,6 +51,7 @@ struct proc {
     char *progname;       /* __progname, program_invocation_short_name */
     char *progname_full;  /* __progname_full, program_invocation_name */
     char **environ;       /* environ, __environ */
+    FILE *out, *err;      /* stdout, stderr (output.c) */
     int nenv, capenv;
 
     int argc;
@@ -103,6 +105,13 @@ int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
 /* The interposition table: the address the loader binds name to in a
  * program loaded for p, or NULL (loader_resolver_t). */
 void *proc_resolve(const char *name, void *p) HIDDEN;
+
+/* output.c: give p its stdout/stderr (tagged with its tid when
+ * UPVM_OUTPUT_TIDS is set), close them at its end, and the names the loader
+ * binds for them (stdout, stderr; printf & co. when tagging). */
+void proc_output_open(struct proc *p, struct ulp *u) HIDDEN;
+void proc_output_close(struct proc *p) HIDDEN;
+void *proc_output_resolve(const char *name, struct proc *p) HIDDEN;
 
 /* Report "upvm: ULP 3 (master, PVM task t40001) called fork(): ..." */
 void proc_refuse(const char *call, const char *why) HIDDEN;

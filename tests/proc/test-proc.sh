@@ -43,7 +43,13 @@ mkdir -p "$tmp/bin" && cp "$tmp/family" "$tmp/bin/fam"
 out=$(cd / && PVM_PATH="$tmp/bin" timeout 20 "$build/tools/upvm/upvm" run fam 2>&1); rc=$?
 [ $rc -eq 0 ] || fail "PVM_PATH search: $rc $out"
 
-# 6. a program not built with upvmcc is refused with the way out
+# 6. output tagged with the task's tid
+out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run --tag-output ./family 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "tagged family exited $rc: $out"
+grep -q '^\[t40001\] OK$' <<<"$out" || fail "master's line not tagged: $out"
+grep -q '^\[t4000[234]\] child 4[234]: atexit handler ran$' <<<"$out" || fail "children's lines not tagged: $out"
+
+# 7. a program not built with upvmcc is refused with the way out
 cc -O2 -no-pie -o "$tmp/nopie" "$src/refused.c" -lpthread
 out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run ./nopie 2>&1); rc=$?
 [ $rc -ne 0 ] || fail "a non-PIE ran"
