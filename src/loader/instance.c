@@ -268,6 +268,51 @@ int loader_instantiate(struct loader_image *img, void *base, loader_resolver_t r
     return 0;
 }
 
+/* The writable segments' pages: [*lo, *hi) relative to the base. */
+static void writable_range(const struct loader_image *img, uint64_t *lo, uint64_t *hi)
+{
+    *lo = img->span;
+    *hi = 0;
+    for (unsigned i = 0; i < img->nseg; i++) {
+        const struct loader_seg *sg = &img->seg[i];
+        if (!(sg->prot & PROT_WRITE))
+            continue;
+        if (page_down(sg->vaddr) < *lo)
+            *lo = page_down(sg->vaddr);
+        if (page_up(sg->vaddr + sg->memsz) > *hi)
+            *hi = page_up(sg->vaddr + sg->memsz);
+    }
+    if (*hi < *lo)
+        *lo = *hi = 0;
+}
+
+size_t loader_image_writable(const struct loader_image *img, size_t *offset)
+{
+    uint64_t lo, hi;
+    writable_range(img, &lo, &hi);
+    *offset = (size_t)lo;
+    return (size_t)(hi - lo);
+}
+
+int loader_reinstantiate(struct loader_image *img, void *base, loader_resolver_t resolver,
+                         void *inst_ctx, struct loader_instance *out,
+                         struct loader_error *err)
+{
+    uintptr_t b = (uintptr_t)base;
+    for (unsigned i = 0; i < img->nseg; i++) { /* the file's bytes again */
+        const struct loader_seg *sg = &img->seg[i];
+        if (sg->prot & PROT_WRITE)
+            memcpy((void *)(b + sg->vaddr), img->file + sg->offset, sg->filesz);
+    }
+    int rc = relocate(img, b, resolver, inst_ctx, err);
+    if (rc) {
+        reserve(b, img->span);
+        return rc;
+    }
+    fill_instance(img, b, out);
+    return 0;
+}
+
 void *loader_instance_sym(const struct loader_instance *in, const char *name)
 {
     const Elf64_Sym *s = elf_lookup(in->img, name);

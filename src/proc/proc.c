@@ -28,8 +28,26 @@
 
 #include "proc/proc.h"
 
+#if UPVM_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 /* A process's stack, unless attr says otherwise (like a typical ulimit -s). */
 #define PROC_STACK_DEFAULT ((size_t)8 << 20)
+
+/* Slots kept loaded after their ULP ended, for the next ULP of the same
+ * program: reloading one copies the data segment and relocates, where a
+ * fresh slot costs five mappings now and their teardown later (the bulk of
+ * a spawn).  The memory of a kept slot is dropped (MADV_DONTNEED); only its
+ * mappings and page tables stay. */
+#define WARM_MAX 1024
+struct warm_slot {
+    struct loader_image *img; /* holds a reference */
+    int slot;
+    size_t stack_size;
+};
+static struct warm_slot warm[WARM_MAX];
+static int nwarm;
 
 static size_t page_size(void)
 {
@@ -82,7 +100,82 @@ static void proc_entry(void *arg)
     proc_exit(p, status, false);
 }
 
-/* After the ULP died and nothing runs on its stack: give the slot back. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux 6.13 */
+#endif
+
+/* Make the page at p (committed) a stack guard: a marker inside the
+ * mapping where the kernel has them, else a PROT_NONE page. */
+static int install_guard(void *p)
+{
+    if (madvise(p, page_size(), MADV_GUARD_INSTALL) == 0)
+        return 0;
+    return mprotect(p, page_size(), PROT_NONE) == 0 ? 0 : -errno;
+}
+
+/* Where things go in a slot (see the top of this file). */
+struct slot_layout {
+    char *base, *guard, *stack_lo, *heap_lo, *end;
+};
+
+static struct slot_layout layout_of(const struct loader_image *img, int slot, size_t stack_size)
+{
+    const struct mem_window *w = mem_window();
+    struct slot_layout l;
+    l.base = mem_slot_base(w, slot);
+    l.guard = l.base + round_up(loader_image_span(img), page_size());
+    l.stack_lo = l.guard + page_size();
+    l.heap_lo = l.stack_lo + stack_size;
+    l.end = l.base + w->slot_size;
+    return l;
+}
+
+/* Keep p's slot loaded for the next ULP of the same program: drop its
+ * memory, keep its mappings.  False when the cache is full. */
+static bool keep_warm(struct proc *p)
+{
+    if (nwarm == WARM_MAX)
+        return false;
+    struct loader_image *img = p->inst.img;
+    struct slot_layout l = layout_of(img, p->slot, p->stack_size);
+    struct mem_heap_stats hs;
+    mem_heap_stats(p->heap, &hs);
+    size_t woff, wlen = loader_image_writable(img, &woff);
+    warm[nwarm++] = (struct warm_slot){img, p->slot, p->stack_size};
+    /* p lives in the heap: nothing of it is read after this */
+    if (wlen)
+        (void)madvise(l.base + woff, wlen, MADV_DONTNEED);
+    (void)madvise(l.stack_lo, (size_t)(l.heap_lo - l.stack_lo) + hs.committed, MADV_DONTNEED);
+#if UPVM_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(l.heap_lo, hs.committed);
+#endif
+    return true;
+}
+
+/* Give every kept slot back (the node needs the slots or the mappings). */
+static void warm_flush(void)
+{
+    while (nwarm > 0) {
+        struct warm_slot w = warm[--nwarm];
+        mem_slot_free(w.slot); /* its mappings go with the slot */
+        loader_image_put(w.img);
+    }
+}
+
+/* A kept slot of img with that stack size, taken from the cache (its
+ * image reference goes to the caller), or -1. */
+static int take_warm(struct loader_image *img, size_t stack_size)
+{
+    for (int i = nwarm - 1; i >= 0; i--)
+        if (warm[i].img == img && warm[i].stack_size == stack_size) {
+            int slot = warm[i].slot;
+            warm[i] = warm[--nwarm];
+            return slot;
+        }
+    return -1;
+}
+
+/* After the ULP died and nothing runs on its stack: keep or free the slot. */
 static void proc_release(struct ulp *u)
 {
     struct proc *p = u->ext[ULP_EXT_PROC];
@@ -90,6 +183,8 @@ static void proc_release(struct ulp *u)
         p = u->arg;
     u->ext[ULP_EXT_PROC] = NULL;
     u->name = NULL; /* it pointed into the slot */
+    if (keep_warm(p))
+        return;
     struct loader_instance inst = p->inst;
     int slot = p->slot;
     loader_unmap(&inst);
@@ -128,34 +223,24 @@ static int proc_setup(struct proc *p, const char *path, char *const argv[],
     return 0;
 }
 
-#ifndef MADV_GUARD_INSTALL
-#define MADV_GUARD_INSTALL 102 /* Linux 6.13 */
-#endif
-
-/* Make the page at p (committed) a stack guard: a marker inside the
- * mapping where the kernel has them, else a PROT_NONE page. */
-static int install_guard(void *p)
+/* A kept slot: the image, guard and stack are mapped; a new heap, then
+ * the data segment again. */
+static int proc_map_warm(struct loader_image *img, int slot, size_t stack_size,
+                         struct proc **out, struct loader_error *err)
 {
-    if (madvise(p, page_size(), MADV_GUARD_INSTALL) == 0)
-        return 0;
-    return mprotect(p, page_size(), PROT_NONE) == 0 ? 0 : -errno;
-}
-
-/* Where things go in a slot (see the top of this file). */
-struct slot_layout {
-    char *base, *guard, *stack_lo, *heap_lo, *end;
-};
-
-static struct slot_layout layout_of(const struct loader_image *img, int slot, size_t stack_size)
-{
-    const struct mem_window *w = mem_window();
-    struct slot_layout l;
-    l.base = mem_slot_base(w, slot);
-    l.guard = l.base + round_up(loader_image_span(img), page_size());
-    l.stack_lo = l.guard + page_size();
-    l.heap_lo = l.stack_lo + stack_size;
-    l.end = l.base + w->slot_size;
-    return l;
+    struct slot_layout l = layout_of(img, slot, stack_size);
+    mem_heap_t *heap = mem_heap_create(l.heap_lo, (size_t)(l.end - l.heap_lo));
+    struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
+    if (!p) {
+        err->code = -ENOMEM;
+        snprintf(err->msg, sizeof err->msg, "no memory for the heap of slot %d", slot);
+        return err->code;
+    }
+    p->heap = heap;
+    p->slot = slot;
+    p->stack_size = stack_size;
+    *out = p;
+    return loader_reinstantiate(img, l.base, proc_resolve, p, &p->inst, err);
 }
 
 /* Map the image at the slot's base, then the guard, stack and heap. */
@@ -189,6 +274,7 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
     }
     p->heap = heap;
     p->slot = slot;
+    p->stack_size = stack_size;
     rc = loader_instantiate(img, base, proc_resolve, p, &p->inst, err);
     *out = p;
     return rc;
@@ -208,7 +294,20 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
     struct loader_image *img = loader_image_open(path, err);
     if (!img)
         return err->code;
-    int slot = mem_slot_alloc();
+    struct proc *p = NULL;
+    int slot = take_warm(img, stack_size);
+    if (slot >= 0) {
+        loader_image_put(img); /* the kept slot's reference serves */
+        rc = proc_map_warm(img, slot, stack_size, &p, err);
+        if (rc != 0) { /* its mappings are gone (reserved again): start over */
+            loader_image_put(img);
+            mem_slot_free(slot);
+            return rc;
+        }
+    } else if ((slot = mem_slot_alloc()) < 0 && nwarm > 0) {
+        warm_flush(); /* kept slots are a cache: the spawn comes first */
+        slot = mem_slot_alloc();
+    }
     if (slot < 0) {
         loader_image_put(img);
         err->code = slot;
@@ -217,8 +316,13 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
                  "lower UPVM_SLOT_SIZE", mem_window()->nslots);
         return slot;
     }
-    struct proc *p = NULL;
-    rc = proc_map(img, slot, stack_size, &p, err);
+    if (!p) {
+        rc = proc_map(img, slot, stack_size, &p, err);
+        if (rc == -ENOMEM && nwarm > 0) { /* at the mapping limit: free some */
+            warm_flush();
+            rc = proc_map(img, slot, stack_size, &p, err);
+        }
+    }
     if (rc == 0 && (rc = proc_setup(p, path, argv, envp)) != 0) {
         err->code = rc;
         snprintf(err->msg, sizeof err->msg, "no memory for the arguments of %s", path);

@@ -42,6 +42,7 @@ struct proc_task {
  * (inside its slot), so it moves with the ULP. */
 struct proc {
     int slot;
+    size_t stack_size;
     struct loader_instance inst;
     mem_heap_t *heap;
 

@@ -11,6 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$cc" -O2 -o "$tmp/family" "$src/family.c" || fail "upvmcc family.c"
 "$cc" -O2 -o "$tmp/refused" "$src/refused.c" -lpthread || fail "upvmcc refused.c"
 "$cc" -O2 -o "$tmp/coexist" "$src/coexist.c" || fail "upvmcc coexist.c"
+"$cc" -O2 -o "$tmp/reuse" "$src/reuse.c" || fail "upvmcc reuse.c"
 "$cc" -show -o x x.c | grep -q -- "-fPIC" || fail "upvmcc -show"
 
 # 1. the master started from the shell spawns copies of itself
@@ -38,7 +39,12 @@ out=$(cd "$tmp" && timeout 20 ./coexist 2>&1); rc=$?
 echo "$out"
 [ $rc -eq 0 ] || fail "coexist exited $rc"
 
-# 5. spawn finds programs on PVM_PATH
+# 5. a reused slot starts from the program's initial state
+out=$(cd "$tmp" && timeout 20 ./reuse 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "reuse exited $rc"
+
+# 5b. spawn finds programs on PVM_PATH
 mkdir -p "$tmp/bin" && cp "$tmp/family" "$tmp/bin/fam"
 out=$(cd / && PVM_PATH="$tmp/bin" timeout 20 "$build/tools/upvm/upvm" run fam 2>&1); rc=$?
 [ $rc -eq 0 ] || fail "PVM_PATH search: $rc $out"
