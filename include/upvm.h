@@ -285,8 +285,10 @@ UPVM_API int upvm_set_delivery(int strategy);
  * upvmcc) as process-mode ULPs of this node, each with argv and envp (NULL:
  * this process's environment), wait until they end and return the first
  * non-zero exit status among them (0 if all succeeded, 1 if one could not
- * be started: the reason is printed).  What `upvm run` does.  Must be
- * called from the thread that is (or becomes) the node's scheduler.
+ * be started: the reason is printed).  What `upvm run` does.  With
+ * ninst > 1 and envp NULL the copies are started like PVM's console
+ * `spawn -N`: siblings of one pvm_spawn whose parent is a console task.
+ * Must be called from the thread that is (or becomes) the node's scheduler.
  */
 UPVM_API int upvm_run_program(const char *path, int ninst, char **argv, char **envp);
 

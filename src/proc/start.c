@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
+#include "pvm/pvm.h" /* the launcher sits on top of every layer */
 
 static bool node_started;
 
@@ -38,12 +39,47 @@ static void reexec_without_aslr(char **argv)
     (void)personality((unsigned long)pers);
 }
 
+/*
+ * Several copies: started the way PVM's console starts `spawn -N prog`: by
+ * one pvm_spawn from a console task (the node's main ULP), so the copies
+ * are siblings (pvm_siblings lists all N: SPMD programs build their ring
+ * from it) and have a parent (SPMD programs such as gexample read their
+ * input only when they have none).  Returns the first non-zero status.
+ */
+static int run_copies(const char *path, int ninst, char **argv)
+{
+    int *tids = calloc((size_t)ninst, sizeof *tids);
+    upvm_id_t *ids = calloc((size_t)ninst, sizeof *ids);
+    if (!tids || !ids || pvm_mytid() < 0) {
+        free(tids);
+        free(ids);
+        return 1;
+    }
+    int started = pvm_spawn((char *)path, argv + 1, PvmTaskDefault, "", ninst, tids);
+    for (int i = 0; i < ninst; i++) {
+        struct pvm_task *t = tids[i] > 0 ? pvm_task_by_tid(tids[i]) : NULL;
+        ids[i] = t ? t->ulp->id : 0;
+    }
+    int status = started == ninst ? 0 : 1;
+    for (int i = 0; i < ninst; i++) {
+        int st = 0;
+        if (ids[i] > 0 && upvm_join(ids[i], &st) == 0 && st != 0 && status == 0)
+            status = st;
+    }
+    (void)pvm_exit();
+    free(tids);
+    free(ids);
+    return status;
+}
+
 int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
 {
     int rc = core_enter();
     if (rc != 0)
         return rc;
     node_started = true;
+    if (ninst > 1 && !envp)
+        return run_copies(path, ninst, argv);
     upvm_id_t *ids = calloc((size_t)ninst, sizeof *ids);
     if (!ids)
         return -ENOMEM;

@@ -309,6 +309,7 @@ int pvm_lvgroup(char *group)
 int pvm_getinst(char *group, int tid)
 {
     TASK_OR_SYSERR(t);
+    pvm_poll_yield(); /* often polled: let the members come */
     struct grp *g;
     int rc = grp_get(group, &g);
     if (rc == 0 && (rc = inst_of(g, tid)) < 0)
@@ -319,6 +320,7 @@ int pvm_getinst(char *group, int tid)
 int pvm_gettid(char *group, int inst)
 {
     TASK_OR_SYSERR(t);
+    pvm_poll_yield(); /* often polled: let the members come */
     struct grp *g;
     int rc = grp_get(group, &g);
     return group_rc(rc ? rc : tid_of(g, inst));
@@ -327,6 +329,7 @@ int pvm_gettid(char *group, int inst)
 int pvm_gsize(char *group)
 {
     TASK_OR_SYSERR(t);
+    pvm_poll_yield(); /* often polled: let the members come */
     struct grp *g;
     int rc = grp_get(group, &g);
     return group_rc(rc ? rc : g->ntids);

@@ -304,6 +304,8 @@ int pvm_putinfo(char *name, int bufid, int flags)
 int pvm_recvinfo(char *name, int index, int flags)
 {
     TASK_OR_FAIL(t, "pvm_recvinfo");
+    if (!(flags & PvmMboxWaitForInfo))
+        pvm_poll_yield(); /* a polled lookup: let the putter run */
     if (!name_ok(name) || index < 0)
         return pvm_fail(t, "pvm_recvinfo", PvmBadParam);
     /* Like a receive, it frees the receive buffer first, found or not. */
@@ -490,6 +492,7 @@ int pvm_insert(char *name, int req, int data)
 int pvm_lookup(char *name, int req, int *datap)
 {
     TASK_OR_FAIL(t, "pvm_lookup");
+    pvm_poll_yield();
     if (!name_ok(name) || req < -1)
         return pvm_fail(t, "pvm_lookup", PvmBadParam);
     /* -1: the first entry there is.  The receive buffer is not touched. */

@@ -414,6 +414,7 @@ static int receive(struct pvm_task *t, const char *fn, int tid, int tag,
                    int64_t timeout_ns, enum recv_mode mode)
 {
     uint64_t deadline = timeout_ns > 0 ? upvm_now_ns() + (uint64_t)timeout_ns : 0;
+    bool polled = false;
     for (;;) {
         if (unlikely(t->active_mhfs))
             run_handlers(t);
@@ -439,6 +440,11 @@ static int receive(struct pvm_task *t, const char *fn, int tid, int tag,
         if (timeout_ns > 0) {
             uint64_t now = upvm_now_ns();
             left = now < deadline ? (int64_t)(deadline - now) : 0;
+        }
+        if (left == 0 && timeout_ns == 0 && !polled) {
+            polled = true; /* a poll: let the senders run, then look again */
+            pvm_poll_yield();
+            continue;
         }
         if (left == 0)
             return 0;

@@ -196,6 +196,19 @@ void *pvm_task_result(struct pvm_task *t, enum pvm_result which, size_t n, size_
  * mailbox, buffers, queue; the ULP stops being a task. */
 void pvm_task_leave(struct pvm_task *t) HIDDEN;
 
+/*
+ * A call that programs poll in a loop (pvm_nrecv, pvm_probe, pvm_pstat,
+ * pvm_gsize, pvm_lookup, ...) lets the other ready ULPs run first: under
+ * PVM such a call is a round trip to a daemon, during which the others
+ * progress; with cooperative ULPs a loop of calls that never give the CPU
+ * away would wait forever for a task that cannot run.  Costs nothing when
+ * no other ULP is ready.
+ */
+static inline void pvm_poll_yield(void)
+{
+    upvm_yield();
+}
+
 /* ------------------------------------------------------------ errors */
 
 /*

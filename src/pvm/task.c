@@ -636,6 +636,7 @@ int pvm_pstat(int tid)
         return pvm_fail(NULL, "pvm_pstat", PvmSysErr);
     if (!pvm_is_task_tid(tid))
         return pvm_fail(t, "pvm_pstat", PvmBadParam);
+    pvm_poll_yield(); /* while (pvm_pstat(t) == PvmOk) ... must end */
     return pvm_task_by_tid(tid) ? PvmOk : PvmNoTask;
 }
 

@@ -27,9 +27,10 @@ static const char run_help[] =
     "Start N copies (default 1) of PROGRAM as process-mode ULPs of one node.\n"
     "PROGRAM must be built with upvmcc (upvmcc -o prog prog.c).  Each copy\n"
     "runs main(argc, argv) with argv = PROGRAM ARGS..., its own globals, heap\n"
-    "and stack, and is a PVM task with no parent (pvm_parent() ==\n"
-    "PvmNoParent); pvm_siblings() is not set up between the copies: they find\n"
-    "each other with groups or the mailbox, as an SPMD PVM program does.\n"
+    "and stack.  One copy is a PVM task started from the shell\n"
+    "(pvm_parent() == PvmNoParent).  N > 1 copies are started as PVM's\n"
+    "console starts `spawn -N PROGRAM`: by one pvm_spawn from a console task\n"
+    "(t40001, their parent), so pvm_siblings() lists all N in order.\n"
     "\n"
     "PROGRAM is looked up like pvm_spawn does: as given when it contains a\n"
     "'/', else in the current directory, each directory of $PVM_PATH and\n"
@@ -113,8 +114,8 @@ static int cmd_run(int argc, char **argv)
                         "$PVM_ROOT/bin/$PVM_ARCH)\n", argv[i]);
         return 1;
     }
-    extern char **environ;
-    return upvm_run_program(path, (int)n, argv + i, environ);
+    /* NULL environment: the node's (and the console form for N > 1) */
+    return upvm_run_program(path, (int)n, argv + i, NULL);
 }
 
 int main(int argc, char **argv)
