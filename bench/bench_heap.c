@@ -13,7 +13,7 @@
  * (one malloc+free pair, or one realloc); the ratio is heap / glibc (below
  * 1: the heap is faster).  Pin it: taskset -c 0 bench_heap.
  *
- * Usage: bench_heap [-r reps] [-q]
+ * Usage: bench_heap [-r reps] [-q] [row]   (row: small, mixed or realloc)
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -32,6 +32,7 @@
 static int reps = 9;
 static long steps = 4000000;
 static mem_heap_t *heap;
+static const char *only; /* run just this row */
 
 static uint32_t seq_slot[NSEQ];
 static uint32_t seq_small[NSEQ];
@@ -162,6 +163,8 @@ static void compare(const char *name, double (*ours)(const uint32_t *),
 {
     double a[64], b[64];
     int n = reps < 64 ? reps : 64;
+    if (only && strcmp(only, name))
+        return;
     ours(sizes);
     theirs(sizes);
     for (int i = 0; i < n; i++) {
@@ -187,12 +190,14 @@ int main(int argc, char **argv)
         else if (opt == 'q')
             steps /= 10;
         else {
-            fprintf(stderr, "usage: bench_heap [-r reps] [-q]\n");
+            fprintf(stderr, "usage: bench_heap [-r reps] [-q] [small|mixed|realloc]\n");
             return 2;
         }
     }
     if (reps < 1)
         reps = 1;
+    if (optind < argc)
+        only = argv[optind];
     if (mem_window_init() != 0)
         return 1;
     int s = mem_slot_alloc();

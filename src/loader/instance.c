@@ -3,12 +3,19 @@
  * initialisers and finalisers.
  *
  * Mapping: each PT_LOAD goes over the caller's PROT_NONE reservation with
- * MAP_FIXED.  Its file part is mapped MAP_PRIVATE from the image's file
- * descriptor with the segment's own protections, so text and read-only data
- * are the page cache's pages, shared by every instance (and every node);
- * a writable segment's pages are copied only when written (relocations,
- * the program's own stores).  Past the file part, the rest of the last
- * file page is zeroed and .bss gets anonymous zero pages.
+ * MAP_FIXED.  A read-only segment's file part is mapped MAP_PRIVATE from the
+ * image's file descriptor with the segment's own protections, so text and
+ * read-only data are the page cache's pages, shared by every instance (and
+ * every node).  A writable segment is anonymous memory that its file bytes
+ * are copied into (from the image's read-only view of the file): relocation
+ * writes most of its pages anyway, and being anonymous it merges with the
+ * anonymous memory the caller puts right after the image (stack, heap) into
+ * one mapping.  Memory mappings per ULP are what limits how many ULPs a
+ * node holds (vm.max_map_count), so they are counted: three for the
+ * read-only segments of a typical program, one for everything writable.
+ * For the same reason PT_GNU_RELRO is not made read-only (it would split
+ * the writable mapping in two): a hardening measure process-mode ULPs do
+ * without, as docs/process-mode.md says.
  *
  * Relocation, in three steps so that no program code runs before the data
  * it may read is in place (as ld.so orders it):
@@ -64,9 +71,24 @@ static int map_file_part(const struct loader_image *img, const struct loader_seg
     return 0;
 }
 
+/* A writable segment: anonymous memory with the file's bytes copied in. */
+static int map_writable(const struct loader_image *img, const struct loader_seg *s,
+                        uintptr_t base)
+{
+    uint64_t start = page_down(s->vaddr), end = page_up(s->vaddr + s->memsz);
+    void *want = (void *)(base + start);
+    if (mmap(want, end - start, s->prot, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0) !=
+        want)
+        return -errno;
+    memcpy((void *)(base + s->vaddr), img->file + s->offset, s->filesz);
+    return 0;
+}
+
 static int map_segment(const struct loader_image *img, const struct loader_seg *s,
                        uintptr_t base)
 {
+    if (s->prot & PROT_WRITE)
+        return map_writable(img, s, base);
     uint64_t anon = page_down(s->vaddr), end = page_up(s->vaddr + s->memsz);
     if (s->filesz) {
         int rc = map_file_part(img, s, base);
@@ -209,17 +231,6 @@ static int relocate(const struct loader_image *img, uintptr_t base, loader_resol
     return rc;
 }
 
-static int protect_relro(const struct loader_image *img, uintptr_t base,
-                         struct loader_error *err)
-{
-    if (img->relro_end > img->relro_start &&
-        mprotect((void *)(base + img->relro_start), img->relro_end - img->relro_start,
-                 PROT_READ) != 0)
-        return loader_fail(err, -errno, "%s: cannot protect RELRO: %s", img->path,
-                           strerror(errno));
-    return 0;
-}
-
 /* ------------------------------------------------------------ instances */
 
 static void fill_instance(struct loader_image *img, uintptr_t base, struct loader_instance *out)
@@ -249,8 +260,51 @@ int loader_instantiate(struct loader_image *img, void *base, loader_resolver_t r
     int rc = map_all(img, b, err);
     if (!rc)
         rc = relocate(img, b, resolver, inst_ctx, err);
-    if (!rc)
-        rc = protect_relro(img, b, err);
+    if (rc) {
+        reserve(b, img->span);
+        return rc;
+    }
+    fill_instance(img, b, out);
+    return 0;
+}
+
+/* The writable segments' pages: [*lo, *hi) relative to the base. */
+static void writable_range(const struct loader_image *img, uint64_t *lo, uint64_t *hi)
+{
+    *lo = img->span;
+    *hi = 0;
+    for (unsigned i = 0; i < img->nseg; i++) {
+        const struct loader_seg *sg = &img->seg[i];
+        if (!(sg->prot & PROT_WRITE))
+            continue;
+        if (page_down(sg->vaddr) < *lo)
+            *lo = page_down(sg->vaddr);
+        if (page_up(sg->vaddr + sg->memsz) > *hi)
+            *hi = page_up(sg->vaddr + sg->memsz);
+    }
+    if (*hi < *lo)
+        *lo = *hi = 0;
+}
+
+size_t loader_image_writable(const struct loader_image *img, size_t *offset)
+{
+    uint64_t lo, hi;
+    writable_range(img, &lo, &hi);
+    *offset = (size_t)lo;
+    return (size_t)(hi - lo);
+}
+
+int loader_reinstantiate(struct loader_image *img, void *base, loader_resolver_t resolver,
+                         void *inst_ctx, struct loader_instance *out,
+                         struct loader_error *err)
+{
+    uintptr_t b = (uintptr_t)base;
+    for (unsigned i = 0; i < img->nseg; i++) { /* the file's bytes again */
+        const struct loader_seg *sg = &img->seg[i];
+        if (sg->prot & PROT_WRITE)
+            memcpy((void *)(b + sg->vaddr), img->file + sg->offset, sg->filesz);
+    }
+    int rc = relocate(img, b, resolver, inst_ctx, err);
     if (rc) {
         reserve(b, img->span);
         return rc;

@@ -109,6 +109,21 @@ int loader_instantiate(struct loader_image *img, void *base, loader_resolver_t r
  * the program's own copy of something) and for tests. */
 void *loader_instance_sym(const struct loader_instance *in, const char *name) HIDDEN;
 
+/*
+ * Load img again at base, where an instance of it was before (a slot kept
+ * for reuse): its read-only mappings are still there and its writable
+ * segments are still mapped read-write and zero (the caller dropped their
+ * pages with MADV_DONTNEED).  Copies the writable segments' file bytes and
+ * relocates: no mapping system call.  Errors as loader_instantiate.
+ */
+int loader_reinstantiate(struct loader_image *img, void *base, loader_resolver_t resolver,
+                         void *inst_ctx, struct loader_instance *out,
+                         struct loader_error *err) HIDDEN NODISCARD;
+
+/* Where img's writable segments are: returns their length in bytes (page
+ * rounded) and sets *offset to their first byte relative to the base. */
+size_t loader_image_writable(const struct loader_image *img, size_t *offset) HIDDEN;
+
 /* Run the instance's initialisers (DT_PREINIT_ARRAY, DT_INIT, then
  * DT_INIT_ARRAY, the arrays with argc, argv, envp as glibc does) /
  * finalisers (DT_FINI_ARRAY in reverse, then DT_FINI), on the calling ULP. */

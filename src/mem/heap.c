@@ -24,14 +24,18 @@
  *
  * Three places hold free memory:
  *  - quick lists: one LIFO singly-linked list per 16-byte size class for
- *    chunks up to QUICK_MAX.  free and malloc of a small block are a push
- *    and a pop.  Parked chunks keep INUSE, so nobody coalesces with them;
- *    they are folded back into the bins ("consolidated") before the heap
- *    grows and before it reports ENOMEM, which bounds the waste.
- *  - bins: coalesced free chunks in doubly-linked lists, exact 16-byte
+ *    chunks up to QUICK_MAX, at most QUICK_CAP chunks each.  free and
+ *    malloc of a small block are a push and a pop.  Parked chunks keep
+ *    INUSE, so nobody coalesces with them: the cap keeps them from
+ *    peppering the heap and splitting what would coalesce (unbounded lists
+ *    cost 3-6x the live size on a random mix; capped, about 2x).  They are
+ *    also folded back into the bins ("consolidated") before the heap grows
+ *    and before it reports ENOMEM.
+ *  - bins: coalesced free chunks in doubly-linked FIFO lists, exact 16-byte
  *    classes below 1 KiB, then 4 bins per power of two; a bitmap finds the
- *    first non-empty bin.  Search: a few chunks of the request's own bin
- *    (first fit), else the first chunk of the next non-empty bin (all fit).
+ *    first non-empty bin.  Search: nearly best fit (the smallest fitting
+ *    chunk among the first BIN_SCAN of the request's bin, else of the next
+ *    non-empty bin), which keeps big holes whole for big requests.
  *  - top: the untouched space up to commit_end, carved by bumping a
  *    pointer.  A free chunk next to top merges into it, so the chunk below
  *    top is always in use.
@@ -75,7 +79,8 @@
 #define NQUICK (QUICK_MAX / 16 + 1)
 #define NBINS 256
 #define SMALL_BIN_LIMIT 1024 /* exact-size bins below this chunk size */
-#define BIN_SCAN 16          /* chunks tried in the request's own bin */
+#define BIN_SCAN 16          /* chunks looked at per bin for the best fit */
+#define QUICK_CAP 32         /* chunks parked per quick list at most */
 #define HEAP_MIN ((size_t)64 << 10)
 #define GROW_MIN ((size_t)256 << 10)
 #define GROW_MAX ((size_t)64 << 20)
@@ -104,6 +109,7 @@ struct mem_heap {
     size_t quick_bytes;   /* bytes parked in quick lists */
     uint64_t binmap[NBINS / 64];
     void *quick[NQUICK];
+    uint32_t nquick[NQUICK];  /* chunks on each quick list */
     struct link bins[NBINS];
 };
 
@@ -153,10 +159,10 @@ static void bin_insert(mem_heap_t *h, char *c, size_t s)
 {
     unsigned i = bin_index(s);
     struct link *head = &h->bins[i], *l = link_of(c);
-    l->fd = head->fd;
-    l->bk = head;
-    head->fd->bk = l;
-    head->fd = l;
+    l->fd = head; /* at the tail: first in, first out */
+    l->bk = head->bk;
+    head->bk->fd = l;
+    head->bk = l;
     h->binmap[i / 64] |= 1ULL << (i % 64);
 }
 
@@ -185,27 +191,44 @@ static unsigned next_bin(const mem_heap_t *h, unsigned i)
     return NBINS;
 }
 
-/* A free chunk of at least s bytes, out of its bin (payload unpoisoned),
+/* The smallest chunk of at least s bytes among the first `scan` of bin i,
  * or NULL. */
-static char *bin_take(mem_heap_t *h, size_t s)
+static char *best_in_bin(mem_heap_t *h, unsigned i, size_t s, int scan)
+{
+    struct link *head = &h->bins[i];
+    char *best = NULL;
+    size_t best_size = ~(size_t)0;
+    int n = 0;
+    for (struct link *l = head->fd; l != head && n < scan; l = l->fd, n++) {
+        size_t cs = csize(chunk_of_link(l));
+        if (cs >= s && cs < best_size) {
+            best = chunk_of_link(l);
+            best_size = cs;
+            if (cs == s)
+                break;
+        }
+    }
+    return best;
+}
+
+/* A free chunk of at least s bytes, out of its bin (payload unpoisoned),
+ * or NULL.  Nearly best fit: the request's own bin may hold chunks too
+ * small, any chunk of a later bin fits; within a bin the smallest of the
+ * first `scan` wins.  Best fit keeps big holes whole for big requests; a
+ * block that realloc moves asks for scan 1 (first fit), which tends to
+ * leave free space after it to grow into next time. */
+static char *bin_take(mem_heap_t *h, size_t s, int scan)
 {
     unsigned i = bin_index(s);
     char *c = NULL;
-    if (i >= SMALL_BIN_LIMIT / 16 && (h->binmap[i / 64] >> (i % 64) & 1)) {
-        struct link *head = &h->bins[i];
-        int n = 0;
-        for (struct link *l = head->fd; l != head && n < BIN_SCAN; l = l->fd, n++)
-            if (csize(chunk_of_link(l)) >= s) {
-                c = chunk_of_link(l);
-                break;
-            }
-        i++;
-    }
+    if (i >= SMALL_BIN_LIMIT / 16 && (h->binmap[i / 64] >> (i % 64) & 1))
+        c = best_in_bin(h, i, s, scan);
     if (!c) {
-        i = next_bin(h, i);
+        i = next_bin(h, i + (i >= SMALL_BIN_LIMIT / 16));
         if (i == NBINS)
             return NULL;
-        c = chunk_of_link(h->bins[i].fd);
+        c = i < SMALL_BIN_LIMIT / 16 ? chunk_of_link(h->bins[i].fd)
+                                     : best_in_bin(h, i, s, scan);
     }
     bin_unlink(h, c);
     UNPOISON(c, csize(c));
@@ -263,6 +286,7 @@ static void consolidate(mem_heap_t *h)
     for (unsigned i = 0; i < NQUICK; i++) {
         void *p = h->quick[i];
         h->quick[i] = NULL;
+        h->nquick[i] = 0;
         while (p) {
             char *c = chunk_of(p);
             void *nextp = *(void **)p;
@@ -301,9 +325,10 @@ void mem_heap_free(mem_heap_t *h, void *p)
     size_t s = csize(c);
     h->in_use -= s;
     h->nlive--;
-    if (likely(s <= QUICK_MAX)) {
+    if (likely(s <= QUICK_MAX) && likely(h->nquick[s >> 4] < QUICK_CAP)) {
         *(void **)p = h->quick[s >> 4];
         h->quick[s >> 4] = p;
+        h->nquick[s >> 4]++;
         *hdr(c) |= QUICK;
         h->quick_bytes += s;
         POISON((char *)p + sizeof(void *), s - HDR - sizeof(void *));
@@ -371,9 +396,9 @@ static void take_from_bin(mem_heap_t *h, char *c, size_t s)
     split_tail(h, c, have, s);
 }
 
-static char *alloc_chunk(mem_heap_t *h, size_t s)
+static char *alloc_chunk(mem_heap_t *h, size_t s, int scan)
 {
-    char *c = bin_take(h, s);
+    char *c = bin_take(h, s, scan);
     if (c) {
         take_from_bin(h, c, s);
     } else if ((size_t)(h->commit_end - h->top) >= s || !h->quick_bytes) {
@@ -383,7 +408,7 @@ static char *alloc_chunk(mem_heap_t *h, size_t s)
         /* Parked small chunks may coalesce into what is needed, and must
          * be used before the heap grows. */
         consolidate(h);
-        return alloc_chunk(h, s);
+        return alloc_chunk(h, s, scan);
     }
     if (c) {
         h->in_use += csize(c);
@@ -394,7 +419,7 @@ static char *alloc_chunk(mem_heap_t *h, size_t s)
 
 static NOINLINE void *malloc_slow(mem_heap_t *h, size_t s)
 {
-    char *c = alloc_chunk(h, s);
+    char *c = alloc_chunk(h, s, BIN_SCAN);
     return c ? payload(c) : fail_enomem();
 }
 
@@ -406,6 +431,7 @@ void *mem_heap_malloc(mem_heap_t *h, size_t n)
         if (likely(q != NULL)) {
             UNPOISON(q, s - HDR);
             h->quick[s >> 4] = *q;
+            h->nquick[s >> 4]--;
             *hdr(chunk_of(q)) &= ~QUICK;
             h->quick_bytes -= s;
             h->in_use += s;
@@ -441,7 +467,7 @@ void *mem_heap_memalign(mem_heap_t *h, size_t align, size_t n)
     size_t s = request_size(n);
     if (!s || align > ((size_t)1 << 40))
         return fail_enomem();
-    char *c = alloc_chunk(h, s + align + MIN_CHUNK);
+    char *c = alloc_chunk(h, s + align + MIN_CHUNK, BIN_SCAN);
     if (!c)
         return fail_enomem();
     uintptr_t p = (uintptr_t)payload(c);
@@ -512,9 +538,13 @@ void *mem_heap_realloc(mem_heap_t *h, void *p, size_t n)
     }
     if (grow_in_place(h, c, s, want))
         return p;
-    void *q = mem_heap_malloc(h, n);
-    if (!q)
-        return NULL; /* p stays valid, errno is ENOMEM */
+    void *q = want <= QUICK_MAX ? mem_heap_malloc(h, n) : NULL;
+    if (!q) {
+        char *nc = alloc_chunk(h, want, 1);
+        if (!nc)
+            return fail_enomem(); /* p stays valid */
+        q = payload(nc);
+    }
     memcpy(q, p, s - HDR);
     mem_heap_free(h, p);
     return q;
@@ -649,8 +679,9 @@ static int check_bins(const mem_heap_t *h, size_t *nfree)
 static int check_quick(const mem_heap_t *h, size_t *count, size_t *bytes)
 {
     size_t n = 0, b = 0, limit = (size_t)(h->top - h->first) / MIN_CHUNK + 1;
-    for (unsigned i = 0; i < NQUICK; i++)
-        for (void *p = h->quick[i]; p; p = *(void **)p) {
+    for (unsigned i = 0; i < NQUICK; i++) {
+        size_t in_list = 0;
+        for (void *p = h->quick[i]; p; p = *(void **)p, in_list++) {
             if (!in_chunks(h, p) || (uintptr_t)p % 16 || ++n > limit)
                 return BAD("quick list %u: bad entry %p\n", i, p);
             char *c = chunk_of(p);
@@ -660,6 +691,10 @@ static int check_quick(const mem_heap_t *h, size_t *count, size_t *bytes)
                            (void *)c, *hdr(c));
             b += csize(c);
         }
+        if (in_list != h->nquick[i] || in_list > QUICK_CAP)
+            return BAD("quick list %u: %zu chunks, counted %u\n", i, in_list,
+                       h->nquick[i]);
+    }
     *count = n;
     *bytes = b;
     return 0;

@@ -398,9 +398,29 @@ static char *ip_getenv(const char *name)
     return i < 0 ? NULL : p->environ[i] + strlen(name) + 1;
 }
 
+/* Before the first change: the ULP's own copy of the array (the strings
+ * are not changed in place, so they can stay shared). */
+static int env_own(struct proc *p)
+{
+    if (p->capenv)
+        return 0;
+    int cap = p->nenv + 8;
+    char **v = mem_heap_malloc(p->heap, (size_t)cap * sizeof *v);
+    if (!v) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(v, p->environ, (size_t)(p->nenv + 1) * sizeof *v);
+    p->environ = v;
+    p->capenv = cap;
+    return 0;
+}
+
 /* Put entry (owned by the heap) in the environment, replacing name's. */
 static int env_put(struct proc *p, char *entry, size_t namelen)
 {
+    if (env_own(p) != 0)
+        return -1;
     int i = env_find(p, entry, namelen);
     if (i >= 0) {
         p->environ[i] = entry; /* the old string may still be in use: kept */
@@ -453,6 +473,8 @@ static int ip_putenv(char *entry)
         return putenv(entry);
     char *eq = strchr(entry, '=');
     if (!eq) { /* glibc: putenv("NAME") removes NAME */
+        if (env_own(p) != 0)
+            return -1;
         int i = env_find(p, entry, strlen(entry));
         if (i >= 0) {
             p->environ[i] = p->environ[--p->nenv];
@@ -473,6 +495,8 @@ static int ip_unsetenv(const char *name)
         errno = EINVAL;
         return -1;
     }
+    if (env_own(p) != 0)
+        return -1;
     int i;
     while ((i = env_find(p, name, len)) >= 0) {
         p->environ[i] = p->environ[--p->nenv];
@@ -486,6 +510,8 @@ static int ip_clearenv(void)
     struct proc *p = proc_current();
     if (!p)
         return clearenv();
+    if (env_own(p) != 0)
+        return -1;
     p->nenv = 0;
     p->environ[0] = NULL;
     return 0;
@@ -595,5 +621,8 @@ void *proc_resolve(const char *name, void *ctx)
     check_sorted();
     const struct fn_entry *e =
         bsearch(name, functions, ARRAY_SIZE(functions), sizeof functions[0], cmp_entry);
-    return e ? e->addr : variable(name, ctx);
+    if (e)
+        return e->addr;
+    void *v = variable(name, ctx);
+    return v ? v : proc_output_resolve(name, ctx);
 }

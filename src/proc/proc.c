@@ -4,27 +4,50 @@
  *
  * Slot layout (addresses grow to the right):
  *
- *   base                                                      base + slot size
- *   | program image | gap | heap ...                  | gap | stack |
- *     (loader)        page  (mem_heap, grows right)     page  (top of slot)
+ *   base                                                        base + slot size
+ *   | program image | guard | stack (8 MiB) | heap (grows right) ...   |
+ *     (loader)        page                    (mem_heap)
  *
- * The gaps stay PROT_NONE (never committed): the one below the stack is the
- * stack's guard page, the one after the image keeps a heap overrun from
- * scribbling on the program's data.  struct proc, argv and the environment
- * are allocated from the ULP's own heap, so everything the ULP owns is in
- * its slot.
+ * Memory mappings are what limits how many ULPs a node can hold
+ * (vm.max_map_count), so the layout is chosen to need few: the image's
+ * writable segment (anonymous, see loader/instance.c), the stack and the
+ * heap are adjacent anonymous read-write memory, which the kernel keeps as
+ * one mapping; the guard page below the stack is a guard marker inside it
+ * (MADV_GUARD_INSTALL), not a mapping of its own.  A typical ULP then costs
+ * five mappings: three read-only segments, one read-write, and the rest of
+ * the slot's reservation.  struct proc, argv and the environment come from
+ * the ULP's own heap, so everything the ULP owns is in its slot.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "proc/proc.h"
 
+#if UPVM_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 /* A process's stack, unless attr says otherwise (like a typical ulimit -s). */
 #define PROC_STACK_DEFAULT ((size_t)8 << 20)
+
+/* Slots kept loaded after their ULP ended, for the next ULP of the same
+ * program: reloading one copies the data segment and relocates, where a
+ * fresh slot costs five mappings now and their teardown later (the bulk of
+ * a spawn).  The memory of a kept slot is dropped (MADV_DONTNEED); only its
+ * mappings and page tables stay. */
+#define WARM_MAX 1024
+struct warm_slot {
+    struct loader_image *img; /* holds a reference */
+    int slot;
+    size_t stack_size;
+};
+static struct warm_slot warm[WARM_MAX];
+static int nwarm;
 
 static size_t page_size(void)
 {
@@ -71,12 +94,88 @@ static void proc_entry(void *arg)
 {
     struct proc *p = arg;
     core_current()->ext[ULP_EXT_PROC] = p;
+    proc_output_open(p, core_current());
     loader_run_init(&p->inst, p->argc, p->argv, p->environ);
     int status = p->inst.main(p->argc, p->argv, p->environ);
     proc_exit(p, status, false);
 }
 
-/* After the ULP died and nothing runs on its stack: give the slot back. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux 6.13 */
+#endif
+
+/* Make the page at p (committed) a stack guard: a marker inside the
+ * mapping where the kernel has them, else a PROT_NONE page. */
+static int install_guard(void *p)
+{
+    if (madvise(p, page_size(), MADV_GUARD_INSTALL) == 0)
+        return 0;
+    return mprotect(p, page_size(), PROT_NONE) == 0 ? 0 : -errno;
+}
+
+/* Where things go in a slot (see the top of this file). */
+struct slot_layout {
+    char *base, *guard, *stack_lo, *heap_lo, *end;
+};
+
+static struct slot_layout layout_of(const struct loader_image *img, int slot, size_t stack_size)
+{
+    const struct mem_window *w = mem_window();
+    struct slot_layout l;
+    l.base = mem_slot_base(w, slot);
+    l.guard = l.base + round_up(loader_image_span(img), page_size());
+    l.stack_lo = l.guard + page_size();
+    l.heap_lo = l.stack_lo + stack_size;
+    l.end = l.base + w->slot_size;
+    return l;
+}
+
+/* Keep p's slot loaded for the next ULP of the same program: drop its
+ * memory, keep its mappings.  False when the cache is full. */
+static bool keep_warm(struct proc *p)
+{
+    if (nwarm == WARM_MAX)
+        return false;
+    struct loader_image *img = p->inst.img;
+    struct slot_layout l = layout_of(img, p->slot, p->stack_size);
+    struct mem_heap_stats hs;
+    mem_heap_stats(p->heap, &hs);
+    size_t woff, wlen = loader_image_writable(img, &woff);
+    warm[nwarm++] = (struct warm_slot){img, p->slot, p->stack_size};
+    /* p lives in the heap: nothing of it is read after this */
+    if (wlen)
+        (void)madvise(l.base + woff, wlen, MADV_DONTNEED);
+    (void)madvise(l.stack_lo, (size_t)(l.heap_lo - l.stack_lo) + hs.committed, MADV_DONTNEED);
+#if UPVM_ASAN
+    ASAN_UNPOISON_MEMORY_REGION(l.heap_lo, hs.committed);
+#endif
+    return true;
+}
+
+/* Give every kept slot back (the node needs the slots or the mappings). */
+static void warm_flush(void)
+{
+    while (nwarm > 0) {
+        struct warm_slot w = warm[--nwarm];
+        mem_slot_free(w.slot); /* its mappings go with the slot */
+        loader_image_put(w.img);
+    }
+}
+
+/* A kept slot of img with that stack size, taken from the cache (its
+ * image reference goes to the caller), or -1. */
+static int take_warm(struct loader_image *img, size_t stack_size)
+{
+    for (int i = nwarm - 1; i >= 0; i--)
+        if (warm[i].img == img && warm[i].stack_size == stack_size) {
+            int slot = warm[i].slot;
+            warm[i] = warm[--nwarm];
+            return slot;
+        }
+    return -1;
+}
+
+/* After the ULP died and nothing runs on its stack: keep or free the slot. */
 static void proc_release(struct ulp *u)
 {
     struct proc *p = u->ext[ULP_EXT_PROC];
@@ -84,6 +183,8 @@ static void proc_release(struct ulp *u)
         p = u->arg;
     u->ext[ULP_EXT_PROC] = NULL;
     u->name = NULL; /* it pointed into the slot */
+    if (keep_warm(p))
+        return;
     struct loader_instance inst = p->inst;
     int slot = p->slot;
     loader_unmap(&inst);
@@ -98,10 +199,20 @@ static int proc_setup(struct proc *p, const char *path, char *const argv[],
     extern char **environ;
     snprintf(p->path, sizeof p->path, "%s", path);
     p->argv = heap_strv(p->heap, argv, 0, &p->argc);
-    p->environ = heap_strv(p->heap, envp ? envp : environ, 0, &p->nenv);
-    if (!p->argv || !p->environ)
+    if (!p->argv)
         return -ENOMEM;
-    p->capenv = p->nenv + 1;
+    if (envp) {
+        if (!(p->environ = heap_strv(p->heap, envp, 0, &p->nenv)))
+            return -ENOMEM;
+        p->capenv = p->nenv + 1;
+    } else {
+        /* The node's environment, shared until the ULP changes its own
+         * (interpose.c copies the array first: capenv 0 = not owned). */
+        p->environ = environ;
+        while (environ[p->nenv])
+            p->nenv++;
+        p->capenv = 0;
+    }
     const char *name = p->argc > 0 ? p->argv[0] : path;
     const char *slash = strrchr(name, '/');
     p->progname_full = p->argc > 0 ? p->argv[0] : p->path;
@@ -112,17 +223,36 @@ static int proc_setup(struct proc *p, const char *path, char *const argv[],
     return 0;
 }
 
-/* Map the image at the slot's base and make the heap after it. */
+/* A kept slot: the image, guard and stack are mapped; a new heap, then
+ * the data segment again. */
+static int proc_map_warm(struct loader_image *img, int slot, size_t stack_size,
+                         struct proc **out, struct loader_error *err)
+{
+    struct slot_layout l = layout_of(img, slot, stack_size);
+    mem_heap_t *heap = mem_heap_create(l.heap_lo, (size_t)(l.end - l.heap_lo));
+    struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
+    if (!p) {
+        err->code = -ENOMEM;
+        snprintf(err->msg, sizeof err->msg, "no memory for the heap of slot %d", slot);
+        return err->code;
+    }
+    p->heap = heap;
+    p->slot = slot;
+    p->stack_size = stack_size;
+    *out = p;
+    return loader_reinstantiate(img, l.base, proc_resolve, p, &p->inst, err);
+}
+
+/* Map the image at the slot's base, then the guard, stack and heap. */
 static int proc_map(struct loader_image *img, int slot, size_t stack_size, struct proc **out,
                     struct loader_error *err)
 {
     const struct mem_window *w = mem_window();
-    char *base = mem_slot_base(w, slot);
     size_t page = page_size();
-    size_t image = round_up(loader_image_span(img), page);
-    char *heap_lo = base + image + page;
-    char *stack_lo = base + w->slot_size - stack_size;
-    if (heap_lo + 16 * page > stack_lo - page) {
+    struct slot_layout l = layout_of(img, slot, stack_size);
+    char *base = l.base, *heap_lo = l.heap_lo;
+    size_t image = (size_t)(l.guard - l.base);
+    if (heap_lo + 16 * page > l.end) {
         err->code = -ENOMEM;
         snprintf(err->msg, sizeof err->msg,
                  "%s needs %zu bytes of image and %zu of stack, more than a slot "
@@ -130,21 +260,22 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
                  stack_size, w->slot_size);
         return err->code;
     }
-    mem_heap_t *heap = mem_heap_create(heap_lo, (size_t)(stack_lo - page - heap_lo));
+    /* guard + stack first: the heap's first commit then extends them */
+    int rc = mem_commit(l.guard, page + stack_size);
+    if (rc == 0)
+        rc = install_guard(l.guard);
+    mem_heap_t *heap = rc == 0 ? mem_heap_create(heap_lo, (size_t)(l.end - heap_lo)) : NULL;
     struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
     if (!p) {
-        err->code = -ENOMEM;
-        snprintf(err->msg, sizeof err->msg, "no memory for a heap in slot %d", slot);
+        err->code = rc ? rc : -ENOMEM;
+        snprintf(err->msg, sizeof err->msg, "no memory for the stack and heap of slot %d",
+                 slot);
         return err->code;
     }
     p->heap = heap;
     p->slot = slot;
-    int rc = loader_instantiate(img, base, proc_resolve, p, &p->inst, err);
-    if (rc == 0 && (rc = mem_commit(stack_lo, stack_size)) != 0) {
-        loader_unmap(&p->inst);
-        err->code = rc;
-        snprintf(err->msg, sizeof err->msg, "no memory for the stack of slot %d", slot);
-    }
+    p->stack_size = stack_size;
+    rc = loader_instantiate(img, base, proc_resolve, p, &p->inst, err);
     *out = p;
     return rc;
 }
@@ -163,7 +294,20 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
     struct loader_image *img = loader_image_open(path, err);
     if (!img)
         return err->code;
-    int slot = mem_slot_alloc();
+    struct proc *p = NULL;
+    int slot = take_warm(img, stack_size);
+    if (slot >= 0) {
+        loader_image_put(img); /* the kept slot's reference serves */
+        rc = proc_map_warm(img, slot, stack_size, &p, err);
+        if (rc != 0) { /* its mappings are gone (reserved again): start over */
+            loader_image_put(img);
+            mem_slot_free(slot);
+            return rc;
+        }
+    } else if ((slot = mem_slot_alloc()) < 0 && nwarm > 0) {
+        warm_flush(); /* kept slots are a cache: the spawn comes first */
+        slot = mem_slot_alloc();
+    }
     if (slot < 0) {
         loader_image_put(img);
         err->code = slot;
@@ -172,8 +316,13 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
                  "lower UPVM_SLOT_SIZE", mem_window()->nslots);
         return slot;
     }
-    struct proc *p = NULL;
-    rc = proc_map(img, slot, stack_size, &p, err);
+    if (!p) {
+        rc = proc_map(img, slot, stack_size, &p, err);
+        if (rc == -ENOMEM && nwarm > 0) { /* at the mapping limit: free some */
+            warm_flush();
+            rc = proc_map(img, slot, stack_size, &p, err);
+        }
+    }
     if (rc == 0 && (rc = proc_setup(p, path, argv, envp)) != 0) {
         err->code = rc;
         snprintf(err->msg, sizeof err->msg, "no memory for the arguments of %s", path);
@@ -182,9 +331,8 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
     if (rc == 0) {
         upvm_attr_t a = attr ? *attr : (upvm_attr_t)UPVM_ATTR_INIT;
         a.name = p->progname;
-        const struct mem_window *w = mem_window();
-        char *stack_lo = (char *)mem_slot_base(w, slot) + w->slot_size - stack_size;
-        rc = core_ulp_create_on(proc_entry, p, &a, stack_lo, stack_size, proc_release, out);
+        struct slot_layout l = layout_of(img, slot, stack_size);
+        rc = core_ulp_create_on(proc_entry, p, &a, l.stack_lo, stack_size, proc_release, out);
         if (rc != 0) {
             err->code = rc;
             snprintf(err->msg, sizeof err->msg, "cannot create a ULP for %s", path);
@@ -214,7 +362,34 @@ void proc_exit(struct proc *p, int status, bool quick)
         loader_run_fini(&p->inst);
     }
     fflush(NULL); /* stdio is the node's: what this ULP wrote goes out now */
+    proc_output_close(p);
     upvm_exit(status & 0xff);
+}
+
+/* ------------------------------------------------------------ tasks */
+
+int proc_task_register(struct proc *p, const char *name, int (*fn)(int, char **))
+{
+    if (proc_task_find(p, name))
+        return 0; /* a copy registers once; later calls are no-ops */
+    struct proc_task *t =
+        mem_heap_realloc(p->heap, p->tasks, (size_t)(p->ntasks + 1) * sizeof *t);
+    char *copy = t ? heap_strdup(p->heap, name) : NULL;
+    if (!copy)
+        return -ENOMEM;
+    p->tasks = t;
+    p->tasks[p->ntasks++] = (struct proc_task){copy, fn};
+    return 0;
+}
+
+int (*proc_task_find(struct proc *p, const char *name))(int, char **)
+{
+    const char *slash = strrchr(name, '/');
+    const char *base = slash ? slash + 1 : name;
+    for (int i = 0; i < p->ntasks; i++)
+        if (strcmp(p->tasks[i].name, name) == 0 || strcmp(p->tasks[i].name, base) == 0)
+            return p->tasks[i].fn;
+    return NULL;
 }
 
 /* ------------------------------------------------------------ search */

@@ -18,6 +18,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/core.h"
 #include "loader/loader.h"
@@ -30,10 +31,18 @@ struct proc_atexit {
     bool with_arg; /* __cxa_atexit(fn, arg): fn(arg); atexit(fn): fn() */
 };
 
+/* A thread-mode task function a process-mode program registered
+ * (UPVM_TASK in a program built with upvmcc): it belongs to that copy. */
+struct proc_task {
+    char *name;
+    int (*fn)(int, char **);
+};
+
 /* The process state of a process-mode ULP.  It lives in the ULP's own heap
  * (inside its slot), so it moves with the ULP. */
 struct proc {
     int slot;
+    size_t stack_size;
     struct loader_instance inst;
     mem_heap_t *heap;
 
@@ -43,10 +52,14 @@ struct proc {
     char *progname;       /* __progname, program_invocation_short_name */
     char *progname_full;  /* __progname_full, program_invocation_name */
     char **environ;       /* environ, __environ */
+    FILE *out, *err;      /* stdout, stderr (output.c) */
     int nenv, capenv;
 
     int argc;
     char **argv;
+
+    struct proc_task *tasks; /* its upvm_task_register calls */
+    int ntasks;
 
     struct proc_atexit *atexits;
     int natexits, capatexits;
@@ -85,9 +98,21 @@ int proc_find(const char *name, const char *spawner_dir, char *out, size_t len) 
  * flushed; the ULP ends with status & 0xff.  quick: _exit (no handlers). */
 _Noreturn void proc_exit(struct proc *p, int status, bool quick) HIDDEN;
 
+/* Register / find a thread-mode task function of p's program copy.
+ * 0 or -ENOMEM; find returns NULL when p has none under that name. */
+int proc_task_register(struct proc *p, const char *name, int (*fn)(int, char **)) HIDDEN;
+int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
+
 /* The interposition table: the address the loader binds name to in a
  * program loaded for p, or NULL (loader_resolver_t). */
 void *proc_resolve(const char *name, void *p) HIDDEN;
+
+/* output.c: give p its stdout/stderr (tagged with its tid when
+ * UPVM_OUTPUT_TIDS is set), close them at its end, and the names the loader
+ * binds for them (stdout, stderr; printf & co. when tagging). */
+void proc_output_open(struct proc *p, struct ulp *u) HIDDEN;
+void proc_output_close(struct proc *p) HIDDEN;
+void *proc_output_resolve(const char *name, struct proc *p) HIDDEN;
 
 /* Report "upvm: ULP 3 (master, PVM task t40001) called fork(): ..." */
 void proc_refuse(const char *call, const char *why) HIDDEN;

@@ -28,6 +28,30 @@ struct pvm_node pvm_node;
 
 /* ------------------------------------------------------------ registry */
 
+/* Program names of process-mode tasks: kept for the life of the process
+ * (task names, like registered ones, never dangle). */
+struct interned {
+    struct interned *next;
+    char s[];
+};
+static struct interned *interned;
+
+static const char *intern(const char *s)
+{
+    for (struct interned *i = interned; i; i = i->next)
+        if (strcmp(i->s, s) == 0)
+            return i->s;
+    size_t n = strlen(s) + 1;
+    struct interned *i = malloc(sizeof *i + n);
+    if (!i)
+        return "";
+    memcpy(i->s, s, n);
+    i->next = interned;
+    interned = i;
+    return i->s;
+}
+
+
 struct task_entry {
     char *name;
     upvm_task_main_t fn;
@@ -41,6 +65,11 @@ int upvm_task_register(const char *name, upvm_task_main_t fn)
 {
     if (!name || !*name || strlen(name) > 255 || !fn)
         return -EINVAL;
+    /* In a process-mode program the function belongs to that copy of it
+     * (its own globals): registered with the copy, found by its spawns. */
+    struct proc *p = proc_current();
+    if (p)
+        return proc_task_register(p, name, fn);
     int rc = 0;
     pthread_mutex_lock(&registry_lock);
     for (int i = 0; i < nregistry; i++)
@@ -73,6 +102,13 @@ out:
  * string lives as long as the process (tasks and ULPs point to it). */
 static bool registry_find(const char *name, struct task_entry *out)
 {
+    struct proc *p = proc_current();
+    if (p) { /* a process-mode program sees its own registrations */
+        upvm_task_main_t fn = proc_task_find(p, name);
+        if (fn)
+            *out = (struct task_entry){(char *)intern(name), fn};
+        return fn != NULL;
+    }
     const char *slash = strrchr(name, '/');
     const char *base = slash ? slash + 1 : name;
     bool found = false;
@@ -84,29 +120,6 @@ static bool registry_find(const char *name, struct task_entry *out)
         }
     pthread_mutex_unlock(&registry_lock);
     return found;
-}
-
-/* Program names of process-mode tasks: kept for the life of the process
- * (task names, like registered ones, never dangle). */
-struct interned {
-    struct interned *next;
-    char s[];
-};
-static struct interned *interned;
-
-static const char *intern(const char *s)
-{
-    for (struct interned *i = interned; i; i = i->next)
-        if (strcmp(i->s, s) == 0)
-            return i->s;
-    size_t n = strlen(s) + 1;
-    struct interned *i = malloc(sizeof *i + n);
-    if (!i)
-        return "";
-    memcpy(i->s, s, n);
-    i->next = interned;
-    interned = i;
-    return i->s;
 }
 
 /* ------------------------------------------------------------ the node */

@@ -193,6 +193,52 @@ static void test_commit_merges(void)
     mem_slot_free(s);
 }
 
+/* At the kernel's map limit, mem_commit fails with -ENOMEM and says
+ * which sysctl to raise (in a child: the limit is spent for good there). */
+static void test_commit_at_map_limit(void)
+{
+    unsigned long limit = 0;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (!f || fscanf(f, "%lu", &limit) != 1 || limit > 300000) {
+        fprintf(stderr, "   skipped: vm.max_map_count is too high to reach quickly\n");
+        if (f)
+            fclose(f);
+        return;
+    }
+    fclose(f);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        const size_t page = 4096, n = 2 * limit + 1000;
+        char *r = mmap(NULL, n * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+                       MAP_NORESERVE, -1, 0);
+        if (r == MAP_FAILED)
+            _exit(100);
+        for (size_t i = 1; i < n; i += 2) /* each call splits off 2 VMAs */
+            if (mprotect(r + i * page, page, PROT_READ) != 0)
+                break;
+        int s = mem_slot_alloc();
+        char *p = (char *)mem_slot_base(w, s) + w->slot_size / 2;
+        _exit(-mem_commit(p, page));
+    }
+    close(fds[1]);
+    char out[2048] = "";
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(fds[0], out + n, sizeof out - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fds[0]);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), ENOMEM);
+    CHECK_STR_CONTAINS(out, "vm.max_map_count");
+    CHECK_STR_CONTAINS(out, "sudo sysctl -w vm.max_map_count=");
+}
+
 int main(void)
 {
     RUN(settings);
@@ -202,5 +248,6 @@ int main(void)
     RUN(slot_of);
     RUN(free_releases);
     RUN(commit_merges);
+    RUN(commit_at_map_limit);
     return 0;
 }

@@ -42,6 +42,10 @@ static int child(int n, int argc, char **argv)
     while ((opt = getopt(argc, argv, "x")) != -1)
         seen_x += opt == 'x';
     atexit(at_exit_handler);
+    char value[16];
+    snprintf(value, sizeof value, "%d", n);
+    setenv("FAMILY_CHILD", value, 1); /* this ULP's environment only */
+    seen_x += 10 * (strcmp(getenv("FAMILY_CHILD"), value) != 0);
     pvm_initsend(PvmDataRaw); /* raw: an address does not fit an XDR long */
     int report[5] = {n, counter, initialised, constructed, seen_x};
     pvm_pkint(report, 5, 1);
@@ -91,6 +95,10 @@ int main(int argc, char **argv)
     printf("master: counter=%d initialised=%d (untouched by the children)\n", counter,
            initialised);
     bad += counter != 0 || initialised != 42;
+    if (getenv("FAMILY_CHILD")) {
+        printf("master sees a child's environment\n");
+        bad++;
+    }
     printf(bad ? "FAIL\n" : "OK\n");
     pvm_exit();
     return bad ? 1 : 0;

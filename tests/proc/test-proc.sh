@@ -10,6 +10,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$cc" -O2 -o "$tmp/family" "$src/family.c" || fail "upvmcc family.c"
 "$cc" -O2 -o "$tmp/refused" "$src/refused.c" -lpthread || fail "upvmcc refused.c"
+"$cc" -O2 -o "$tmp/coexist" "$src/coexist.c" || fail "upvmcc coexist.c"
+"$cc" -O2 -o "$tmp/reuse" "$src/reuse.c" || fail "upvmcc reuse.c"
 "$cc" -show -o x x.c | grep -q -- "-fPIC" || fail "upvmcc -show"
 
 # 1. the master started from the shell spawns copies of itself
@@ -32,7 +34,28 @@ out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run -n 3 ./refused 2>&1);
 [ $rc -eq 5 ] || fail "upvm run exited $rc"
 [ "$(grep -c 'refusals OK' <<<"$out")" = 3 ] || fail "upvm run -n 3: $out"
 
-# 4. a program not built with upvmcc is refused with the way out
+# 4. thread-mode tasks of a process-mode program share that copy's globals
+out=$(cd "$tmp" && timeout 20 ./coexist 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "coexist exited $rc"
+
+# 5. a reused slot starts from the program's initial state
+out=$(cd "$tmp" && timeout 20 ./reuse 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "reuse exited $rc"
+
+# 5b. spawn finds programs on PVM_PATH
+mkdir -p "$tmp/bin" && cp "$tmp/family" "$tmp/bin/fam"
+out=$(cd / && PVM_PATH="$tmp/bin" timeout 20 "$build/tools/upvm/upvm" run fam 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "PVM_PATH search: $rc $out"
+
+# 6. output tagged with the task's tid
+out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run --tag-output ./family 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "tagged family exited $rc: $out"
+grep -q '^\[t40001\] OK$' <<<"$out" || fail "master's line not tagged: $out"
+grep -q '^\[t4000[234]\] child 4[234]: atexit handler ran$' <<<"$out" || fail "children's lines not tagged: $out"
+
+# 7. a program not built with upvmcc is refused with the way out
 cc -O2 -no-pie -o "$tmp/nopie" "$src/refused.c" -lpthread
 out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run ./nopie 2>&1); rc=$?
 [ $rc -ne 0 ] || fail "a non-PIE ran"

@@ -1,7 +1,7 @@
 /*
  * upvm - the UPVM command.
  *
- *   upvm run [-n N] [--] PROGRAM [ARGS...]
+ *   upvm run [-n N] [-t] [--] PROGRAM [ARGS...]
  *   upvm run --help | upvm --help | upvm --version
  *
  * `upvm run` starts a job: N copies (default 1) of PROGRAM, a program built
@@ -22,7 +22,7 @@
 #include <upvm.h>
 
 static const char run_help[] =
-    "usage: upvm run [-n N] [--] PROGRAM [ARGS...]\n"
+    "usage: upvm run [-n N] [-t] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Start N copies (default 1) of PROGRAM as process-mode ULPs of one node.\n"
     "PROGRAM must be built with upvmcc (upvmcc -o prog prog.c).  Each copy\n"
@@ -37,6 +37,9 @@ static const char run_help[] =
     "\n"
     "Options:\n"
     "  -n N        number of copies (1 .. 1000000)\n"
+    "  -t, --tag-output\n"
+    "              prefix every line a task writes to stdout or stderr with\n"
+    "              its tid, \"[t40002] ...\" (UPVM_OUTPUT_TIDS=1 does the same)\n"
     "  -h, --help  this text\n"
     "\n"
     "Environment (see docs/env.md): UPVM_SLOT_SIZE, UPVM_SLOTS,\n"
@@ -88,6 +91,10 @@ static int cmd_run(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(run_help, stdout);
             return 0;
+        }
+        if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "--tag-output")) {
+            setenv("UPVM_OUTPUT_TIDS", "1", 1);
+            continue;
         }
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {
             char *end;

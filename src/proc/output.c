@@ -1,0 +1,201 @@
+/*
+ * output.c - the standard output and error of process-mode ULPs, optionally
+ * with every line tagged by its task: "[t40002] hello" (PVM's output
+ * tagging, as pvm_catchout and the console show it).
+ *
+ * Off (the default): a ULP's stdout and stderr are the node's.  On
+ * (UPVM_OUTPUT_TIDS=1, or `upvm run --tag-output`): every process-mode ULP
+ * gets its own two FILE streams (fopencookie) that collect a line at a time
+ * and write it, prefixed, to the node's file descriptor 1 or 2 in one
+ * write.  The program's `stdout` and `stderr` resolve to them (the loader
+ * binds those names here), and printf, vprintf, puts, putchar and perror,
+ * which inside libc use libc's own streams, are interposed to use them.
+ * Output written with write(1, ...) directly is not tagged.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc/proc.h"
+#include "pvm/pvm.h"
+
+/* One tagged stream: the ULP it belongs to and its unfinished line. */
+struct tagged {
+    struct ulp *owner;
+    int fd;
+    size_t len;
+    char line[4096];
+};
+
+static bool tagging(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("UPVM_OUTPUT_TIDS");
+        on = v && *v && strcmp(v, "0") != 0;
+    }
+    return on;
+}
+
+/* "[t40002] " for a PVM task, "[ULP 7] " before it enrolled. */
+static int tag_of(const struct ulp *u, char *buf, size_t len)
+{
+    const struct pvm_task *t = u->ext[ULP_EXT_PVM];
+    return t ? snprintf(buf, len, "[t%x] ", (unsigned)t->tid)
+             : snprintf(buf, len, "[ULP %d] ", u->id);
+}
+
+static void emit(struct tagged *s, const char *data, size_t n)
+{
+    char out[sizeof s->line + 64];
+    int tag = tag_of(s->owner, out, 64);
+    memcpy(out + tag, data, n);
+    size_t total = (size_t)tag + n;
+    for (size_t done = 0; done < total;) {
+        ssize_t w = write(s->fd, out + done, total - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        done += (size_t)w;
+    }
+}
+
+static ssize_t tagged_write(void *cookie, const char *buf, size_t n)
+{
+    struct tagged *s = cookie;
+    for (size_t i = 0; i < n; i++) {
+        s->line[s->len++] = buf[i];
+        if (buf[i] == '\n' || s->len == sizeof s->line - 1) {
+            emit(s, s->line, s->len);
+            s->len = 0;
+        }
+    }
+    return (ssize_t)n;
+}
+
+static int tagged_close(void *cookie)
+{
+    struct tagged *s = cookie;
+    if (s->len) { /* a last line without its newline */
+        s->line[s->len++] = '\n';
+        emit(s, s->line, s->len);
+    }
+    free(s);
+    return 0;
+}
+
+static FILE *tagged_open(struct ulp *u, int fd)
+{
+    struct tagged *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->owner = u;
+    s->fd = fd;
+    cookie_io_functions_t io = {.write = tagged_write, .close = tagged_close};
+    FILE *f = fopencookie(s, "w", io);
+    if (!f) {
+        free(s);
+        return NULL;
+    }
+    setvbuf(f, NULL, fd == 2 ? _IONBF : _IOLBF, 0);
+    return f;
+}
+
+void proc_output_open(struct proc *p, struct ulp *u)
+{
+    p->out = stdout;
+    p->err = stderr;
+    if (!tagging())
+        return;
+    FILE *o = tagged_open(u, 1), *e = tagged_open(u, 2);
+    if (o && e) {
+        fflush(stdout);
+        p->out = o;
+        p->err = e;
+        return;
+    }
+    if (o)
+        fclose(o);
+    if (e)
+        fclose(e);
+}
+
+void proc_output_close(struct proc *p)
+{
+    if (p->out && p->out != stdout)
+        fclose(p->out);
+    if (p->err && p->err != stderr)
+        fclose(p->err);
+    p->out = stdout;
+    p->err = stderr;
+}
+
+/* ------------------------------------------------------------ interposed */
+
+static FILE *out_of(void)
+{
+    struct proc *p = proc_current();
+    return p ? p->out : stdout;
+}
+
+static int ip_vprintf(const char *fmt, va_list ap)
+{
+    return vfprintf(out_of(), fmt, ap);
+}
+
+static int ip_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vfprintf(out_of(), fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+static int ip_puts(const char *s)
+{
+    FILE *f = out_of();
+    return fputs(s, f) < 0 || fputc('\n', f) < 0 ? EOF : 1;
+}
+
+static int ip_putchar(int c)
+{
+    return fputc(c, out_of());
+}
+
+static void ip_perror(const char *s)
+{
+    struct proc *p = proc_current();
+    int e = errno;
+    FILE *f = p ? p->err : stderr;
+    if (s && *s)
+        fprintf(f, "%s: %s\n", s, strerror(e));
+    else
+        fprintf(f, "%s\n", strerror(e));
+}
+
+void *proc_output_resolve(const char *name, struct proc *p)
+{
+    if (!strcmp(name, "stdout"))
+        return &p->out;
+    if (!strcmp(name, "stderr"))
+        return &p->err;
+    if (!tagging())
+        return NULL; /* the node's streams: libc's own functions will do */
+    if (!strcmp(name, "printf"))
+        return (void *)ip_printf;
+    if (!strcmp(name, "vprintf"))
+        return (void *)ip_vprintf;
+    if (!strcmp(name, "puts"))
+        return (void *)ip_puts;
+    if (!strcmp(name, "putchar"))
+        return (void *)ip_putchar;
+    if (!strcmp(name, "perror"))
+        return (void *)ip_perror;
+    return NULL;
+}
