@@ -8,4 +8,8 @@ cmake --build build >/dev/null
 ./build/examples/demo "$@"
 echo
 echo "== a PVM job: the M-PVM paper's inner product, master + 3 slaves as ULPs"
-exec ./build/examples/pvm-inner-product
+./build/examples/pvm-inner-product
+echo
+echo "== an unmodified SPMD PVM program built with upvmcc: 8 process-mode ULPs"
+./build/tools/upvmcc/upvmcc -O2 -o build/examples/spmd-ring examples/spmd-ring.c
+exec ./build/tools/upvm/upvm run -n 8 ./build/examples/spmd-ring

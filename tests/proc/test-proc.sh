@@ -55,7 +55,12 @@ out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run --tag-output ./family
 grep -q '^\[t40001\] OK$' <<<"$out" || fail "master's line not tagged: $out"
 grep -q '^\[t4000[234]\] child 4[234]: atexit handler ran$' <<<"$out" || fail "children's lines not tagged: $out"
 
-# 7. a program not built with upvmcc is refused with the way out
+# 7. the SPMD example of the README
+"$cc" -O2 -o "$tmp/spmd-ring" "$src/../../examples/spmd-ring.c" || fail "upvmcc spmd-ring.c"
+out=$(timeout 20 "$build/tools/upvm/upvm" run -n 8 "$tmp/spmd-ring" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "token 36 (expected 36)" <<<"$out" || fail "spmd-ring: $rc $out"
+
+# 8. a program not built with upvmcc is refused with the way out
 cc -O2 -no-pie -o "$tmp/nopie" "$src/refused.c" -lpthread
 out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run ./nopie 2>&1); rc=$?
 [ $rc -ne 0 ] || fail "a non-PIE ran"
