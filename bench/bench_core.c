@@ -33,6 +33,7 @@
 #include <upvm.h>
 
 #include "arch/arch.h" /* ctx.S is compiled into this benchmark */
+#include "bench_stats.h"
 
 static int reps = 7;
 static int quick;
@@ -53,24 +54,7 @@ static void die(const char *what)
 
 /* ------------------------------------------------------------ statistics */
 
-struct stats {
-    double median, p10, p90;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static struct stats summarize(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    struct stats s = {v[n / 2], v[n / 10], v[(n * 9) / 10]};
-    if (n % 2 == 0)
-        s.median = (v[n / 2 - 1] + v[n / 2]) / 2;
-    return s;
-}
+/* struct stats, summarize(): bench_stats.h */
 
 /* Run fn(arg) reps times; each returns one sample. */
 static struct stats measure(double (*fn)(long), long arg)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "mem/mem.h"
+#include "bench_stats.h"
 
 #define LIVE 4000
 #define NSEQ (1 << 20)
@@ -138,24 +139,7 @@ DEFINE_REALLOC(glibc_realloc, G_MALLOC, G_FREE, G_REALLOC)
 
 /* ------------------------------------------------------------ statistics */
 
-struct stats {
-    double median, p10, p90;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static struct stats summarize(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    struct stats s = {v[n / 2], v[n / 10], v[(n * 9) / 10]};
-    if (n % 2 == 0)
-        s.median = (v[n / 2 - 1] + v[n / 2]) / 2;
-    return s;
-}
+/* struct stats, summarize(): bench_stats.h */
 
 /* Alternate the two sides, one warm-up each, so that drift hits both. */
 static void compare(const char *name, double (*ours)(const uint32_t *),

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "util/parse_size.h"
 
 #if UPVM_ASAN
 #include <sanitizer/asan_interface.h>
@@ -90,25 +91,10 @@ size_t core_stack_guard_size(void)
 
 bool core_parse_size(const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
+    uint64_t v;
+    if (!util_parse_size(s, 1ULL << 40, &v))
         return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'I')
-        end++;                          /* accept KiB/MiB spellings */
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end != '\0' || v > (1ULL << 40) >> shift)
-        return false;
-    *out = (size_t)(v << shift);
+    *out = (size_t)v;
     return true;
 }
 

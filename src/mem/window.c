@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "mem/mem.h"
+#include "util/parse_size.h"
 
 #if UPVM_ASAN
 #include <sanitizer/asan_interface.h>
@@ -65,30 +66,10 @@ static struct {
 
 /* ------------------------------------------------------------ settings */
 
-/* "1G", "256M", "65536", "64MiB": bytes with an optional binary suffix. */
+/* Sizes of UPVM_* settings: util/parse_size.h. */
 static bool parse_size(const char *s, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return false;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (*end == 'i' || *end == 'I')
-        end++;
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end != '\0' || v > (~0ULL >> 1) >> shift)
-        return false;
-    *out = v << shift;
-    return true;
+    return util_parse_size(s, ~0ULL >> 1, out);
 }
 
 static COLD int bad_setting(const char *name, const char *value, const char *want)
