@@ -188,45 +188,11 @@ rep_mcast() {
 
 # --------------------------------------------------------------- tables
 
-# Medians over runs: stdin "key value", stdout "key median runs".
-medians() {
-    sort -k1,1 -k2,2g | awk '
-        function out() { if (n) printf "%s %.6f %d\n", k, (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, n }
-        $1 != k { out(); k = $1; n = 0 }
-        { v[++n] = $2 }
-        END { out() }'
-}
-
-# extract BENCH VALUEFIELD KEYFIELD...: "f1/f2/... value" per RESULT line
-extract() {
-    local bench=$1 val=$2; shift 2
-    awk -v b="$bench" -v val="$val" -v keys="$*" '
-        $1 == "RESULT" && $2 == b {
-            delete f
-            for (i = 3; i <= NF; i++) { split($i, a, "="); f[a[1]] = a[2] }
-            if (!("deliver" in f)) f["deliver"] = "-"
-            nk = split(keys, kk, " "); key = f[kk[1]]
-            for (i = 2; i <= nk; i++) key = key "/" f[kk[i]]
-            print key, f[val] }' "$RES" | medians
-}
-
-# cell FILE KEY: the median in us, formatted with its unit ("-" if none)
-cell() {
-    awk -v k="$2" '$1 == k { v = $2 } END {
-        if (v == "") printf "-"
-        else if (v < 1) printf "%.1f ns", v * 1000
-        else if (v < 100) printf "%.2f µs", v
-        else if (v < 1000) printf "%.0f µs", v
-        else printf "%.2f ms", v / 1000 }' "$1"
-}
-
-# ratio FILE KEY_A KEY_B: A / B, "-" if either is missing
-ratio() {
-    awk -v a="$2" -v b="$3" '$1 == a { x = $2 } $1 == b { y = $2 } END {
-        if (x == "" || y == "" || y == 0) printf "-"
-        else if (x / y >= 10) printf "%.0f×", x / y
-        else printf "%.1f×", x / y }' "$1"
-}
+# medians, cell, ratio; extract BENCH VALUEFIELD KEYFIELD...: the medians
+# over the runs, "f1/f2/... median runs" per RESULT key
+# shellcheck source=bench/pvm/results.sh
+. "$HERE/pvm/results.sh"
+extract() { results_extract "$RES" "$@"; }
 
 # target FILE KEY_UPVM KEY_REAL LIMIT_NS: the issue's goal and whether met
 target() {
