@@ -8,6 +8,8 @@
 #       lines of BENCH in FILE (a key field a line lacks reads "-")
 #   medians            stdin "key value" -> stdout "key median runs"
 #   cell FILE KEY      the median of KEY (in µs) with its unit, "-" if none
+#   cell_cs FILE KEY   the same for values printed to 0.01 µs: no digit
+#                      below 10 ns ("130 ns", not "130.0 ns")
 #   cell_kib FILE KEY  the median of KEY (in KiB) with its unit
 #   cell_num FILE KEY  the median of KEY, as it is
 #   ratio FILE A B     A / B ("12×", "1.5×"), "-" if either is missing
@@ -37,6 +39,15 @@ cell() {
     awk -v k="$2" '$1 == k { v = $2 } END {
         if (v == "") printf "-"
         else if (v < 1) printf "%.1f ns", v * 1000
+        else if (v < 100) printf "%.2f µs", v
+        else if (v < 1000) printf "%.0f µs", v
+        else printf "%.2f ms", v / 1000 }' "$1"
+}
+
+cell_cs() {
+    awk -v k="$2" '$1 == k { v = $2 } END {
+        if (v == "") printf "-"
+        else if (v < 1) printf "%.0f ns", v * 1000
         else if (v < 100) printf "%.2f µs", v
         else if (v < 1000) printf "%.0f µs", v
         else printf "%.2f ms", v / 1000 }' "$1"
