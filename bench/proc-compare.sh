@@ -234,7 +234,7 @@ run_scale() {
             err=$(grep -m1 '^upvm: pvm_spawn' "$WORK/scale.err") ||
                 err=$(grep -m1 '^upvm:' "$WORK/scale.err")
             err=$( (grep -m1 '^spawn_bench:' "$WORK/scale.err"; echo "$err") |
-                cut -c1-200 | paste -sd'|' | sed 's/|/; /g')
+                sed "s|$UBIN/||g" | cut -c1-200 | paste -sd'|' | sed 's/|/; /g')
         fi
         SCALE_RESULT="failed (status $rc, $(wc -l <"$WORK/scale.err") lines on stderr): ${err:-no message}"
     fi
