@@ -12,11 +12,13 @@
  * send).  rss_kib is the private resident memory (RssAnon) the N running
  * tasks add: for UPVM the growth of the node's, for genuine PVM the sum of
  * the children's (each is a process).  Text is shared in both cases (page
- * cache), so it is not counted.  Medians of `reps` rounds.
+ * cache), so it is not counted.  Medians of `reps` rounds; first_us is
+ * start_us of the first round alone (a runtime that keeps the slots of
+ * ended tasks for the next ones starts the later rounds warm).
  *
- *   RESULT spawn n=1000 start_us=45.1 rss_kib=35.2 reps=5
+ *   RESULT spawn n=1000 start_us=45.1 rss_kib=35.2 reps=5 first_us=70.3
  *
- * -m adds, from the last round while all N tasks are alive, where the
+ * -m adds, from the first round while all N tasks are alive, where the
  * memory goes, per task (procmem.h says what each field is): the node's
  * growth when the tasks are ULPs of this process (tasks=node), the sum
  * over the children / N when they are processes (tasks=procs); total_*:
@@ -122,7 +124,7 @@ int main(int argc, char **argv)
     char *cargv[] = {"-child", NULL};
     for (int r = 0; r < reps; r++) {
         struct proc_mem mbefore = {0};
-        if (memory && r == reps - 1)
+        if (memory && r == 0)
             proc_mem_add(&mbefore, 0);
         long before = rss_kib(0);
         double t0 = now_us();
@@ -142,7 +144,7 @@ int main(int argc, char **argv)
         t[r] = (now_us() - t0) / n;
         long kids = children_rss(tids, n);
         m[r] = (double)(kids ? kids : rss_kib(0) - before) / n;
-        if (memory && r == reps - 1)
+        if (memory && r == 0)
             print_mem(n, tids, &mbefore);
         pvm_initsend(PvmDataRaw);
         pvm_mcast(tids, n, 2);
@@ -150,8 +152,9 @@ int main(int argc, char **argv)
             while (pvm_pstat(tids[i]) == PvmOk)
                 pvm_trecv(-1, 99, &(struct timeval){0, 1000});
     }
-    printf("RESULT spawn n=%d start_us=%.1f rss_kib=%.1f reps=%d\n", n, procmem_median(t, reps),
-           procmem_median(m, reps), reps);
+    double first = t[0];
+    printf("RESULT spawn n=%d start_us=%.1f rss_kib=%.1f reps=%d first_us=%.1f\n", n,
+           procmem_median(t, reps), procmem_median(m, reps), reps, first);
     pvm_exit();
     return 0;
 }
