@@ -60,7 +60,6 @@ WORK=$(mktemp -d /tmp/pvm-compare.XXXXXX) || die "mktemp failed"
 BIN=$WORK/bin
 RES=$WORK/results
 mkdir -p "$BIN" && : >"$RES" && : >"$WORK/stderr.log" || die "cannot write $WORK"
-PVMD_PID=""
 UPVM_BIN=""
 
 PIN=(taskset -c "$CPU")
@@ -68,34 +67,14 @@ if [ "$(id -u)" = 0 ]; then PIN+=(nice -n -15); fi
 
 # ------------------------------------------------------------- clean-up
 
-# Processes still running a program of ours (a pvmd that did not halt
-# leaves its tasks): found by their executable, killed by pid.
-kill_leftovers() {
-    local p exe
-    for p in /proc/[0-9]*; do
-        exe=$(readlink "$p/exe" 2>/dev/null) || continue
-        case "$exe" in "$BIN"/*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
-    done
-}
-
-stop_vm() {
-    [ -n "$PVMD_PID" ] || return 0
-    # 'halt' kills every task and the pvmd (and the console: status 143);
-    # only while it runs: the console starts a pvmd when it finds none
-    kill -0 "$PVMD_PID" 2>/dev/null && ( echo halt | timeout 15 pvm ) >/dev/null 2>&1
-    for _ in $(seq 1 50); do kill -0 "$PVMD_PID" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$PVMD_PID" 2>/dev/null; then
-        kill -TERM "$PVMD_PID" 2>/dev/null; sleep 1
-        kill -KILL "$PVMD_PID" 2>/dev/null
-    fi
-    wait "$PVMD_PID" 2>/dev/null
-    kill_leftovers
-    note "pvmd $PVMD_PID halted"
-    PVMD_PID=""
-}
+# pvmd_start, pvmd_stop (halts the pvmd, kills what is left under $BIN)
+PVMD_DIR=$WORK/vm
+PVMD_BIN=$BIN
+# shellcheck source=bench/pvm/pvmd.sh
+. "$HERE/pvm/pvmd.sh"
 
 cleanup() {
-    stop_vm
+    pvmd_stop
     if [ -n "${OUT:-}" ]; then
         mkdir -p "$OUT" && cp "$RES" "$WORK/stderr.log" "$OUT/" 2>/dev/null
         [ -f "$WORK/vm/pvml.$(id -u)" ] && cp "$WORK/vm/pvml.$(id -u)" "$OUT/pvml.log"
@@ -144,25 +123,6 @@ build_upvm() {
         echo "== WARNING: bench_pvm did not build; UPVM columns will be empty:" >&2
         grep -m5 -E 'error|undefined' "$WORK/cmake.log" >&2
     fi
-}
-
-# --------------------------------------------------------------- the pvmd
-
-start_vm() {
-    local uid sock conf
-    uid=$(id -u)
-    export PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1
-    export PVM_TMP=$WORK/vm PVM_PATH="$BIN:/usr/bin" PVMBENCH_SPAWN_DIR=$BIN
-    mkdir -p "$PVM_TMP"
-    ( cd "$WORK" && exec "${PIN[@]}" pvmd </dev/null >"$PVM_TMP/pvmd.stdout" 2>&1 ) &
-    PVMD_PID=$!
-    for _ in $(seq 1 50); do
-        sock=$(cat "$PVM_TMP/pvmd.$uid" 2>/dev/null) && [ -S "$sock" ] && break
-        sleep 0.1
-    done
-    conf=$(echo conf | timeout 15 pvm 2>&1)
-    case "$conf" in *LINUX64*) ;; *) echo "$conf"; die "private pvmd not answering" ;; esac
-    note "private pvmd $PVMD_PID, PVM_TMP=$PVM_TMP, affinity $(taskset -p "$PVMD_PID" | awk '{print $NF}')"
 }
 
 # ---------------------------------------------------------------- runs
@@ -228,45 +188,11 @@ rep_mcast() {
 
 # --------------------------------------------------------------- tables
 
-# Medians over runs: stdin "key value", stdout "key median runs".
-medians() {
-    sort -k1,1 -k2,2g | awk '
-        function out() { if (n) printf "%s %.6f %d\n", k, (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, n }
-        $1 != k { out(); k = $1; n = 0 }
-        { v[++n] = $2 }
-        END { out() }'
-}
-
-# extract BENCH VALUEFIELD KEYFIELD...: "f1/f2/... value" per RESULT line
-extract() {
-    local bench=$1 val=$2; shift 2
-    awk -v b="$bench" -v val="$val" -v keys="$*" '
-        $1 == "RESULT" && $2 == b {
-            delete f
-            for (i = 3; i <= NF; i++) { split($i, a, "="); f[a[1]] = a[2] }
-            if (!("deliver" in f)) f["deliver"] = "-"
-            nk = split(keys, kk, " "); key = f[kk[1]]
-            for (i = 2; i <= nk; i++) key = key "/" f[kk[i]]
-            print key, f[val] }' "$RES" | medians
-}
-
-# cell FILE KEY: the median in us, formatted with its unit ("-" if none)
-cell() {
-    awk -v k="$2" '$1 == k { v = $2 } END {
-        if (v == "") printf "-"
-        else if (v < 1) printf "%.1f ns", v * 1000
-        else if (v < 100) printf "%.2f µs", v
-        else if (v < 1000) printf "%.0f µs", v
-        else printf "%.2f ms", v / 1000 }' "$1"
-}
-
-# ratio FILE KEY_A KEY_B: A / B, "-" if either is missing
-ratio() {
-    awk -v a="$2" -v b="$3" '$1 == a { x = $2 } $1 == b { y = $2 } END {
-        if (x == "" || y == "" || y == 0) printf "-"
-        else if (x / y >= 10) printf "%.0f×", x / y
-        else printf "%.1f×", x / y }' "$1"
-}
+# medians, cell, ratio; extract BENCH VALUEFIELD KEYFIELD...: the medians
+# over the runs, "f1/f2/... median runs" per RESULT key
+# shellcheck source=bench/pvm/results.sh
+. "$HERE/pvm/results.sh"
+extract() { results_extract "$RES" "$@"; }
 
 # target FILE KEY_UPVM KEY_REAL LIMIT_NS: the issue's goal and whether met
 target() {
@@ -362,7 +288,7 @@ note "REPS=$REPS BLOCKS=$BLOCKS BLOCK_MS=$BLOCK_MS QUICK=$QUICK, pinned: ${PIN[*
 side real && build_real
 side upvm && build_upvm
 [ "$SIDES" = upvm ] && [ -z "$UPVM_BIN" ] && die "SIDES=upvm, but bench_pvm did not build"
-side real && start_vm
+side real && pvmd_start
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # repetitions outermost: drifts in the background load hit every case alike
 for rep in $(seq 1 "$REPS"); do
@@ -373,7 +299,7 @@ for rep in $(seq 1 "$REPS"); do
     rep_mcast
 done
 note "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - T0)) s"
-stop_vm
+pvmd_stop
 table_pingpong
 table_forward
 table_ring
