@@ -210,6 +210,14 @@ static struct loader_image *image_new(const char *path, int fd, const struct sta
 struct loader_image *loader_image_open(const char *path, struct loader_error *err)
 {
     struct stat st;
+    /* The common case, a program already loaded: one stat, no open. */
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        struct loader_image *cached = cache_find(&st);
+        if (cached) {
+            cached->refs++;
+            return cached;
+        }
+    }
     int fd = open_file(path, &st, err);
     if (fd < 0)
         return NULL;

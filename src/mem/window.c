@@ -277,8 +277,13 @@ void mem_slot_free(int i)
         abort();
     }
     void *lo = mem_slot_base(&win.w, i);
+    /* Unmap first: that only removes mappings, so it works even at the
+     * kernel's mapping limit, where replacing them in one call (which may
+     * split a neighbour first) can fail.  The single thread of the node
+     * keeps anyone from taking the hole before it is reserved again. */
+    (void)munmap(lo, win.w.slot_size);
     void *p = mmap(lo, win.w.slot_size, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (p == MAP_FAILED) {
         /* Replacing the slot's mappings may need a VMA more than the limit
          * allows.  Keep the slot marked in use: it is never handed out

@@ -49,6 +49,53 @@ struct warm_slot {
 static struct warm_slot warm[WARM_MAX];
 static int nwarm;
 
+/* The kernel's limit on mappings (vm.max_map_count) is what bounds the
+ * number of process-mode ULPs: rather than fail deep inside a mapping call
+ * (or leave running ULPs unable to allocate), a spawn that would bring the
+ * node within MAP_HEADROOM mappings of the limit is refused, with the
+ * sysctl that lifts it.  Mappings per slot: five (see the top), counted
+ * as six to leave room for programs with more segments. */
+#define MAPS_PER_SLOT 6
+#define MAP_HEADROOM 2000
+static int slots_in_use;   /* live process-mode ULPs and kept slots */
+static long map_limit = -1; /* vm.max_map_count; 0 if unknown */
+static long maps_at_start; /* the node's own mappings */
+
+static long count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long n = 0;
+    int c;
+    while (f && (c = getc_unlocked(f)) != EOF)
+        n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* 0, or -ENOMEM with the message when one more slot would near the limit. */
+static int check_map_budget(struct loader_error *err)
+{
+    if (map_limit < 0) {
+        FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+        map_limit = 0;
+        if (f && fscanf(f, "%ld", &map_limit) != 1)
+            map_limit = 0;
+        if (f)
+            fclose(f);
+        maps_at_start = count_lines("/proc/self/maps");
+    }
+    long need = maps_at_start + (long)(slots_in_use + 1) * MAPS_PER_SLOT + MAP_HEADROOM;
+    if (map_limit == 0 || need <= map_limit)
+        return 0;
+    err->code = -ENOMEM;
+    snprintf(err->msg, sizeof err->msg,
+             "the node holds %d process-mode ULPs and the kernel allows %ld memory "
+             "mappings per process (vm.max_map_count); raise it, e.g. "
+             "sudo sysctl -w vm.max_map_count=%ld", slots_in_use, map_limit, 2 * need);
+    return err->code;
+}
+
 static size_t page_size(void)
 {
     static size_t page;
@@ -157,7 +204,8 @@ static void warm_flush(void)
 {
     while (nwarm > 0) {
         struct warm_slot w = warm[--nwarm];
-        mem_slot_free(w.slot); /* its mappings go with the slot */
+        mem_slot_free(w.slot);
+        slots_in_use--; /* its mappings go with the slot */
         loader_image_put(w.img);
     }
 }
@@ -190,6 +238,7 @@ static void proc_release(struct ulp *u)
     loader_unmap(&inst);
     loader_image_put(inst.img);
     mem_slot_free(slot);
+    slots_in_use--;
 }
 
 /* Fill p's process state: argv, environment, progname, getopt. */
@@ -302,11 +351,22 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
         if (rc != 0) { /* its mappings are gone (reserved again): start over */
             loader_image_put(img);
             mem_slot_free(slot);
+            slots_in_use--;
             return rc;
         }
-    } else if ((slot = mem_slot_alloc()) < 0 && nwarm > 0) {
-        warm_flush(); /* kept slots are a cache: the spawn comes first */
-        slot = mem_slot_alloc();
+    } else {
+        if (check_map_budget(err) != 0 && nwarm > 0)
+            warm_flush(); /* kept slots are a cache: the spawn comes first */
+        if (check_map_budget(err) != 0) {
+            loader_image_put(img);
+            return err->code;
+        }
+        if ((slot = mem_slot_alloc()) < 0 && nwarm > 0) {
+            warm_flush();
+            slot = mem_slot_alloc();
+        }
+        if (slot >= 0)
+            slots_in_use++;
     }
     if (slot < 0) {
         loader_image_put(img);
@@ -342,6 +402,7 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
     if (rc != 0) {
         loader_image_put(img);
         mem_slot_free(slot);
+        slots_in_use--;
     }
     return rc;
 }

@@ -298,11 +298,16 @@ static void on_process_exit(void)
     if (stuck > 0 && others > 0) {
         fprintf(stderr, "upvm: main exited; %d task(s) still waiting for messages "
                         "were ended with it:", others);
+        int listed = 0;
         list_for_each(l, &pvm_node.tasks) {
             struct pvm_task *t = list_entry(l, struct pvm_task, node_link);
-            if (t != self)
-                fprintf(stderr, " t%x%s%s", (unsigned)t->tid, *t->name ? "/" : "",
-                        t->name);
+            if (t == self)
+                continue;
+            if (listed++ == 20) {
+                fprintf(stderr, " ... and %d more", others - 20);
+                break;
+            }
+            fprintf(stderr, " t%x%s%s", (unsigned)t->tid, *t->name ? "/" : "", t->name);
         }
         fputc('\n', stderr);
     }
