@@ -85,8 +85,12 @@ static int map_writable(const struct loader_image *img, const struct loader_seg 
 }
 
 static int map_segment(const struct loader_image *img, const struct loader_seg *s,
-                       uintptr_t base)
+                       uintptr_t base, bool rw_mapped)
 {
+    if ((s->prot & PROT_WRITE) && rw_mapped) { /* the caller mapped it */
+        memcpy((void *)(base + s->vaddr), img->file + s->offset, s->filesz);
+        return 0;
+    }
     if (s->prot & PROT_WRITE)
         return map_writable(img, s, base);
     uint64_t anon = page_down(s->vaddr), end = page_up(s->vaddr + s->memsz);
@@ -105,10 +109,11 @@ static int map_segment(const struct loader_image *img, const struct loader_seg *
     return 0;
 }
 
-static int map_all(const struct loader_image *img, uintptr_t base, struct loader_error *err)
+static int map_all(const struct loader_image *img, uintptr_t base, bool rw_mapped,
+                   struct loader_error *err)
 {
     for (unsigned i = 0; i < img->nseg; i++) {
-        int rc = map_segment(img, &img->seg[i], base);
+        int rc = map_segment(img, &img->seg[i], base, rw_mapped);
         if (rc)
             return loader_fail(err, rc, "%s: cannot map a segment: %s", img->path,
                                strerror(-rc));
@@ -253,11 +258,18 @@ static void fill_instance(struct loader_image *img, uintptr_t base, struct loade
 int loader_instantiate(struct loader_image *img, void *base, loader_resolver_t resolver,
                        void *inst_ctx, struct loader_instance *out, struct loader_error *err)
 {
+    return loader_instantiate_flags(img, base, resolver, inst_ctx, 0, out, err);
+}
+
+int loader_instantiate_flags(struct loader_image *img, void *base, loader_resolver_t resolver,
+                             void *inst_ctx, unsigned flags, struct loader_instance *out,
+                             struct loader_error *err)
+{
     uintptr_t b = (uintptr_t)base;
     if (!b || b % LOADER_PAGE)
         return loader_fail(err, -EINVAL, "%s: load address %p is not page-aligned", img->path,
                            base);
-    int rc = map_all(img, b, err);
+    int rc = map_all(img, b, (flags & LOADER_RW_MAPPED) != 0, err);
     if (!rc)
         rc = relocate(img, b, resolver, inst_ctx, err);
     if (rc) {

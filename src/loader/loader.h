@@ -109,6 +109,16 @@ int loader_instantiate(struct loader_image *img, void *base, loader_resolver_t r
  * the program's own copy of something) and for tests. */
 void *loader_instance_sym(const struct loader_instance *in, const char *name) HIDDEN;
 
+/* loader_instantiate with flags:
+ *   LOADER_RW_MAPPED  the caller has already mapped the writable segments'
+ *                     pages (loader_image_writable) read-write and zero, with
+ *                     whatever follows them, in one mapping: the loader only
+ *                     copies their file bytes in. */
+#define LOADER_RW_MAPPED 0x1u
+int loader_instantiate_flags(struct loader_image *img, void *base, loader_resolver_t resolver,
+                             void *inst_ctx, unsigned flags, struct loader_instance *out,
+                             struct loader_error *err) HIDDEN NODISCARD;
+
 /*
  * Load img again at base, where an instance of it was before (a slot kept
  * for reuse): its read-only mappings are still there and its writable

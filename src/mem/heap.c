@@ -573,13 +573,21 @@ void mem_heap_stats(const mem_heap_t *h, struct mem_heap_stats *out)
 
 mem_heap_t *mem_heap_create(void *lo, size_t size)
 {
+    return mem_heap_create_on(lo, size, 0);
+}
+
+mem_heap_t *mem_heap_create_on(void *lo, size_t size, size_t committed)
+{
     long page = sysconf(_SC_PAGESIZE);
-    if (((uintptr_t)lo | size) & ((uintptr_t)page - 1) || size < HEAP_MIN) {
+    if (((uintptr_t)lo | size | committed) & ((uintptr_t)page - 1) || size < HEAP_MIN ||
+        committed > size) {
         errno = EINVAL;
         return NULL;
     }
     size_t first = size < GROW_MIN ? size : GROW_MIN;
-    if (mem_commit(lo, first) != 0)
+    if (committed >= first)
+        first = committed; /* the caller mapped it (with its neighbours) */
+    else if (mem_commit(lo, first) != 0)
         return fail_enomem();
     mem_heap_t *h = lo;
     h->magic = HEAP_MAGIC;

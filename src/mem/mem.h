@@ -90,6 +90,12 @@ typedef struct mem_heap mem_heap_t;
  */
 mem_heap_t *mem_heap_create(void *lo, size_t size) HIDDEN;
 
+/* The same, when the caller already committed the first `committed` bytes
+ * at lo (read-write, zero): at least MEM_HEAP_FIRST_COMMIT of them saves
+ * the heap its own first commit.  committed page-aligned, <= size. */
+#define MEM_HEAP_FIRST_COMMIT ((size_t)256 << 10)
+mem_heap_t *mem_heap_create_on(void *lo, size_t size, size_t committed) HIDDEN;
+
 /* The C allocation functions on heap h, with the C/POSIX contracts
  * (malloc(0) returns a unique pointer; realloc(NULL, n) = malloc;
  * realloc(p, 0) frees p and returns NULL, as glibc does; ...).

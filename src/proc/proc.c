@@ -309,11 +309,17 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
                  stack_size, w->slot_size);
         return err->code;
     }
-    /* guard + stack first: the heap's first commit then extends them */
-    int rc = mem_commit(l.guard, page + stack_size);
+    /* One mapping for everything writable: the image's writable segments,
+     * the guard, the stack and the heap's first part (the loader and the
+     * heap are told it is there); then the guard marker. */
+    size_t woff, wlen = loader_image_writable(img, &woff);
+    char *rw_lo = wlen && woff + wlen == image ? base + woff : l.guard;
+    int rc = mem_commit(rw_lo, (size_t)(heap_lo - rw_lo) + MEM_HEAP_FIRST_COMMIT);
     if (rc == 0)
         rc = install_guard(l.guard);
-    mem_heap_t *heap = rc == 0 ? mem_heap_create(heap_lo, (size_t)(l.end - heap_lo)) : NULL;
+    mem_heap_t *heap = rc == 0 ? mem_heap_create_on(heap_lo, (size_t)(l.end - heap_lo),
+                                                    MEM_HEAP_FIRST_COMMIT)
+                               : NULL;
     struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
     if (!p) {
         err->code = rc ? rc : -ENOMEM;
@@ -324,7 +330,8 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
     p->heap = heap;
     p->slot = slot;
     p->stack_size = stack_size;
-    rc = loader_instantiate(img, base, proc_resolve, p, &p->inst, err);
+    rc = loader_instantiate_flags(img, base, proc_resolve, p,
+                                  rw_lo == l.guard ? 0 : LOADER_RW_MAPPED, &p->inst, err);
     *out = p;
     return rc;
 }
