@@ -59,13 +59,13 @@ static int map_file_part(const struct loader_image *img, const struct loader_seg
     bool tail = s->memsz > s->filesz && file_end % LOADER_PAGE;
     int prot = tail ? s->prot | PROT_WRITE : s->prot;
     void *want = (void *)(base + start);
-    if (mmap(want, page_up(file_end) - start, prot, MAP_PRIVATE | MAP_FIXED, img->fd,
-             (off_t)page_down(s->offset)) != want)
+    size_t len = page_up(file_end) - start;
+    if (mmap(want, len, prot, MAP_PRIVATE | MAP_FIXED, img->fd, (off_t)page_down(s->offset)) !=
+        want)
         return -errno;
     if (tail) {
         memset((void *)(base + file_end), 0, page_up(file_end) - file_end);
-        if (prot != s->prot &&
-            mprotect((void *)(base + page_down(file_end)), LOADER_PAGE, s->prot) != 0)
+        if (prot != s->prot && mprotect(want, len, s->prot) != 0) /* a read-only .bss */
             return -errno;
     }
     return 0;

@@ -10,9 +10,9 @@
  * (MAP_PRIVATE: the page cache is shared, nothing is copied per ULP),
  * writable segments are private to the instance, .bss is zero-filled.
  *
- * Relocations: R_X86_64_RELATIVE, _64, _GLOB_DAT, _JUMP_SLOT (bound at
- * load: no lazy binding), _IRELATIVE, _NONE.  _COPY and anything else is an
- * error naming the relocation.  Symbols are resolved in this order:
+ * Relocations: R_X86_64_RELATIVE (also packed: DT_RELR), _64, _GLOB_DAT,
+ * _JUMP_SLOT (bound at load: no lazy binding), _IRELATIVE, _NONE.  _COPY
+ * and anything else is an error naming the relocation.  Symbols are resolved in this order:
  *   1. the program's own definitions (the executable interposes, as in ELF)
  *   2. the caller's resolver (UPVM's interposition table: malloc family,
  *      exit family, sleep, fork/exec/..., per-ULP libc variables)

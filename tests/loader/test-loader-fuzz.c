@@ -6,6 +6,9 @@
  * instantiated.  Every attempt must end with success or an error message:
  * no crash, no hang.
  *
+ * The two starting points are the same program linked with RELA only and
+ * with DT_RELR (-z pack-relative-relocs).
+ *
  * Attempts run in forked children, BATCH per child, so a crash is caught
  * and reported with its seed (the child writes the current one to a shared
  * page first); an alarm catches hangs.  Images that would run their own
@@ -34,9 +37,13 @@ struct shared {
     unsigned long opened, instantiated, refused;
 };
 
-static struct blob base;
-static struct region regions[16];
-static int nregions;
+/* Two valid programs to start from: RELA-only and with DT_RELR. */
+struct base {
+    struct blob file;
+    struct region regions[16];
+    int nregions;
+};
+static struct base bases[2];
 
 /* ---------------------------------------------------------------- mutations */
 
@@ -48,29 +55,26 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void add_region(size_t off, size_t len)
+static void add_region(struct base *b, size_t off, size_t len)
 {
-    if (len && off + len <= base.n && nregions < (int)ARRAY_SIZE(regions))
-        regions[nregions++] = (struct region){off, len};
+    if (len && off + len <= b->file.n && b->nregions < (int)ARRAY_SIZE(b->regions))
+        b->regions[b->nregions++] = (struct region){off, len};
 }
 
-static void add_section(const char *name)
+static void load_base(struct base *b, const char *path)
 {
-    const Elf64_Shdr *s = blob_section(base, name);
-    if (s)
-        add_region(s->sh_offset, s->sh_size);
-}
-
-static void find_regions(void)
-{
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base.p;
-    add_region(0, sizeof *eh);
-    add_region(eh->e_phoff, (size_t)eh->e_phnum * eh->e_phentsize);
+    b->file = blob_read(path);
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b->file.p;
+    add_region(b, 0, sizeof *eh);
+    add_region(b, eh->e_phoff, (size_t)eh->e_phnum * eh->e_phentsize);
     const char *names[] = {".dynamic", ".rela.dyn", ".rela.plt", ".relr.dyn",
                            ".dynsym",  ".dynstr",   ".gnu.hash", ".hash"};
-    for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-        add_section(names[i]);
-    CHECK(nregions >= 7);
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+        const Elf64_Shdr *s = blob_section(b->file, names[i]);
+        if (s)
+            add_region(b, s->sh_offset, s->sh_size);
+    }
+    CHECK(b->nregions >= 7);
 }
 
 static uint64_t interesting(uint64_t r)
@@ -85,11 +89,12 @@ static uint64_t interesting(uint64_t r)
 static size_t mutate(unsigned char *buf, uint64_t seed)
 {
     uint64_t s = seed * 0x2545f4914f6cdd1dULL;
-    memcpy(buf, base.p, base.n);
-    size_t n = base.n;
+    const struct base *b = &bases[seed % 2];
+    memcpy(buf, b->file.p, b->file.n);
+    size_t n = b->file.n;
     unsigned ops = 1 + (unsigned)(splitmix(&s) % 4);
     for (unsigned k = 0; k < ops; k++) {
-        const struct region *rg = &regions[splitmix(&s) % (uint64_t)nregions];
+        const struct region *rg = &b->regions[splitmix(&s) % (uint64_t)b->nregions];
         size_t at = rg->off + (size_t)(splitmix(&s) % rg->len);
         switch (splitmix(&s) % 8) {
         case 0: case 1: case 2: /* flip bits of one byte */
@@ -156,7 +161,8 @@ static void attempt(uint64_t seed, unsigned char *buf, char *slot, struct shared
 static void run_batch(uint64_t first, uint64_t count, struct shared *sh)
 {
     alarm(60); /* a hang ends the child with SIGALRM */
-    unsigned char *buf = malloc(base.n);
+    unsigned char *buf = malloc(bases[0].file.n > bases[1].file.n ? bases[0].file.n
+                                                                  : bases[1].file.n);
     char *slot = slot_reserve(SLOT_SIZE);
     CHECK(buf);
     for (uint64_t i = 0; i < count; i++) {
@@ -193,8 +199,8 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 
 int main(void)
 {
-    base = blob_read(PROG_COUNTER);
-    find_regions();
+    load_base(&bases[0], PROG_COUNTER);
+    load_base(&bases[1], PROG_RELR);
     (void)test_tmpdir(); /* created here, shared by the children */
     struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -215,7 +221,8 @@ int main(void)
     snprintf(path, sizeof path, "%s/fuzz", test_tmpdir());
     unlink(path);
     rmdir(test_tmpdir());
-    free(base.p);
+    free(bases[0].file.p);
+    free(bases[1].file.p);
     CHECK_EQ(failures, 0);
     CHECK(sh->instantiated > 0 && sh->refused > 0); /* both paths were exercised */
     return 0;

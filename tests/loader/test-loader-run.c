@@ -73,10 +73,11 @@ static unsigned long long smaps_field(uintptr_t start, const char *field)
     return v;
 }
 
-static void check_text_shared(const struct loader_instance *a, const struct loader_instance *b)
+static void check_text_shared(const char *path, const struct loader_instance *a,
+                              const struct loader_instance *b)
 {
     struct stat st;
-    CHECK(stat(PROG_COUNTER, &st) == 0);
+    CHECK(stat(path, &st) == 0);
     struct map_line ma, mb;
     CHECK(map_of((void *)a->main, &ma) && map_of((void *)b->main, &mb));
     CHECK(ma.start != mb.start);
@@ -92,11 +93,11 @@ static void check_text_shared(const struct loader_instance *a, const struct load
     CHECK_EQ(smaps_field(mb.start, "Anonymous:"), 0);
 }
 
-static void test_two_instances(void)
+static void two_instances_of(const char *path)
 {
-    struct loader_image *img = open_ok(PROG_COUNTER);
+    struct loader_image *img = open_ok(path);
     CHECK(loader_image_span(img) > 32768 && loader_image_span(img) < SLOT_SIZE);
-    CHECK_STR_CONTAINS(loader_image_path(img), "prog-counter");
+    CHECK_STR_CONTAINS(loader_image_path(img), path);
     char *slots = slot_reserve(2 * SLOT_SIZE);
     struct loader_instance a, b;
     instantiate_ok(img, slots, NULL, NULL, &a);
@@ -118,7 +119,7 @@ static void test_two_instances(void)
         CHECK(big_a[i] == 0 && big_b[i] == 0);
     big_a[8191] = 9;
     CHECK_EQ(big_b[8191], 0);
-    check_text_shared(&a, &b);
+    check_text_shared(path, &a, &b);
 
     loader_run_fini(&a);
     CHECK_EQ(INT_AT(&a, "fini_runs"), 1);
@@ -137,6 +138,11 @@ static void test_two_instances(void)
     loader_image_put(img);
     munmap(slots, 2 * SLOT_SIZE);
 }
+
+static void test_two_instances(void) { two_instances_of(PROG_COUNTER); }
+
+/* The same program linked with -z pack-relative-relocs: DT_RELR. */
+static void test_two_instances_relr(void) { two_instances_of(PROG_RELR); }
 
 /* ---------------------------------------------------------------- resolver */
 
@@ -357,6 +363,7 @@ static void test_instantiate_time(void)
 int main(void)
 {
     RUN(two_instances);
+    RUN(two_instances_relr);
     RUN(resolver_interposes);
     RUN(own_definition_beats_resolver);
     RUN(ifunc);
