@@ -137,6 +137,15 @@ static char **heap_strv(mem_heap_t *h, char *const v[], int extra, int *count)
 
 /* ------------------------------------------------------------ start */
 
+/* Every ULP's end, also one killed (pvm_kill) that never ran proc_exit:
+ * its own streams are closed (what they hold is written out). */
+static void proc_on_exit(struct ulp *u)
+{
+    struct proc *p = u->ext[ULP_EXT_PROC];
+    if (p)
+        proc_output_close(p);
+}
+
 static void proc_entry(void *arg)
 {
     struct proc *p = arg;
@@ -341,6 +350,9 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
 {
     size_t stack_size = round_up(attr && attr->stack_size ? attr->stack_size
                                                           : PROC_STACK_DEFAULT, page_size());
+    static bool hooked;
+    if (!hooked && core_add_exit_hook(proc_on_exit) == 0)
+        hooked = true;
     int rc = mem_window_init();
     if (rc != 0) {
         err->code = rc;
