@@ -118,6 +118,7 @@ static struct {
     struct out *outs;
     struct in *ins;
     int nbacklog, next_src;
+    bool any_consumed;       /* since the last answer_want_space */
 } S;
 
 /* --------------------------------------------------------------- layout */
@@ -396,6 +397,7 @@ static void consume(struct in *in, uint64_t bytes)
 {
     in->head += bytes;
     in->consumed = true;
+    S.any_consumed = true;
     atomic_store_explicit(&in->r->head, in->head, memory_order_release);
 }
 
@@ -403,6 +405,10 @@ static int frag_start(struct in *in, const uint8_t *p, uint32_t len)
 {
     uint64_t total;
     memcpy(&total, p, sizeof total);
+    if (unlikely(total < len - sizeof total || total > NET_FRAME_MAX)) {
+        in->broken = true; /* a corrupt ring: ignore the peer from now on */
+        return 0;
+    }
     if (total > in->as_cap) {
         uint8_t *b = malloc(total);
         if (!b)
@@ -456,7 +462,7 @@ static int take_record(struct in *in, int src, net_handler_fn fn, void *ctx)
         got = 1;
     } else if (h.kind == R_FIRST) {
         int rc = frag_start(in, p, h.len);
-        if (rc < 0)
+        if (rc < 0 || in->broken)
             return rc;
     } else {
         memcpy(in->as + in->as_got, p, h.len);
@@ -493,6 +499,9 @@ static int drain(struct in *in, int src, net_handler_fn fn, void *ctx, int max)
 /* Producers we freed space for get woken if they asked. */
 static void answer_want_space(void)
 {
+    if (!S.any_consumed)
+        return;
+    S.any_consumed = false;
     atomic_thread_fence(memory_order_seq_cst);
     for (int s = 0; s < net_cur.nnodes; s++) {
         struct in *in = &S.ins[s];
