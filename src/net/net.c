@@ -1,0 +1,114 @@
+/*
+ * net.c - the transport-independent part of net.h: configuration from the
+ * environment, and the entry points, which check their arguments once and
+ * call the running transport through its ops table (one indirect call: the
+ * price of adding MPI later without touching callers).
+ */
+#include "net/net_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/parse_size.h"
+
+HIDDEN struct net_cur net_cur = {.ops = NULL, .node = -1, .nnodes = 0};
+
+uint64_t net_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int parse_idle(const char *s, net_idle_t *out)
+{
+    if (strcmp(s, "spin") == 0)
+        *out = NET_IDLE_SPIN;
+    else if (strcmp(s, "block") == 0)
+        *out = NET_IDLE_BLOCK;
+    else if (strcmp(s, "adaptive") == 0)
+        *out = NET_IDLE_ADAPTIVE;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+int net_config_from_env(net_config_t *c)
+{
+    int rc = 0;
+    uint64_t v;
+    c->ring_bytes = NET_RING_DEFAULT;
+    c->idle = NET_IDLE_ADAPTIVE;
+    c->spin_ns = NET_SPIN_NS_DEFAULT;
+    const char *s = getenv("UPVM_NET_RING");
+    if (s && *s) {
+        if (util_parse_size(s, NET_RING_MAX, &v) && v >= NET_RING_MIN)
+            c->ring_bytes = (size_t)v;
+        else
+            rc = -EINVAL;
+    }
+    s = getenv("UPVM_NET_IDLE");
+    if (s && *s && parse_idle(s, &c->idle) < 0)
+        rc = -EINVAL;
+    s = getenv("UPVM_NET_SPIN_NS");
+    if (s && *s) {
+        if (util_parse_size(s, 10000000000ull, &v))
+            c->spin_ns = v;
+        else
+            rc = -EINVAL;
+    }
+    return rc;
+}
+
+int net_node(void) { return net_cur.node; }
+int net_nnodes(void) { return net_cur.nnodes; }
+
+int net_send(int dst, const void *data, size_t len)
+{
+    if (unlikely(!net_cur.ops))
+        return -ENOTCONN;
+    if (unlikely(dst < 0 || dst >= net_cur.nnodes || dst == net_cur.node))
+        return -EINVAL;
+    if (unlikely(len > NET_FRAME_MAX))
+        return -EMSGSIZE;
+    return net_cur.ops->send(dst, data, len);
+}
+
+int net_poll(net_handler_fn fn, void *ctx, int max)
+{
+    if (unlikely(!net_cur.ops))
+        return -ENOTCONN;
+    return net_cur.ops->poll(fn, ctx, max > 0 ? max : 0x7fffffff);
+}
+
+int net_wait(int64_t timeout_ns)
+{
+    if (unlikely(!net_cur.ops))
+        return -ENOTCONN;
+    return net_cur.ops->wait(timeout_ns);
+}
+
+void net_wake(int node)
+{
+    if (net_cur.ops && node >= 0 && node < net_cur.nnodes)
+        net_cur.ops->wake(node);
+}
+
+int net_flush(void)
+{
+    if (unlikely(!net_cur.ops))
+        return -ENOTCONN;
+    return net_cur.ops->flush();
+}
+
+void net_fini(void)
+{
+    if (!net_cur.ops)
+        return;
+    net_cur.ops->fini();
+    net_cur.ops = NULL;
+    net_cur.node = -1;
+    net_cur.nnodes = 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * net.h - the node-to-node transport: byte frames between the node
+ * processes of one job.
+ *
+ * A job has N nodes, numbered 0..N-1; each node is one OS process with one
+ * scheduler thread (DESIGN.md decision 1), so a process has at most one
+ * transport and the calls below take no handle and no lock.  The layer
+ * knows nothing of messages or tids: callers hand it byte strings (a
+ * message's serialised form, msg_buf_serialize) and get byte strings back.
+ *
+ * The interface is the same for every implementation; which one runs is
+ * chosen once, at net_init_*.  Today there is the shared-memory one for
+ * the nodes of one host (shm.c).  An MPI one for several hosts (decision 8)
+ * adds a net_init_mpi() and an ops table; callers of net_send / net_poll /
+ * net_wait do not change.
+ *
+ * Contract, for every implementation:
+ *   - net_send copies the frame: the caller may reuse its bytes at once.
+ *     It never blocks.  -EAGAIN means the path to dst is full: poll (the
+ *     peer may be waiting for us to drain its frames), wait, retry.
+ *   - Frames of any size up to NET_FRAME_MAX are carried.  A frame larger
+ *     than what the path holds is accepted whole and its tail is kept in a
+ *     per-destination backlog (one frame at most) that the transport pushes
+ *     from every net_send / net_poll / net_wait / net_flush; while a backlog
+ *     is pending, sends to that destination return -EAGAIN.
+ *   - Frames from one sender are delivered in the order they were sent
+ *     (pairwise FIFO), each exactly once, intact.  No order holds between
+ *     different senders.
+ *   - net_poll hands each frame to a callback; the bytes are valid only
+ *     until it returns (they may lie in the shared ring itself).  The
+ *     callback may call net_send, not net_poll.
+ *   - net_wait puts an idle node to sleep following the idle policy; a
+ *     frame sent to it, ring space freed for its backlog, or net_wake
+ *     wakes it.  A send to an awake node costs no system call.
+ *   - A dead peer is not detected here: frames to it pile up until its path
+ *     is full (-EAGAIN), frames to the others keep flowing.  Noticing the
+ *     death (waitpid, pvm_notify) belongs to the node layer.
+ *
+ * Errors are negative errno values.
+ */
+#ifndef UPVM_NET_NET_H
+#define UPVM_NET_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/compiler.h"
+
+/* The largest frame carried (a PVM message's serialised form is smaller). */
+#define NET_FRAME_MAX ((size_t)1 << 31)
+
+/* How an idle node waits in net_wait. */
+typedef enum net_idle {
+    NET_IDLE_SPIN,      /* poll until something comes: lowest latency, a core */
+    NET_IDLE_BLOCK,     /* sleep in the kernel at once: no CPU while idle */
+    NET_IDLE_ADAPTIVE,  /* spin spin_ns, then sleep (the default) */
+} net_idle_t;
+
+typedef struct net_config {
+    size_t ring_bytes;  /* shm: bytes of ring per ordered node pair */
+    net_idle_t idle;
+    uint64_t spin_ns;   /* adaptive: how long to spin before sleeping */
+} net_config_t;
+
+#define NET_RING_DEFAULT   ((size_t)1 << 20)
+#define NET_RING_MIN       ((size_t)4096)
+#define NET_RING_MAX       ((size_t)1 << 30)
+#define NET_SPIN_NS_DEFAULT 5000u
+
+/*
+ * The defaults, overridden by the environment: UPVM_NET_RING (a size,
+ * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS.
+ * -EINVAL for a value that does not parse (c still gets the defaults).
+ */
+HIDDEN int net_config_from_env(net_config_t *c);
+
+/* ------------------------------------------------ shared memory, one host */
+
+typedef struct net_shm_seg net_shm_seg_t;
+
+/*
+ * net_shm_create - the launcher, before it forks the nodes: one shared
+ * segment holding every ring of a job of nnodes nodes (ring size from
+ * cfg, NULL = net_config_from_env).  The segment is a memfd (an anonymous
+ * MAP_SHARED mapping where memfd_create is refused): it has no name in any
+ * file system, so nothing is left behind, whatever way the processes die.
+ * Errors: -EINVAL (nnodes < 1 or above 4096, bad size), -ENOMEM, errno of
+ * memfd_create / ftruncate / mmap.
+ */
+HIDDEN int net_shm_create(int nnodes, const net_config_t *cfg, net_shm_seg_t **out);
+
+/* The segment's fd (close-on-exec; -1 for the anonymous fallback), for a
+ * node that execs: it passes the fd on and calls net_init_shm_fd. */
+HIDDEN int net_shm_fd(const net_shm_seg_t *seg);
+
+/* The launcher's handle goes: unmaps and closes in this process only. */
+HIDDEN void net_shm_destroy(net_shm_seg_t *seg);
+
+/*
+ * net_init_shm - this process becomes node `node` of seg's job (a forked
+ * child: the mapping is inherited).  cfg gives the idle policy (NULL =
+ * environment); the ring size is the segment's.  -EBUSY if a transport is
+ * already up, -EINVAL for a bad node.
+ */
+HIDDEN int net_init_shm(net_shm_seg_t *seg, int node, const net_config_t *cfg);
+
+/* The same after exec: maps the segment from fd (which stays open). */
+HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
+
+/* ------------------------------------------------------------ every one */
+
+/* Tears the transport down (pending backlogs are dropped). */
+HIDDEN void net_fini(void);
+
+/* This node's number and the job's node count (-1 / 0 before init). */
+HIDDEN int net_node(void);
+HIDDEN int net_nnodes(void);
+
+/*
+ * net_send - queue one frame of len bytes (len may be 0) for node dst.
+ * 0: accepted (all of it, or the start of it and the rest in the backlog).
+ * -EAGAIN: nothing accepted, the path is full.  -EINVAL: dst is not a
+ * peer (out of range or this node).  -EMSGSIZE: len > NET_FRAME_MAX.
+ * -ENOMEM: no memory for the backlog.
+ */
+HIDDEN int net_send(int dst, const void *data, size_t len);
+
+/* Called once per received frame; data is valid until it returns. */
+typedef void (*net_handler_fn)(void *ctx, int src, const void *data, size_t len);
+
+/*
+ * net_poll - deliver up to max received frames (max <= 0: all there are),
+ * and push pending backlogs.  Returns the number delivered, or -ENOMEM
+ * (no memory to reassemble a fragmented frame; it stays queued).
+ */
+HIDDEN int net_poll(net_handler_fn fn, void *ctx, int max);
+
+/*
+ * net_wait - idle until a frame may be there, backlog space may have
+ * freed, net_wake was called for this node, or timeout_ns passed (< 0:
+ * no limit; 0: just look).  Returns 1 when woken (a hint: poll, then wait
+ * again if nothing came), 0 on timeout.
+ */
+HIDDEN int net_wait(int64_t timeout_ns);
+
+/* Wake node `node` from net_wait (or make its next net_wait return at
+ * once).  It may be this node (from a signal handler, say). */
+HIDDEN void net_wake(int node);
+
+/* Push pending backlogs: 0 when none is left, -EAGAIN otherwise. */
+HIDDEN int net_flush(void);
+
+#endif /* UPVM_NET_NET_H */

@@ -1,0 +1,702 @@
+/*
+ * shm.c - the shared-memory transport for the nodes of one host.
+ *
+ * The launcher creates one segment before it forks the nodes (a memfd, so
+ * it has no name anywhere and dies with its last mapping, even after
+ * SIGKILL).  It holds:
+ *
+ *   header | node slot x N | ring (0->1) | ring (0->2) | ... | ring (N-1->N-2)
+ *
+ * One single-producer / single-consumer byte ring per ordered pair of
+ * nodes, N*(N-1) in all, so no two processes ever write the same index and
+ * no lock exists.  A ring is a header of two 128-byte blocks (the producer's
+ * tail, the consumer's head: apart, so that neither side's writes bounce
+ * the other's line, adjacent-line prefetch included) and C data bytes, C a
+ * power of two.  tail and head count bytes for ever (64 bits never wrap);
+ * the producer publishes with a release store of tail, the consumer frees
+ * with a release store of head; each keeps a private cached copy of the
+ * other's index and rereads the shared one only when the copy says
+ * empty/full, so the fast path is a few plain stores and no system call.
+ *
+ * Records in a ring are 8-byte aligned: a header {u32 len, u32 kind} and
+ * len payload bytes.  A frame of up to C/4 - 16 bytes is one WHOLE record,
+ * handed to the receiver's callback straight from the ring.  A bigger one
+ * is a FIRST record (its payload starts with the frame's u64 total length)
+ * and FRAG records, reassembled by the receiver in a private buffer.  A
+ * record never wraps: when it does not fit before the end, a PAD record
+ * fills the rest and it starts at offset 0.  Fragments that do not fit yet
+ * wait in the sender's private backlog (net.h's contract).
+ *
+ * Sleeping: each node has a futex word in the segment, AWAKE normally.
+ * A node about to sleep stores SLEEPING, checks its rings once more, and
+ * FUTEX_WAITs.  A sender, after publishing, fences and looks at the word:
+ * only if it reads SLEEPING does it swap it to AWAKE and FUTEX_WAKE.  The
+ * two seq_cst fences (store word / load tails against store tail / load
+ * word) make a lost wake-up impossible, and a send to an awake node costs a
+ * fence and a load, never a syscall.  net_wake sets WAKE_PENDING, which the
+ * next wait consumes.  A sender that found a ring full sets the ring's
+ * want_space; the consumer, after freeing space, fences, sees it and wakes
+ * the producer the same way, so a blocked sender never needs to poll.
+ */
+#define _GNU_SOURCE
+#include "net/net_impl.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINE 128
+#define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
+#define SEG_VERSION 1
+#define MAX_NODES 4096
+
+enum { W_AWAKE = 0, W_SLEEPING = 1, W_WAKE_PENDING = 2 };
+enum { R_PAD = 1, R_WHOLE = 2, R_FIRST = 3, R_FRAG = 4 };
+
+struct seg_hdr {
+    uint64_t magic;
+    uint32_t version, nnodes;
+    uint64_t ring_bytes, size;
+};
+
+struct node_slot {
+    alignas(LINE) _Atomic uint32_t word;
+};
+
+struct ring_hdr {
+    alignas(LINE) _Atomic uint64_t tail; /* producer's line */
+    _Atomic uint32_t want_space;         /* producer sets, consumer clears */
+    alignas(LINE) _Atomic uint64_t head; /* consumer's line */
+};
+
+struct rec {
+    uint32_t len, kind;
+};
+
+struct net_shm_seg {
+    void *base;
+    size_t size;
+    int fd;
+};
+
+/* The sending side of one ring (private to the producer). */
+struct out {
+    struct ring_hdr *r;
+    uint8_t *data;
+    uint64_t tail, head_cache;
+    bool wants;              /* want_space set by us, not yet answered */
+    uint8_t *bl;             /* backlog: the unsent rest of one frame */
+    size_t bl_off, bl_len;
+};
+
+/* The receiving side of one ring (private to the consumer). */
+struct in {
+    struct ring_hdr *r;
+    uint8_t *data;
+    uint64_t head, tail_cache;
+    bool consumed, broken;
+    uint8_t *as;             /* reassembly of a fragmented frame */
+    size_t as_cap, as_total, as_got;
+    bool in_frame;
+};
+
+static struct {
+    struct seg_hdr *hdr;
+    struct node_slot *slots;
+    void *map;               /* mapped by net_init_shm_fd: ours to unmap */
+    size_t map_size;
+    uint64_t cap, mask, frag_max;
+    struct out *outs;
+    struct in *ins;
+    int nbacklog, next_src;
+    bool any_consumed;       /* since the last answer_want_space */
+} S;
+
+/* --------------------------------------------------------------- layout */
+
+static size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
+
+static size_t slots_off(void) { return round_up(sizeof(struct seg_hdr), LINE); }
+
+static size_t rings_off(int n)
+{
+    return round_up(slots_off() + (size_t)n * sizeof(struct node_slot), 4096);
+}
+
+static size_t ring_stride(uint64_t cap) { return sizeof(struct ring_hdr) + cap; }
+
+static size_t seg_size(int n, uint64_t cap)
+{
+    return rings_off(n) + (size_t)n * (size_t)(n - 1) * ring_stride(cap);
+}
+
+static struct ring_hdr *ring_at(void *base, int n, uint64_t cap, int src, int dst)
+{
+    size_t idx = (size_t)src * (size_t)(n - 1) + (size_t)(dst < src ? dst : dst - 1);
+    return (struct ring_hdr *)((char *)base + rings_off(n) + idx * ring_stride(cap));
+}
+
+static uint64_t ring_cap(size_t want)
+{
+    uint64_t c = NET_RING_MIN;
+    while (c < want)
+        c <<= 1;
+    return c;
+}
+
+/* ------------------------------------------------------------- launcher */
+
+static void *seg_map(size_t size, int *fd)
+{
+    *fd = memfd_create("upvm-net", MFD_CLOEXEC);
+    if (*fd >= 0 && ftruncate(*fd, (off_t)size) < 0) {
+        close(*fd);
+        return MAP_FAILED;
+    }
+    int flags = *fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, *fd, 0);
+    if (p == MAP_FAILED && *fd >= 0)
+        close(*fd);
+    return p;
+}
+
+int net_shm_create(int nnodes, const net_config_t *cfg, net_shm_seg_t **out)
+{
+    net_config_t env;
+    if (!cfg) {
+        net_config_from_env(&env);
+        cfg = &env;
+    }
+    if (nnodes < 1 || nnodes > MAX_NODES || cfg->ring_bytes < NET_RING_MIN ||
+        cfg->ring_bytes > NET_RING_MAX)
+        return -EINVAL;
+    uint64_t cap = ring_cap(cfg->ring_bytes);
+    struct net_shm_seg *seg = calloc(1, sizeof *seg);
+    if (!seg)
+        return -ENOMEM;
+    seg->size = seg_size(nnodes, cap);
+    seg->base = seg_map(seg->size, &seg->fd);
+    if (seg->base == MAP_FAILED) {
+        int e = errno;
+        free(seg);
+        return -e;
+    }
+    struct seg_hdr *h = seg->base; /* the rest is zero: awake, empty rings */
+    *h = (struct seg_hdr){SEG_MAGIC, SEG_VERSION, (uint32_t)nnodes, cap, seg->size};
+    *out = seg;
+    return 0;
+}
+
+int net_shm_fd(const net_shm_seg_t *seg) { return seg->fd; }
+
+void net_shm_destroy(net_shm_seg_t *seg)
+{
+    if (!seg)
+        return;
+    munmap(seg->base, seg->size);
+    if (seg->fd >= 0)
+        close(seg->fd);
+    free(seg);
+}
+
+/* ---------------------------------------------------------------- futex */
+
+static void futex_wake(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* Sleeps while *w == val, at most until deadline (0: no limit).  False
+ * when the deadline passed. */
+static bool futex_wait_until(_Atomic uint32_t *w, uint32_t val, uint64_t deadline)
+{
+    struct timespec ts, *tp = NULL;
+    if (deadline) {
+        uint64_t now = net_now_ns();
+        if (now >= deadline)
+            return false;
+        ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
+        ts.tv_nsec = (long)((deadline - now) % 1000000000u);
+        tp = &ts;
+    }
+    long rc = syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, tp, NULL, 0);
+    return !(rc < 0 && errno == ETIMEDOUT);
+}
+
+/* Wake `node` if it sleeps; otherwise leave it a pending wake-up. */
+static void shm_wake(int node)
+{
+    _Atomic uint32_t *w = &S.slots[node].word;
+    if (atomic_exchange(w, W_WAKE_PENDING) == W_SLEEPING)
+        futex_wake(w);
+}
+
+/* After publishing to dst: a syscall only if dst sleeps. */
+static void notify(int dst)
+{
+    _Atomic uint32_t *w = &S.slots[dst].word;
+    atomic_thread_fence(memory_order_seq_cst);
+    uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
+    if (unlikely(v == W_SLEEPING) &&
+        atomic_compare_exchange_strong(w, &v, W_AWAKE))
+        futex_wake(w);
+}
+
+/* -------------------------------------------------------------- sending */
+
+static uint64_t rec_size(size_t plen) { return sizeof(struct rec) + round_up(plen, 8); }
+
+/* Space the record needs at o's tail (a PAD to the end included). */
+static uint64_t rec_need(const struct out *o, uint64_t rs)
+{
+    uint64_t to_end = S.cap - (o->tail & S.mask);
+    return rs > to_end ? to_end + rs : rs;
+}
+
+static bool has_room(struct out *o, uint64_t need)
+{
+    if (S.cap - (o->tail - o->head_cache) >= need)
+        return true;
+    o->head_cache = atomic_load_explicit(&o->r->head, memory_order_acquire);
+    return S.cap - (o->tail - o->head_cache) >= need;
+}
+
+/* One record of payload a (alen bytes) then b (blen), published; false
+ * (nothing written) when the ring has no room for it. */
+static bool ring_put(struct out *o, uint32_t kind, const void *a, size_t alen,
+                     const void *b, size_t blen)
+{
+    uint64_t rs = rec_size(alen + blen), need = rec_need(o, rs);
+    if (!has_room(o, need))
+        return false;
+    if (need != rs) { /* PAD to the end, the record at offset 0 */
+        struct rec pad = {(uint32_t)(need - rs - sizeof pad), R_PAD};
+        memcpy(o->data + (o->tail & S.mask), &pad, sizeof pad);
+        o->tail += need - rs;
+    }
+    uint8_t *p = o->data + (o->tail & S.mask);
+    struct rec h = {(uint32_t)(alen + blen), kind};
+    memcpy(p, &h, sizeof h);
+    if (alen)
+        memcpy(p + sizeof h, a, alen);
+    if (blen)
+        memcpy(p + sizeof h + alen, b, blen);
+    o->tail += rs;
+    atomic_store_explicit(&o->r->tail, o->tail, memory_order_release);
+    return true;
+}
+
+/* Asks the consumer to wake us when it frees space. */
+static void want_space(struct out *o)
+{
+    o->wants = true;
+    atomic_store(&o->r->want_space, 1);
+}
+
+/* FRAG records from buf[*off..len) while they fit; true when all went. */
+static bool put_frags(struct out *o, const uint8_t *buf, size_t *off, size_t len)
+{
+    while (*off < len) {
+        size_t n = len - *off < S.frag_max ? len - *off : S.frag_max;
+        if (!ring_put(o, R_FRAG, NULL, 0, buf + *off, n))
+            return false;
+        *off += n;
+    }
+    return true;
+}
+
+/* Pushes o's backlog; true when it is empty. */
+static bool flush_one(struct out *o, int dst)
+{
+    size_t before = o->bl_off;
+    bool done = put_frags(o, o->bl, &o->bl_off, o->bl_len);
+    if (o->bl_off != before)
+        notify(dst);
+    if (!done) {
+        want_space(o);
+        return false;
+    }
+    free(o->bl);
+    o->bl = NULL;
+    o->bl_off = o->bl_len = 0;
+    S.nbacklog--;
+    return true;
+}
+
+static int shm_flush(void)
+{
+    if (likely(S.nbacklog == 0))
+        return 0;
+    for (int d = 0; d < net_cur.nnodes; d++)
+        if (S.outs[d].bl)
+            flush_one(&S.outs[d], d);
+    return S.nbacklog ? -EAGAIN : 0;
+}
+
+/* A frame bigger than one record: FIRST, FRAGs, the rest to the backlog. */
+static int send_big(struct out *o, int dst, const uint8_t *data, size_t len)
+{
+    uint64_t total = len;
+    size_t off = S.frag_max - sizeof total;
+    /* The backlog is allocated before anything is written: the worst case
+     * needs it, and after FIRST there is no way back. */
+    uint8_t *bl = NULL;
+    uint64_t worst = len + (len / S.frag_max + 2) * 16 + S.frag_max + 16;
+    if (!has_room(o, worst)) {
+        bl = malloc(len - off);
+        if (!bl)
+            return -ENOMEM;
+    }
+    if (!ring_put(o, R_FIRST, &total, sizeof total, data, off)) {
+        free(bl);
+        want_space(o);
+        return -EAGAIN;
+    }
+    bool done = put_frags(o, data, &off, len);
+    notify(dst);
+    if (done) {
+        free(bl);
+        return 0;
+    }
+    memcpy(bl, data + off, len - off);
+    o->bl = bl;
+    o->bl_off = 0;
+    o->bl_len = len - off;
+    S.nbacklog++;
+    want_space(o);
+    return 0;
+}
+
+static int shm_send(int dst, const void *data, size_t len)
+{
+    struct out *o = &S.outs[dst];
+    if (unlikely(o->bl) && !flush_one(o, dst))
+        return -EAGAIN;
+    if (len > S.frag_max)
+        return send_big(o, dst, data, len);
+    if (unlikely(!ring_put(o, R_WHOLE, NULL, 0, data, len))) {
+        want_space(o);
+        return -EAGAIN;
+    }
+    notify(dst);
+    return 0;
+}
+
+/* ------------------------------------------------------------ receiving */
+
+static void consume(struct in *in, uint64_t bytes)
+{
+    in->head += bytes;
+    in->consumed = true;
+    S.any_consumed = true;
+    atomic_store_explicit(&in->r->head, in->head, memory_order_release);
+}
+
+static int frag_start(struct in *in, const uint8_t *p, uint32_t len)
+{
+    uint64_t total;
+    memcpy(&total, p, sizeof total);
+    if (unlikely(total < len - sizeof total || total > NET_FRAME_MAX)) {
+        in->broken = true; /* a corrupt ring: ignore the peer from now on */
+        return 0;
+    }
+    if (total > in->as_cap) {
+        uint8_t *b = malloc(total);
+        if (!b)
+            return -ENOMEM;
+        free(in->as);
+        in->as = b;
+        in->as_cap = total;
+    }
+    in->as_total = total;
+    in->as_got = len - sizeof total;
+    in->in_frame = true;
+    memcpy(in->as, p + sizeof total, in->as_got);
+    return 0;
+}
+
+/* A reassembly buffer above this size goes back after its frame. */
+#define AS_KEEP ((size_t)1 << 20)
+
+static void frag_done(struct in *in, int src, net_handler_fn fn, void *ctx)
+{
+    in->in_frame = false;
+    fn(ctx, src, in->as, in->as_total);
+    if (in->as_cap > AS_KEEP) {
+        free(in->as);
+        in->as = NULL;
+        in->as_cap = 0;
+    }
+}
+
+/* One record at in's head.  1: a frame delivered, 0: not, <0: error. */
+static int take_record(struct in *in, int src, net_handler_fn fn, void *ctx)
+{
+    const uint8_t *p = in->data + (in->head & S.mask);
+    struct rec h;
+    memcpy(&h, p, sizeof h);
+    p += sizeof h;
+    if (h.kind == R_PAD) {
+        consume(in, S.cap - (in->head & S.mask));
+        return 0;
+    }
+    bool bad = h.len > S.frag_max || (h.kind == R_FRAG) != in->in_frame ||
+               (h.kind == R_FRAG && h.len > in->as_total - in->as_got) ||
+               (h.kind == R_FIRST && h.len < 8);
+    if (unlikely(bad || (h.kind != R_WHOLE && h.kind != R_FIRST && h.kind != R_FRAG))) {
+        in->broken = true; /* a corrupt ring: ignore the peer from now on */
+        return 0;
+    }
+    int got = 0;
+    if (h.kind == R_WHOLE) {
+        fn(ctx, src, p, h.len);
+        got = 1;
+    } else if (h.kind == R_FIRST) {
+        int rc = frag_start(in, p, h.len);
+        if (rc < 0 || in->broken)
+            return rc;
+    } else {
+        memcpy(in->as + in->as_got, p, h.len);
+        in->as_got += h.len;
+    }
+    consume(in, rec_size(h.len));
+    if (in->in_frame && in->as_got == in->as_total) {
+        frag_done(in, src, fn, ctx);
+        got = 1;
+    }
+    return got;
+}
+
+static bool in_empty(struct in *in)
+{
+    if (in->head != in->tail_cache)
+        return false;
+    in->tail_cache = atomic_load_explicit(&in->r->tail, memory_order_acquire);
+    return in->head == in->tail_cache;
+}
+
+static int drain(struct in *in, int src, net_handler_fn fn, void *ctx, int max)
+{
+    int n = 0;
+    while (n < max && !in->broken && !in_empty(in)) {
+        int rc = take_record(in, src, fn, ctx);
+        if (rc < 0)
+            return n ? n : rc;
+        n += rc;
+    }
+    return n;
+}
+
+/* Producers we freed space for get woken if they asked. */
+static void answer_want_space(void)
+{
+    if (!S.any_consumed)
+        return;
+    S.any_consumed = false;
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int s = 0; s < net_cur.nnodes; s++) {
+        struct in *in = &S.ins[s];
+        if (!in->consumed)
+            continue;
+        in->consumed = false;
+        if (atomic_load_explicit(&in->r->want_space, memory_order_relaxed) &&
+            atomic_exchange(&in->r->want_space, 0))
+            shm_wake(s);
+    }
+}
+
+static int shm_poll(net_handler_fn fn, void *ctx, int max)
+{
+    int n = 0, err = 0, N = net_cur.nnodes;
+    shm_flush();
+    for (int i = 0; i < N && n < max; i++) {
+        int s = (S.next_src + i) % N;
+        if (s == net_cur.node)
+            continue;
+        int rc = drain(&S.ins[s], s, fn, ctx, max - n);
+        if (rc < 0)
+            err = rc;
+        else
+            n += rc;
+    }
+    S.next_src = (S.next_src + 1) % N;
+    answer_want_space();
+    return n ? n : err;
+}
+
+/* ------------------------------------------------------------- idleness */
+
+/* Anything to do: a frame, freed space we wait for, a pending wake. */
+static bool ready(void)
+{
+    for (int s = 0; s < net_cur.nnodes; s++)
+        if (s != net_cur.node && !S.ins[s].broken && !in_empty(&S.ins[s]))
+            return true;
+    for (int d = 0; d < net_cur.nnodes; d++) {
+        struct out *o = &S.outs[d];
+        if (o->wants && atomic_load(&o->r->head) != o->head_cache) {
+            o->wants = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool take_pending_wake(void)
+{
+    _Atomic uint32_t *w = &S.slots[net_cur.node].word;
+    uint32_t v = W_WAKE_PENDING;
+    return atomic_load_explicit(w, memory_order_relaxed) == W_WAKE_PENDING &&
+           atomic_compare_exchange_strong(w, &v, W_AWAKE);
+}
+
+/* Spins until something is ready (true) or the deadline (false). */
+static bool spin_until(uint64_t deadline)
+{
+    for (unsigned i = 0;; i++) {
+        if (take_pending_wake() || ready())
+            return true;
+        if ((i & 63) == 0 && net_now_ns() >= deadline)
+            return false;
+        __builtin_ia32_pause();
+    }
+}
+
+static int sleep_until(uint64_t deadline)
+{
+    _Atomic uint32_t *w = &S.slots[net_cur.node].word;
+    if (atomic_exchange(w, W_SLEEPING) == W_WAKE_PENDING) {
+        atomic_store(w, W_AWAKE);
+        return 1;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    bool woke = ready() || futex_wait_until(w, W_SLEEPING, deadline);
+    /* Anything but SLEEPING means someone woke us. */
+    if (atomic_exchange(w, W_AWAKE) != W_SLEEPING)
+        woke = true;
+    return woke || ready();
+}
+
+static int shm_wait(int64_t timeout_ns)
+{
+    if (take_pending_wake() || ready())
+        return 1;
+    if (timeout_ns == 0)
+        return 0;
+    uint64_t now = net_now_ns();
+    uint64_t deadline = timeout_ns < 0 ? UINT64_MAX : now + (uint64_t)timeout_ns;
+    net_idle_t idle = net_cur.cfg.idle;
+    if (idle == NET_IDLE_SPIN)
+        return spin_until(deadline);
+    if (idle == NET_IDLE_ADAPTIVE) {
+        uint64_t spin_end = now + net_cur.cfg.spin_ns;
+        if (spin_until(spin_end < deadline ? spin_end : deadline))
+            return 1;
+    }
+    return sleep_until(timeout_ns < 0 ? 0 : deadline);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void shm_fini(void)
+{
+    for (int i = 0; i < net_cur.nnodes; i++) {
+        free(S.outs[i].bl);
+        free(S.ins[i].as);
+    }
+    free(S.outs);
+    free(S.ins);
+    if (S.map)
+        munmap(S.map, S.map_size);
+    memset(&S, 0, sizeof S);
+}
+
+static const struct net_ops shm_ops = {
+    .send = shm_send, .poll = shm_poll, .wait = shm_wait,
+    .wake = shm_wake, .flush = shm_flush, .fini = shm_fini,
+};
+
+static void attach_rings(void *base, int n, int me)
+{
+    for (int p = 0; p < n; p++) {
+        if (p == me)
+            continue;
+        struct out *o = &S.outs[p];
+        o->r = ring_at(base, n, S.cap, me, p);
+        o->data = (uint8_t *)(o->r + 1);
+        o->tail = o->head_cache = atomic_load(&o->r->tail);
+        struct in *in = &S.ins[p];
+        in->r = ring_at(base, n, S.cap, p, me);
+        in->data = (uint8_t *)(in->r + 1);
+        in->head = in->tail_cache = atomic_load(&in->r->head);
+    }
+}
+
+static int attach(void *base, int node, const net_config_t *cfg)
+{
+    if (net_cur.ops)
+        return -EBUSY;
+    struct seg_hdr *h = base;
+    if (h->magic != SEG_MAGIC || h->version != SEG_VERSION)
+        return -EINVAL;
+    int n = (int)h->nnodes;
+    if (node < 0 || node >= n)
+        return -EINVAL;
+    S.outs = calloc((size_t)n, sizeof *S.outs);
+    S.ins = calloc((size_t)n, sizeof *S.ins);
+    if (!S.outs || !S.ins) {
+        free(S.outs);
+        free(S.ins);
+        return -ENOMEM;
+    }
+    S.hdr = h;
+    S.slots = (struct node_slot *)((char *)base + slots_off());
+    S.cap = h->ring_bytes;
+    S.mask = S.cap - 1;
+    S.frag_max = S.cap / 4 - 16;
+    attach_rings(base, n, node);
+    if (cfg)
+        net_cur.cfg = *cfg;
+    else
+        net_config_from_env(&net_cur.cfg);
+    net_cur.node = node;
+    net_cur.nnodes = n;
+    net_cur.ops = &shm_ops;
+    return 0;
+}
+
+int net_init_shm(net_shm_seg_t *seg, int node, const net_config_t *cfg)
+{
+    return attach(seg->base, node, cfg);
+}
+
+int net_init_shm_fd(int fd, int node, const net_config_t *cfg)
+{
+    struct stat st;
+    if (net_cur.ops)
+        return -EBUSY;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if ((size_t)st.st_size < sizeof(struct seg_hdr))
+        return -EINVAL;
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    int rc = attach(p, node, cfg);
+    if (rc < 0) {
+        munmap(p, (size_t)st.st_size);
+        return rc;
+    }
+    S.map = p;
+    S.map_size = (size_t)st.st_size;
+    return 0;
+}
