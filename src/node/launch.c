@@ -1,0 +1,164 @@
+/*
+ * launch.c - node processes of one job (launch.h).
+ *
+ * The launcher is a plain process: it forks the nodes, then sleeps in
+ * waitpid.  SIGINT/SIGTERM to it only set a flag (the handler is
+ * async-signal-safe); the wait loop then ends the job.  Ending = SIGTERM to
+ * every node still alive, up to GRACE_MS for them to go, then SIGKILL.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net/net.h"
+#include "node/launch.h"
+
+#define MAX_NODES 64
+#define GRACE_MS 1000
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+}
+
+/* The child side: join the transport, run, leave. */
+static _Noreturn void node_child(net_shm_seg_t *seg, const net_config_t *cfg, int node,
+                                 int (*node_main)(int, void *), void *arg, pid_t launcher)
+{
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the job */
+    if (getppid() != launcher)
+        _exit(128 + SIGKILL); /* the launcher died before prctl */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (net_init_shm(seg, node, cfg) != 0)
+        _exit(127);
+    int rc = node_main(node, arg);
+    net_fini();
+    fflush(NULL);
+    _exit(rc & 0xff);
+}
+
+static int alive_index(const struct node_exit *ex, int n, pid_t pid)
+{
+    for (int i = 0; i < n; i++)
+        if (ex[i].pid == pid)
+            return i;
+    return -1;
+}
+
+static void record(struct node_exit *e, int status)
+{
+    e->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    e->status = e->signal ? 128 + e->signal : WEXITSTATUS(status);
+    e->pid = -e->pid; /* reaped */
+}
+
+/* SIGTERM, then SIGKILL after the grace period, to every node alive. */
+static void end_all(struct node_exit *ex, int n, int *left)
+{
+    for (int i = 0; i < n; i++)
+        if (ex[i].pid > 0)
+            kill(ex[i].pid, SIGTERM);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (*left > 0) {
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        int i = pid > 0 ? alive_index(ex, n, pid) : -1;
+        if (i >= 0) {
+            record(&ex[i], status);
+            (*left)--;
+            continue;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (ms > GRACE_MS) {
+            for (int k = 0; k < n; k++)
+                if (ex[k].pid > 0)
+                    kill(ex[k].pid, SIGKILL);
+        }
+        usleep(1000);
+    }
+}
+
+static int job_status(const struct node_exit *ex, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ex[i].status != 0)
+            return ex[i].status;
+    return 0;
+}
+
+int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
+                struct node_exit *out)
+{
+    if (nnodes < 1 || nnodes > MAX_NODES || !node_main)
+        return -EINVAL;
+    net_config_t cfg;
+    if (net_config_from_env(&cfg) != 0)
+        return -EINVAL;
+    net_shm_seg_t *seg;
+    int rc = net_shm_create(nnodes, &cfg, &seg);
+    if (rc != 0)
+        return rc;
+    struct node_exit ex[MAX_NODES];
+    memset(ex, 0, sizeof ex);
+    struct sigaction sa = {.sa_handler = on_stop}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    stop_signal = 0;
+    pid_t self = getpid();
+    fflush(NULL);
+    int left = 0;
+    for (int i = 0; i < nnodes; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            node_child(seg, &cfg, i, node_main, arg, self);
+        if (pid < 0) {
+            rc = -errno;
+            end_all(ex, i, &left);
+            break;
+        }
+        ex[i].pid = pid;
+        left++;
+    }
+    while (rc == 0 && left > 0) {
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0 && errno == EINTR && stop_signal) {
+            fprintf(stderr, "upvm: signal %d: ending the job's %d node(s)\n", stop_signal,
+                    left);
+            end_all(ex, nnodes, &left);
+            break;
+        }
+        int i = pid > 0 ? alive_index(ex, nnodes, pid) : -1;
+        if (i < 0)
+            continue;
+        record(&ex[i], status);
+        left--;
+        if (ex[i].signal && left > 0) {
+            fprintf(stderr, "upvm: node %d (pid %d) died of signal %d (%s): ending the "
+                            "job's other %d node(s)\n", i, -ex[i].pid, ex[i].signal,
+                    strsignal(ex[i].signal), left);
+            end_all(ex, nnodes, &left);
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    net_shm_destroy(seg);
+    for (int i = 0; out && i < nnodes; i++) {
+        out[i] = ex[i];
+        out[i].pid = -ex[i].pid;
+    }
+    return rc != 0 ? rc : job_status(ex, nnodes);
+}

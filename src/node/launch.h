@@ -1,0 +1,41 @@
+/*
+ * launch.h - starting the node processes of one job on this host and
+ * ending them: step 1 of docs/design-notes.md §8.
+ *
+ * node_launch creates the job's shared-memory transport segment, forks
+ * nnodes node processes (each joins the transport as its node number and
+ * runs node_main), and waits for them.  The launcher never leaves a node
+ * behind: when one node dies of a signal, or the launcher gets SIGINT or
+ * SIGTERM, every node still running gets SIGTERM, then SIGKILL after a
+ * grace period; the segment is a memfd, so nothing remains in /dev/shm or
+ * /tmp.  A node whose launcher dies gets SIGKILL from the kernel
+ * (PR_SET_PDEATHSIG), so no node outlives its job.
+ */
+#ifndef UPVM_NODE_LAUNCH_H
+#define UPVM_NODE_LAUNCH_H
+
+#include <sys/types.h>
+
+#include "util/compiler.h"
+
+/* What became of one node. */
+struct node_exit {
+    pid_t pid;
+    int status; /* exit status, or 128 + signal */
+    int signal; /* the signal that ended it, 0 if it exited */
+};
+
+/*
+ * Run node_main(node, arg) in nnodes (1..64) forked node processes joined
+ * by the shared-memory transport (net.h: net_node() is the node's number).
+ * A node's exit status is node_main's return value.  Returns the job's
+ * status: 0 if every node returned 0, else the first failing node's status
+ * (or 128 + signal); out (may be NULL, nnodes entries) gets each node's
+ * fate.  When a node dies of a signal the others are ended, and a line
+ * says which node, its pid and the signal.  -EINVAL / -ENOMEM / -errno when
+ * the job could not start (nothing is left running then).
+ */
+int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
+                struct node_exit *out) HIDDEN;
+
+#endif /* UPVM_NODE_LAUNCH_H */
