@@ -130,18 +130,8 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "-child"))
         return child(argc, argv);
     int n = 200, reps = 5, memory = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc)
-            n = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-m"))
-            memory = 1;
-    }
-    if (n < 1 || reps < 1) {
-        fprintf(stderr, "usage: fork_bench [-n N] [-r reps] [-m]\n");
+    if (!procmem_args(argc, argv, "fork_bench", &n, &reps, &memory))
         return 2;
-    }
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) {
         perror("fork_bench: /proc/self/exe");

@@ -18,6 +18,7 @@
 #ifndef PROCMEM_H
 #define PROCMEM_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,25 @@ static inline void proc_mem_print(const char *name, int n, const char *where,
            (double)m->pss_file / n, (double)m->pte / n, (double)m->maps / n, total->pss,
            total->file);
     fflush(stdout);
+}
+
+/* The options both start-up benchmarks take: -n N, -r reps, -m.  False
+ * (after printing the usage of prog) when they are not valid. */
+static inline bool procmem_args(int argc, char **argv, const char *prog, int *n, int *reps,
+                                int *memory)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            *n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+            *reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-m"))
+            *memory = 1;
+    }
+    if (*n >= 1 && *reps >= 1)
+        return true;
+    fprintf(stderr, "usage: %s [-n N] [-r reps] [-m]\n", prog);
+    return false;
 }
 
 static inline int procmem_cmp(const void *a, const void *b)

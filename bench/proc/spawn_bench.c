@@ -101,18 +101,8 @@ int main(int argc, char **argv)
         return 0;
     }
     int n = 100, reps = 5, memory = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc)
-            n = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-r") && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-m"))
-            memory = 1;
-    }
-    if (n < 1 || reps < 1) {
-        fprintf(stderr, "usage: spawn_bench [-n N] [-r reps] [-m]\n");
+    if (!procmem_args(argc, argv, "spawn_bench", &n, &reps, &memory))
         return 2;
-    }
     if (pvm_mytid() < 0)
         return 1;
     const char *dir = getenv("PVMBENCH_SPAWN_DIR");

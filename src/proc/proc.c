@@ -281,22 +281,34 @@ static int proc_setup(struct proc *p, const char *path, char *const argv[],
     return 0;
 }
 
+/* The heap of a slot (its first `committed` bytes already mapped, or 0)
+ * and the struct proc in it. */
+static struct proc *proc_new(const struct slot_layout *l, int slot, size_t stack_size,
+                             size_t committed)
+{
+    mem_heap_t *heap = mem_heap_create_on(l->heap_lo, (size_t)(l->end - l->heap_lo), committed);
+    struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
+    if (p) {
+        p->heap = heap;
+        p->slot = slot;
+        p->stack_size = stack_size;
+    }
+    return p;
+}
+
 /* A kept slot: the image, guard and stack are mapped; a new heap, then
  * the data segment again. */
 static int proc_map_warm(struct loader_image *img, int slot, size_t stack_size,
                          struct proc **out, struct loader_error *err)
 {
     struct slot_layout l = layout_of(img, slot, stack_size);
-    mem_heap_t *heap = mem_heap_create(l.heap_lo, (size_t)(l.end - l.heap_lo));
-    struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
+    /* the last heap's first part is still mapped (its pages were dropped) */
+    struct proc *p = proc_new(&l, slot, stack_size, MEM_HEAP_FIRST_COMMIT);
     if (!p) {
         err->code = -ENOMEM;
         snprintf(err->msg, sizeof err->msg, "no memory for the heap of slot %d", slot);
         return err->code;
     }
-    p->heap = heap;
-    p->slot = slot;
-    p->stack_size = stack_size;
     *out = p;
     return loader_reinstantiate(img, l.base, proc_resolve, p, &p->inst, err);
 }
@@ -326,19 +338,13 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
     int rc = mem_commit(rw_lo, (size_t)(heap_lo - rw_lo) + MEM_HEAP_FIRST_COMMIT);
     if (rc == 0)
         rc = install_guard(l.guard);
-    mem_heap_t *heap = rc == 0 ? mem_heap_create_on(heap_lo, (size_t)(l.end - heap_lo),
-                                                    MEM_HEAP_FIRST_COMMIT)
-                               : NULL;
-    struct proc *p = heap ? mem_heap_calloc(heap, 1, sizeof *p) : NULL;
+    struct proc *p = rc == 0 ? proc_new(&l, slot, stack_size, MEM_HEAP_FIRST_COMMIT) : NULL;
     if (!p) {
         err->code = rc ? rc : -ENOMEM;
         snprintf(err->msg, sizeof err->msg, "no memory for the stack and heap of slot %d",
                  slot);
         return err->code;
     }
-    p->heap = heap;
-    p->slot = slot;
-    p->stack_size = stack_size;
     rc = loader_instantiate_flags(img, base, proc_resolve, p,
                                   rw_lo == l.guard ? 0 : LOADER_RW_MAPPED, &p->inst, err);
     *out = p;

@@ -39,6 +39,18 @@ static void reexec_without_aslr(char **argv)
     (void)personality((unsigned long)pers);
 }
 
+/* Wait for the ULPs ids[0..n) (0: not started) and return the first
+ * non-zero exit status, or `status` when all exited with 0. */
+static int join_all_of(const upvm_id_t *ids, int n, int status)
+{
+    for (int i = 0; i < n; i++) {
+        int st = 0;
+        if (ids[i] > 0 && upvm_join(ids[i], &st) == 0 && st != 0 && status == 0)
+            status = st;
+    }
+    return status;
+}
+
 /*
  * Several copies: started the way PVM's console starts `spawn -N prog`: by
  * one pvm_spawn from a console task (the node's main ULP), so the copies
@@ -60,12 +72,7 @@ static int run_copies(const char *path, int ninst, char **argv)
         struct pvm_task *t = tids[i] > 0 ? pvm_task_by_tid(tids[i]) : NULL;
         ids[i] = t ? t->ulp->id : 0;
     }
-    int status = started == ninst ? 0 : 1;
-    for (int i = 0; i < ninst; i++) {
-        int st = 0;
-        if (ids[i] > 0 && upvm_join(ids[i], &st) == 0 && st != 0 && status == 0)
-            status = st;
-    }
+    int status = join_all_of(ids, ninst, started == ninst ? 0 : 1);
     (void)pvm_exit();
     free(tids);
     free(ids);
@@ -93,12 +100,7 @@ int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
         }
         ids[started++] = u->id;
     }
-    int status = started == ninst ? 0 : 1;
-    for (int i = 0; i < started; i++) {
-        int st = 0;
-        if (upvm_join(ids[i], &st) == 0 && st != 0 && status == 0)
-            status = st;
-    }
+    int status = join_all_of(ids, started, started == ninst ? 0 : 1);
     free(ids);
     return status;
 }

@@ -108,12 +108,6 @@ int pvm_buf_install_as_rbuf(struct pvm_task *t, msg_buf_t *b)
     return id;
 }
 
-/* The task, or the report for a call made off the scheduler thread. */
-#define TASK_OR_FAIL(t, fn)                                     \
-    struct pvm_task *t = pvm_current();                         \
-    if (unlikely(!t))                                           \
-        return pvm_fail(NULL, fn, PvmSysErr)
-
 /* ------------------------------------------------------------ the calls */
 
 int pvm_mkbuf(int enc)
@@ -160,8 +154,9 @@ int pvm_initsend(int enc)
      * are reused (PVM frees it and the new one gets the lowest free id,
      * which is the same id unless a lower one is free). */
     int id = t->sbuf;
+    /* (a bad or trace encoding fails the reset and takes the path below,
+     * which reports it as PVM does) */
     if (likely(id && !t->bufs[id].queued && no_free_id_below(t, id)) &&
-        (enc == PvmDataDefault || enc == PvmDataRaw || enc == PvmDataInPlace) &&
         msg_buf_reset(t->bufs[id].buf, enc) == 0) {
         msg_hdr_t *h = msg_buf_hdr(t->bufs[id].buf);
         h->src = t->tid;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "proc/proc.h"
 #include "pvm/pvm.h"
 
 int pvm_errno;
@@ -88,8 +89,13 @@ int pvm_fail(struct pvm_task *t, const char *fn, int code)
     fprintf(stderr, "libpvm [%s]: %s(): %s\n", pvm_whoami(who, sizeof who), fn,
             pvm_errtext(code));
     if (level == 2 && t) {
-        /* PVM: pvm_exit() and exit(code); here the task (a ULP) ends. */
+        /* PVM: pvm_exit() and exit(code).  exit() of a process-mode task
+         * runs its atexit handlers and finalisers; a thread-mode task (a
+         * function, no handlers of its own) just ends. */
         (void)pvm_exit();
+        struct proc *p = proc_current();
+        if (p)
+            proc_exit(p, code & 0xff, false);
         upvm_exit(code & 0xff);
     }
     if (level == 3) /* PVM: exactly 3; higher levels only print */

@@ -17,11 +17,6 @@
 
 #include "pvm/pvm.h"
 
-#define TASK_OR_FAIL(t, fn)                                     \
-    struct pvm_task *t = pvm_current();                         \
-    if (unlikely(!t))                                           \
-        return pvm_fail(NULL, fn, PvmSysErr)
-
 /* The architecture name and data signature PVM gives this platform. */
 #define ARCH_NAME "LINUX64"
 
@@ -303,16 +298,20 @@ int pvm_halt(void)
     return 0;
 }
 
+/* A call that has no meaning here: its documented error, reported. */
+static int refuse(const char *fn, int code)
+{
+    return pvm_fail(pvm_current(), fn, code);
+}
+
 int pvm_start_pvmd(int argc, char **argv, int block)
 {
-    TASK_OR_FAIL(t, "pvm_start_pvmd");
-    return pvm_fail(t, "pvm_start_pvmd", PvmDupHost); /* this node is running */
+    return refuse("pvm_start_pvmd", PvmDupHost); /* this node is running */
 }
 
 int pvm_getfds(int **fds)
 {
-    TASK_OR_FAIL(t, "pvm_getfds");
-    return pvm_fail(t, "pvm_getfds", PvmNotImpl); /* messages use no sockets */
+    return refuse("pvm_getfds", PvmNotImpl); /* messages use no sockets */
 }
 
 int pvm_getnoresets(int **tids, int *ntids)
@@ -338,33 +337,28 @@ int pvm_getnoresets(int **tids, int *ntids)
  * its debugging hook: there is no pvmd that would call on them. */
 int pvm_reg_hoster(void)
 {
-    TASK_OR_FAIL(t, "pvm_reg_hoster");
-    return pvm_fail(t, "pvm_reg_hoster", PvmNotImpl);
+    return refuse("pvm_reg_hoster", PvmNotImpl);
 }
 
 int pvm_reg_tasker(void)
 {
-    TASK_OR_FAIL(t, "pvm_reg_tasker");
-    return pvm_fail(t, "pvm_reg_tasker", PvmNotImpl);
+    return refuse("pvm_reg_tasker", PvmNotImpl);
 }
 
 int pvm_reg_rm(struct pvmhostinfo **hip)
 {
-    TASK_OR_FAIL(t, "pvm_reg_rm");
-    return pvm_fail(t, "pvm_reg_rm", PvmNotImpl);
+    return refuse("pvm_reg_rm", PvmNotImpl);
 }
 
 int pvm_reg_tracer(int tctx, int ttag, int octx, int otag, char *tmask, int tbuf,
                    int topt)
 {
-    TASK_OR_FAIL(t, "pvm_reg_tracer");
-    return pvm_fail(t, "pvm_reg_tracer", PvmNotImpl);
+    return refuse("pvm_reg_tracer", PvmNotImpl);
 }
 
 int pvm_tickle(int narg, int *argp, int *nres, int *resp)
 {
-    TASK_OR_FAIL(t, "pvm_tickle");
-    return pvm_fail(t, "pvm_tickle", PvmNotImpl);
+    return refuse("pvm_tickle", PvmNotImpl);
 }
 
 /* Tracing is not implemented: every mask is empty, setting one is

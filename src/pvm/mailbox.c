@@ -266,11 +266,6 @@ static int wait_for_info(struct pvm_task *t, const char *name, int index, int fl
 
 /* ------------------------------------------------------------ the calls */
 
-#define TASK_OR_FAIL(t, fn)                                     \
-    struct pvm_task *t = pvm_current();                         \
-    if (unlikely(!t))                                           \
-        return pvm_fail(NULL, fn, PvmSysErr)
-
 static inline bool name_ok(const char *name)
 {
     return name && *name;

@@ -24,11 +24,6 @@
 
 #include "pvm/pvm.h"
 
-#define TASK_OR_FAIL(t, fn)                                     \
-    struct pvm_task *t = pvm_current();                         \
-    if (unlikely(!t))                                           \
-        return pvm_fail(NULL, fn, PvmSysErr)
-
 /* ------------------------------------------------------------ queue entries */
 
 static struct pvm_qmsg *qmsg_alloc(void)
@@ -232,14 +227,7 @@ int pvm_psend(int tid, int tag, void *buf, int len, int type)
         return 0;
     }
     *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = t->ctx, .src = t->tid, .dst = tid};
-    if (pvm_node.delivery == UPVM_DELIVER_COPY) { /* same cost model as send */
-        msg_buf_t *c;
-        rc = pvm_buf_for_receiver(b, &c);
-        msg_buf_unref(b);
-        if (rc)
-            return pvm_fail(t, "pvm_psend", rc);
-        b = c;
-    }
+    /* b is new and the receiver's alone: no strategy has anything to do */
     rc = pvm_deliver(dst, b);
     return rc ? pvm_fail(t, "pvm_psend", rc) : 0;
 }
@@ -330,6 +318,20 @@ int pvm_delmhf(int id)
 
 /* ------------------------------------------------------------ receiving */
 
+/* A buffer id for the queued message q, which stays queued (pvm_probe, a
+ * recvf matcher): its id or PvmNoMem. */
+static int queued_id(struct pvm_task *t, struct pvm_qmsg *q)
+{
+    if (!q->lbid) {
+        int id = pvm_buf_install(t, q->buf);
+        if (id < 0)
+            return id;
+        t->bufs[id].queued = q;
+        q->lbid = id;
+    }
+    return q->lbid;
+}
+
 /*
  * The queued message to take for (tid, tag), or NULL; *err gets a
  * negative matcher result (pvm_recvf functions may return errors).  As in
@@ -342,16 +344,12 @@ static struct pvm_qmsg *find_custom(struct pvm_task *t, int tid, int tag, int *e
     int best_rank = 1;
     list_for_each(l, &t->inq) {
         struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
-        if (!q->lbid) { /* the matcher gets a buffer id it can inspect */
-            int id = pvm_buf_install(t, q->buf);
-            if (id < 0) {
-                *err = id;
-                return NULL;
-            }
-            t->bufs[id].queued = q;
-            q->lbid = id;
+        int id = queued_id(t, q); /* the matcher gets an id it can inspect */
+        if (id < 0) {
+            *err = id;
+            return NULL;
         }
-        int rank = t->recvf(q->lbid, tid, tag);
+        int rank = t->recvf(id, tid, tag);
         if (rank < 0) {
             *err = rank;
             return NULL;
@@ -423,14 +421,8 @@ static int receive(struct pvm_task *t, const char *fn, int tid, int tag,
         if (unlikely(err))
             return pvm_fail(t, fn, err);
         if (q && mode == RECV_PROBE) {
-            if (!q->lbid) {
-                int id = pvm_buf_install(t, q->buf);
-                if (id < 0)
-                    return pvm_fail(t, fn, id);
-                t->bufs[id].queued = q;
-                q->lbid = id;
-            }
-            return q->lbid;
+            int id = queued_id(t, q);
+            return id < 0 ? pvm_fail(t, fn, id) : id;
         }
         if (q) {
             int id = take(t, q);

@@ -171,6 +171,13 @@ static inline struct pvm_task *pvm_current(void)
     return likely(t != NULL) ? t : pvm_enroll(core_current());
 }
 
+/* The opening of every API function: the calling task in t, or the
+ * PvmSysErr report for a call made off the node's scheduler thread. */
+#define TASK_OR_FAIL(t, fn)                                     \
+    struct pvm_task *t = pvm_current();                         \
+    if (unlikely(!t))                                           \
+        return pvm_fail(NULL, fn, PvmSysErr)
+
 /* The live task with this tid, or NULL. */
 static inline struct pvm_task *pvm_task_by_tid(int tid)
 {

@@ -234,6 +234,21 @@ static void sibs_unref(struct pvm_sibs *s)
         free(s);
 }
 
+/* A child task of parent for the new ULP u, one of the siblings sibs:
+ * spawned with flag (PvmNoSpawnParent), in the parent's context. */
+static struct pvm_task *child_new(struct pvm_task *parent, struct ulp *u, int flag,
+                                  struct pvm_sibs *sibs)
+{
+    int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : parent->tid;
+    struct pvm_task *t = task_new(u, ptid, parent->ctx);
+    if (t) {
+        t->sibs = sibs;
+        sibs->refs++;
+        sibs->tids[sibs->n++] = t->tid;
+    }
+    return t;
+}
+
 /* Deliver every PvmTaskExit notification waiting on t. */
 static void fire_exit_watches(struct pvm_task *t)
 {
@@ -415,26 +430,24 @@ static int spawn_one(struct pvm_task *parent, int flag, const struct task_entry 
 {
     void *arg;
     memcpy(&arg, &e->fn, sizeof arg);
+    int argc;
+    char **v = argv_build(e->name, argv, &argc);
+    if (!v)
+        return PvmOutOfRes;
     upvm_attr_t attr = {0, NULL, UPVM_DETACHED};
     upvm_id_t id = upvm_create(named_task_entry, arg, &attr);
-    if (id < 0)
-        return PvmOutOfRes;
-    struct ulp *u = core_ulp_lookup(id);
-    int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : parent->tid;
-    struct pvm_task *t = task_new(u, ptid, parent->ctx);
-    char **v = t ? argv_build(e->name, argv, &t->argc) : NULL;
-    if (!v) {
-        if (t)
-            pvm_task_leave(t);
-        core_ulp_kill(u, 0); /* never started: it ends at once */
+    struct ulp *u = id > 0 ? core_ulp_lookup(id) : NULL;
+    struct pvm_task *t = u ? child_new(parent, u, flag, sibs) : NULL;
+    if (!t) {
+        free(v);
+        if (u)
+            core_ulp_kill(u, 0); /* never started: it ends at once */
         return PvmOutOfRes;
     }
     t->name = e->name;
+    t->argc = argc;
     t->argv = v;
     u->name = e->name;
-    t->sibs = sibs;
-    sibs->refs++;
-    sibs->tids[sibs->n++] = t->tid;
     *tid_out = t->tid;
     return 0;
 }
@@ -470,17 +483,13 @@ static int spawn_program(struct pvm_task *parent, int flag, const char *file,
         fprintf(stderr, "upvm: pvm_spawn(\"%s\"): %s\n", file, err.msg);
         return rc == -ENOMEM || rc == -ENOSPC ? PvmOutOfRes : PvmNoFile;
     }
-    int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : parent->tid;
-    struct pvm_task *t = task_new(u, ptid, parent->ctx);
+    struct pvm_task *t = child_new(parent, u, flag, sibs);
     if (!t) {
         core_ulp_kill(u, 0);
         return PvmOutOfRes;
     }
     const char *slash = strrchr(file, '/');
     t->name = intern(slash ? slash + 1 : file);
-    t->sibs = sibs;
-    sibs->refs++;
-    sibs->tids[sibs->n++] = t->tid;
     *tid_out = t->tid;
     return 0;
 }
@@ -493,7 +502,7 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     if (ntask < 1)
         return pvm_fail(t, "pvm_spawn", PvmBadParam);
     int err = spawn_placement(flag, where);
-    struct task_entry entry;
+    struct task_entry entry = {NULL, NULL};
     char path[PATH_MAX], dir[PATH_MAX];
     bool program = false; /* process mode: a file; else a registered function */
     if (!err && !(file && *file && registry_find(file, &entry))) {
@@ -551,7 +560,7 @@ int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tid
     int rc = ntask;
     for (int i = 0; i < ntask; i++) {
         struct ulp *u = core_ulp_lookup(ids[i]);
-        struct pvm_task *t = rc > 0 ? task_new(u, parent->tid, parent->ctx) : NULL;
+        struct pvm_task *t = rc > 0 ? child_new(parent, u, 0, sibs) : NULL;
         if (!t) { /* out of memory: none of them may run */
             rc = PvmOutOfRes;
             if (u->ext[ULP_EXT_PVM])
@@ -559,9 +568,6 @@ int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tid
             core_ulp_kill(u, 0);
             continue;
         }
-        t->sibs = sibs;
-        sibs->refs++;
-        sibs->tids[sibs->n++] = t->tid;
         if (tids)
             tids[i] = t->tid;
     }

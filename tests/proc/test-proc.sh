@@ -12,6 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$cc" -O2 -o "$tmp/refused" "$src/refused.c" -lpthread || fail "upvmcc refused.c"
 "$cc" -O2 -o "$tmp/coexist" "$src/coexist.c" || fail "upvmcc coexist.c"
 "$cc" -O2 -o "$tmp/reuse" "$src/reuse.c" || fail "upvmcc reuse.c"
+"$cc" -O2 -o "$tmp/autoerr" "$src/autoerr.c" || fail "upvmcc autoerr.c"
 "$cc" -show -o x x.c | grep -q -- "-fPIC" || fail "upvmcc -show"
 
 # 1. the master started from the shell spawns copies of itself
@@ -38,6 +39,13 @@ out=$(cd "$tmp" && timeout 20 "$build/tools/upvm/upvm" run -n 3 ./refused 2>&1);
 out=$(cd "$tmp" && timeout 20 ./coexist 2>&1); rc=$?
 echo "$out"
 [ $rc -eq 0 ] || fail "coexist exited $rc"
+
+# 4b. PvmAutoErr 2: the report, then exit(code) with the task's handlers
+out=$(cd "$tmp" && timeout 20 ./autoerr 2>&1); rc=$?
+[ $rc -eq 240 ] || fail "autoerr exited $rc, expected 240: $out"
+grep -q "pvm_freebuf(): No such buffer" <<<"$out" || fail "autoerr: no report: $out"
+grep -q "atexit handler ran" <<<"$out" || fail "autoerr: handler did not run: $out"
+! grep -q "not reached" <<<"$out" || fail "autoerr: went on after the error"
 
 # 5. a reused slot starts from the program's initial state
 out=$(cd "$tmp" && timeout 20 ./reuse 2>&1); rc=$?
