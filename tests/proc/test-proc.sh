@@ -13,6 +13,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$cc" -O2 -o "$tmp/coexist" "$src/coexist.c" || fail "upvmcc coexist.c"
 "$cc" -O2 -o "$tmp/reuse" "$src/reuse.c" || fail "upvmcc reuse.c"
 "$cc" -O2 -o "$tmp/autoerr" "$src/autoerr.c" || fail "upvmcc autoerr.c"
+"$cc" -O2 -o "$tmp/aborts" "$src/aborts.c" || fail "upvmcc aborts.c"
 "$cc" -show -o x x.c | grep -q -- "-fPIC" || fail "upvmcc -show"
 
 # 1. the master started from the shell spawns copies of itself
@@ -46,6 +47,27 @@ out=$(cd "$tmp" && timeout 20 ./autoerr 2>&1); rc=$?
 grep -q "pvm_freebuf(): No such buffer" <<<"$out" || fail "autoerr: no report: $out"
 grep -q "atexit handler ran" <<<"$out" || fail "autoerr: handler did not run: $out"
 ! grep -q "not reached" <<<"$out" || fail "autoerr: went on after the error"
+
+# 4c. abort() ends only the task that calls it, with a line naming it
+out=$(cd "$tmp" && timeout 20 ./aborts 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "aborts exited $rc: $out"
+grep -q "upvm: ULP [0-9]* (aborts.*) called abort(): the ULP ends with status 134" <<<"$out" \
+    || fail "no abort report: $out"
+grep -q "master goes on" <<<"$out" || fail "the master did not go on: $out"
+
+# 4d. upvm run's usage errors
+upvm=$build/tools/upvm/upvm
+out=$("$upvm" run 2>&1); [ $? -eq 2 ] && grep -q "no PROGRAM given" <<<"$out" || fail "upvm run without a program: $out"
+out=$("$upvm" run -n 0 ./x 2>&1); [ $? -eq 2 ] && grep -q "from 1 to 1000000" <<<"$out" || fail "upvm run -n 0: $out"
+out=$("$upvm" run --bogus ./x 2>&1); [ $? -eq 2 ] && grep -q "unknown option" <<<"$out" || fail "upvm run --bogus: $out"
+out=$(cd "$tmp" && "$upvm" run ./nosuch 2>&1); [ $? -eq 1 ] && grep -q "no such program" <<<"$out" || fail "upvm run ./nosuch: $out"
+out=$("$upvm" frobnicate 2>&1); [ $? -eq 2 ] && grep -q "unknown command" <<<"$out" || fail "upvm frobnicate: $out"
+"$upvm" run --help | grep -q "usage: upvm run" || fail "upvm run --help"
+
+# 4e. near the mapping limit a spawn is refused with the sysctl to run
+out=$(cd "$tmp" && UPVM_MAP_LIMIT=1000 timeout 20 ./family 2>&1); rc=$?
+[ $rc -ne 0 ] || fail "family ran under a tiny mapping limit"
+grep -q "raise it, e.g. sudo sysctl -w vm.max_map_count=" <<<"$out" || fail "no map-limit advice: $out"
 
 # 5. a reused slot starts from the program's initial state
 out=$(cd "$tmp" && timeout 20 ./reuse 2>&1); rc=$?
