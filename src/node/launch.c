@@ -1,10 +1,12 @@
 /*
  * launch.c - node processes of one job (launch.h).
  *
- * The launcher is a plain process: it forks the nodes, then sleeps in
- * waitpid.  SIGINT/SIGTERM to it only set a flag (the handler is
- * async-signal-safe); the wait loop then ends the job.  Ending = SIGTERM to
- * every node still alive, up to GRACE_MS for them to go, then SIGKILL.
+ * The launcher is a plain process: it forks the nodes, then waits for
+ * signals with SIGINT, SIGTERM and SIGCHLD blocked (sigwaitinfo), so that a
+ * Ctrl-C arriving at any moment, even before it starts waiting, is seen:
+ * SIGCHLD means "reap", SIGINT/SIGTERM mean "end the job".  Ending =
+ * SIGTERM to every node still alive, up to GRACE_MS for them to go, then
+ * SIGKILL.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,22 +24,15 @@
 #define MAX_NODES 64
 #define GRACE_MS 1000
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-    stop_signal = sig;
-}
-
 /* The child side: join the transport, run, leave. */
 static _Noreturn void node_child(net_shm_seg_t *seg, const net_config_t *cfg, int node,
-                                 int (*node_main)(int, void *), void *arg, pid_t launcher)
+                                 int (*node_main)(int, void *), void *arg, pid_t launcher,
+                                 const sigset_t *mask)
 {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the job */
     if (getppid() != launcher)
         _exit(128 + SIGKILL); /* the launcher died before prctl */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    sigprocmask(SIG_SETMASK, mask, NULL); /* the caller's, not the launcher's */
     if (net_init_shm(seg, node, cfg) != 0)
         _exit(127);
     int rc = node_main(node, arg);
@@ -112,18 +107,19 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
         return rc;
     struct node_exit ex[MAX_NODES];
     memset(ex, 0, sizeof ex);
-    struct sigaction sa = {.sa_handler = on_stop}, old_int, old_term;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    stop_signal = 0;
+    sigset_t waitset, oldmask;
+    sigemptyset(&waitset);
+    sigaddset(&waitset, SIGINT);
+    sigaddset(&waitset, SIGTERM);
+    sigaddset(&waitset, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &waitset, &oldmask);
     pid_t self = getpid();
     fflush(NULL);
     int left = 0;
     for (int i = 0; i < nnodes; i++) {
         pid_t pid = fork();
         if (pid == 0)
-            node_child(seg, &cfg, i, node_main, arg, self);
+            node_child(seg, &cfg, i, node_main, arg, self, &oldmask);
         if (pid < 0) {
             rc = -errno;
             end_all(ex, i, &left);
@@ -134,27 +130,29 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
     }
     while (rc == 0 && left > 0) {
         int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0 && errno == EINTR && stop_signal) {
-            fprintf(stderr, "upvm: signal %d: ending the job's %d node(s)\n", stop_signal,
-                    left);
-            end_all(ex, nnodes, &left);
-            break;
+        pid_t pid;
+        while (left > 0 && (pid = waitpid(-1, &status, WNOHANG)) > 0) {
+            int i = alive_index(ex, nnodes, pid);
+            if (i < 0)
+                continue;
+            record(&ex[i], status);
+            left--;
+            if (ex[i].signal && left > 0) {
+                fprintf(stderr, "upvm: node %d (pid %d) died of signal %d (%s): ending the "
+                                "job's other %d node(s)\n", i, -ex[i].pid, ex[i].signal,
+                        strsignal(ex[i].signal), left);
+                end_all(ex, nnodes, &left);
+            }
         }
-        int i = pid > 0 ? alive_index(ex, nnodes, pid) : -1;
-        if (i < 0)
-            continue;
-        record(&ex[i], status);
-        left--;
-        if (ex[i].signal && left > 0) {
-            fprintf(stderr, "upvm: node %d (pid %d) died of signal %d (%s): ending the "
-                            "job's other %d node(s)\n", i, -ex[i].pid, ex[i].signal,
-                    strsignal(ex[i].signal), left);
+        if (left == 0)
+            break;
+        int sig = sigwaitinfo(&waitset, NULL);
+        if (sig == SIGINT || sig == SIGTERM) {
+            fprintf(stderr, "upvm: signal %d: ending the job's %d node(s)\n", sig, left);
             end_all(ex, nnodes, &left);
         }
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
     net_shm_destroy(seg);
     for (int i = 0; out && i < nnodes; i++) {
         out[i] = ex[i];
