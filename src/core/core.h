@@ -104,9 +104,29 @@ struct sched {
     unsigned ticks;          /* switches since the timers were checked */
     uint32_t ntimers;        /* mirrors the heap's size for a cheap test */
     struct ulp *drainer;     /* in core_drain: woken instead of a deadlock report */
+    const struct core_idle_ops *idle; /* the node's transport, or NULL (one node) */
+};
+
+/*
+ * The scheduler's view of the node's transport (several nodes per job,
+ * src/node): set once, by the node layer, on the scheduler thread.
+ *   poll: deliver what has arrived from other nodes; may make ULPs ready or
+ *         create ULPs, never blocks.  Called when nothing is ready, every
+ *         CORE_POLL_INTERVAL switches while something always is, and by
+ *         upvm_yield.
+ *   wait: nothing is ready: sleep until something may have arrived, or
+ *         until deadline_ns (upvm_now_ns clock; UINT64_MAX: none).
+ * With a transport, a node whose ULPs are all blocked is not in deadlock
+ * (a message may still come): the node layer detects a job-wide one.
+ */
+struct core_idle_ops {
+    void (*poll)(void);
+    void (*wait)(uint64_t deadline_ns);
 };
 
 extern struct sched core_sched HIDDEN;
+
+void core_set_idle_ops(const struct core_idle_ops *ops) HIDDEN;
 
 /* ------------------------------------------------------------ init */
 

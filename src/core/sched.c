@@ -18,8 +18,9 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-/* How many switches may pass before due timers are looked at while the run
- * queue never empties (a clock read per switch would double its cost). */
+/* How many switches may pass before due timers are looked at, and the
+ * transport polled, while the run queue never empties (a clock read per
+ * switch would double its cost). */
 #define TIMER_CHECK_INTERVAL 64
 
 struct sched core_sched = {
@@ -163,10 +164,39 @@ static void ulp_entry(void *from)
     upvm_exit(0);
 }
 
+void core_set_idle_ops(const struct core_idle_ops *ops)
+{
+    core_sched.idle = ops;
+}
+
+/* Several nodes: poll the transport and sleep in it until a message, a
+ * wake-up or the earliest timer.  There is no deadlock to see here. */
+static struct ulp *idle_wait_transport(void)
+{
+    const struct core_idle_ops *ops = core_sched.idle;
+    for (;;) {
+        ops->poll();
+        struct ulp *u = runq_pop();
+        if (u)
+            return u;
+        uint64_t next = core_timer_next();
+        if (next != UINT64_MAX && next <= upvm_now_ns()) {
+            fire_due_timers(upvm_now_ns());
+            if ((u = runq_pop()))
+                return u;
+            continue;
+        }
+        ops->wait(next);
+        fire_due_timers(upvm_now_ns());
+    }
+}
+
 /* Nothing is ready: wait in the kernel for the earliest timer.  Returns the
  * ULP to run next (possibly the caller itself). */
 static struct ulp *idle_wait(void)
 {
+    if (core_sched.idle)
+        return idle_wait_transport();
     for (;;) {
         uint64_t next = core_timer_next();
         if (next == UINT64_MAX) {
@@ -192,6 +222,10 @@ static struct ulp *idle_wait(void)
  * the idle wait.  Returns the next ULP to run. */
 static NOINLINE struct ulp *schedule_slow(void)
 {
+    if (core_sched.idle) {
+        core_sched.ticks = 0;
+        core_sched.idle->poll();
+    }
     if (core_sched.ntimers)
         fire_due_timers(upvm_now_ns());
     struct ulp *next = runq_pop();
@@ -201,7 +235,8 @@ static NOINLINE struct ulp *schedule_slow(void)
 static inline __attribute__((always_inline)) void schedule(void)
 {
     struct ulp *next;
-    if (likely(!core_sched.ntimers || ++core_sched.ticks < TIMER_CHECK_INTERVAL) &&
+    if (likely((!core_sched.ntimers && !core_sched.idle) ||
+               ++core_sched.ticks < TIMER_CHECK_INTERVAL) &&
         likely((next = runq_pop()) != NULL))
         ;
     else
@@ -288,6 +323,8 @@ void upvm_yield(void)
 {
     if (unlikely(core_enter() != 0))
         return;
+    if (core_sched.idle)
+        core_sched.idle->poll(); /* a polling loop must see other nodes' messages */
     if (list_empty(&core_sched.runq) && !core_sched.ntimers)
         return;
     core_make_ready(core_sched.current);

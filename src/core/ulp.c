@@ -228,6 +228,8 @@ int core_init(void)
     upvm_waitq_init(&core_sched.joinallq, "upvm_join_all");
     core_sched_init();
     init_main_ulp();
+    if (core_timer_reserve(1) != 0) /* main's own timed waits */
+        exit(2);
     if (core_fault_init() != 0) {
         fprintf(stderr, "upvm: cannot install the crash handlers: %m\n");
         exit(2);

@@ -93,6 +93,10 @@ HIDDEN int net_shm_create(int nnodes, const net_config_t *cfg, net_shm_seg_t **o
  * node that execs: it passes the fd on and calls net_init_shm_fd. */
 HIDDEN int net_shm_fd(const net_shm_seg_t *seg);
 
+/* A node forked by the launcher, after net_init_shm: the handle goes, the
+ * mapping (the transport's) stays. */
+HIDDEN void net_shm_drop_handle(net_shm_seg_t *seg);
+
 /* The launcher's handle goes: unmaps and closes in this process only. */
 HIDDEN void net_shm_destroy(net_shm_seg_t *seg);
 
@@ -106,6 +110,34 @@ HIDDEN int net_init_shm(net_shm_seg_t *seg, int node, const net_config_t *cfg);
 
 /* The same after exec: maps the segment from fd (which stays open). */
 HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
+
+/* ------------------------------------------------------------ membership */
+
+/* What the launcher says of a node: not started (yet), asked for by a node
+ * (net_request_start), running, gone (it ended or died; its slot is never
+ * reused: its rings may hold leftovers). */
+enum net_peer_state { NET_PEER_ABSENT, NET_PEER_STARTING, NET_PEER_UP, NET_PEER_GONE };
+
+/* The launcher: record node's state (and, for GONE, its exit status or
+ * 128 + signal) and wake every node, so that each sees the change at its
+ * next poll or wait (net_events changes). */
+HIDDEN void net_shm_set_state(net_shm_seg_t *seg, int node, enum net_peer_state state,
+                              int status);
+/* The launcher: a node's state; the number of node slots. */
+HIDDEN enum net_peer_state net_shm_state(net_shm_seg_t *seg, int node);
+HIDDEN int net_shm_nslots(net_shm_seg_t *seg);
+
+/* A node: ask for the ABSENT slot `node` to be started (the caller then
+ * tells the launcher).  0, -EBUSY (not absent), -EINVAL. */
+HIDDEN int net_request_start(int node);
+/* A node: a GONE node's exit status (128 + signal when killed). */
+HIDDEN int net_peer_status(int node);
+
+/* A node: the state of node (ABSENT before init or out of range), and a
+ * counter that changes whenever any node's state does (one cheap load:
+ * compare with the last value seen, poll the states when it differs). */
+HIDDEN enum net_peer_state net_peer_state(int node);
+HIDDEN uint32_t net_events(void);
 
 /* ------------------------------------------------------------ every one */
 

@@ -66,10 +66,13 @@ struct seg_hdr {
     uint64_t magic;
     uint32_t version, nnodes;
     uint64_t ring_bytes, size;
+    _Atomic uint32_t events;  /* +1 at every change of a node's state */
 };
 
 struct node_slot {
     alignas(LINE) _Atomic uint32_t word;
+    _Atomic uint32_t state;   /* enum net_peer_state, set by the launcher */
+    _Atomic int32_t status;   /* GONE: exit status, or 128 + signal */
 };
 
 struct ring_hdr {
@@ -191,12 +194,20 @@ int net_shm_create(int nnodes, const net_config_t *cfg, net_shm_seg_t **out)
         return -e;
     }
     struct seg_hdr *h = seg->base; /* the rest is zero: awake, empty rings */
-    *h = (struct seg_hdr){SEG_MAGIC, SEG_VERSION, (uint32_t)nnodes, cap, seg->size};
+    *h = (struct seg_hdr){.magic = SEG_MAGIC, .version = SEG_VERSION, .nnodes = (uint32_t)nnodes,
+                          .ring_bytes = cap, .size = seg->size};
     *out = seg;
     return 0;
 }
 
 int net_shm_fd(const net_shm_seg_t *seg) { return seg->fd; }
+
+void net_shm_drop_handle(net_shm_seg_t *seg)
+{
+    if (seg->fd >= 0)
+        close(seg->fd);
+    free(seg);
+}
 
 void net_shm_destroy(net_shm_seg_t *seg)
 {
@@ -206,6 +217,71 @@ void net_shm_destroy(net_shm_seg_t *seg)
     if (seg->fd >= 0)
         close(seg->fd);
     free(seg);
+}
+
+/* ---------------------------------------------------------- membership */
+
+static struct node_slot *seg_slots(void *base)
+{
+    return (struct node_slot *)((char *)base + slots_off());
+}
+
+static void futex_wake(_Atomic uint32_t *w);
+
+void net_shm_set_state(net_shm_seg_t *seg, int node, enum net_peer_state state, int status)
+{
+    struct seg_hdr *h = seg->base;
+    struct node_slot *slots = seg_slots(seg->base);
+    if (node < 0 || node >= (int)h->nnodes)
+        return;
+    atomic_store(&slots[node].status, status);
+    atomic_store(&slots[node].state, (uint32_t)state);
+    atomic_fetch_add(&h->events, 1);
+    for (uint32_t i = 0; i < h->nnodes; i++) /* every node looks again */
+        if (atomic_exchange(&slots[i].word, W_WAKE_PENDING) == W_SLEEPING)
+            futex_wake(&slots[i].word);
+}
+
+enum net_peer_state net_peer_state(int node)
+{
+    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+        return NET_PEER_ABSENT;
+    return (enum net_peer_state)atomic_load(&S.slots[node].state);
+}
+
+enum net_peer_state net_shm_state(net_shm_seg_t *seg, int node)
+{
+    struct seg_hdr *h = seg->base;
+    if (node < 0 || node >= (int)h->nnodes)
+        return NET_PEER_ABSENT;
+    return (enum net_peer_state)atomic_load(&seg_slots(seg->base)[node].state);
+}
+
+int net_shm_nslots(net_shm_seg_t *seg)
+{
+    return (int)((struct seg_hdr *)seg->base)->nnodes;
+}
+
+int net_peer_status(int node)
+{
+    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+        return 0;
+    return atomic_load(&S.slots[node].status);
+}
+
+int net_request_start(int node)
+{
+    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+        return -EINVAL;
+    uint32_t absent = NET_PEER_ABSENT;
+    if (!atomic_compare_exchange_strong(&S.slots[node].state, &absent, NET_PEER_STARTING))
+        return -EBUSY;
+    return 0;
+}
+
+uint32_t net_events(void)
+{
+    return S.hdr ? atomic_load_explicit(&S.hdr->events, memory_order_acquire) : 0;
 }
 
 /* ---------------------------------------------------------------- futex */
@@ -659,7 +735,7 @@ static int attach(void *base, int node, const net_config_t *cfg)
         return -ENOMEM;
     }
     S.hdr = h;
-    S.slots = (struct node_slot *)((char *)base + slots_off());
+    S.slots = seg_slots(base);
     S.cap = h->ring_bytes;
     S.mask = S.cap - 1;
     S.frag_max = S.cap / 4 - 16;

@@ -9,6 +9,7 @@
  * SIGKILL.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,4 +160,135 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
         out[i].pid = -ex[i].pid;
     }
     return rc != 0 ? rc : job_status(ex, nnodes);
+}
+
+/* ------------------------------------------------------------ a job's launcher */
+
+/* Fork node `node` of the job; in the child, join the transport and return
+ * 0 there (*is_child set); the parent gets the pid. */
+static pid_t job_fork_node(net_shm_seg_t *seg, const net_config_t *cfg, int node,
+                           pid_t launcher, const sigset_t *mask, bool *is_child)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher)
+        _exit(128 + SIGKILL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    if (net_init_shm(seg, node, cfg) != 0)
+        _exit(127);
+    net_shm_drop_handle(seg);
+    *is_child = true;
+    return 0;
+}
+
+/* Start the slots a node asked for (net_request_start + SIGUSR1). */
+static bool job_start_requested(net_shm_seg_t *seg, const net_config_t *cfg,
+                                struct node_exit *ex, int *left, pid_t self,
+                                const sigset_t *mask, int *child_node)
+{
+    for (int i = 0; i < net_shm_nslots(seg); i++) {
+        if (net_shm_state(seg, i) != NET_PEER_STARTING)
+            continue;
+        bool child = false;
+        pid_t pid = job_fork_node(seg, cfg, i, self, mask, &child);
+        if (child) {
+            *child_node = i;
+            return true;
+        }
+        if (pid < 0) {
+            net_shm_set_state(seg, i, NET_PEER_GONE, 127);
+            continue;
+        }
+        ex[i].pid = pid;
+        (*left)++;
+        net_shm_set_state(seg, i, NET_PEER_UP, 0);
+    }
+    return false;
+}
+
+int node_job_fork(int nnodes, int capacity)
+{
+    if (nnodes < 1 || nnodes > capacity || capacity > MAX_NODES)
+        return -EINVAL;
+    net_config_t cfg;
+    if (net_config_from_env(&cfg) != 0)
+        return -EINVAL;
+    net_shm_seg_t *seg;
+    int rc = net_shm_create(capacity, &cfg, &seg);
+    if (rc != 0)
+        return rc;
+    struct node_exit ex[MAX_NODES];
+    memset(ex, 0, sizeof ex);
+    sigset_t waitset, oldmask;
+    sigemptyset(&waitset);
+    sigaddset(&waitset, SIGINT);
+    sigaddset(&waitset, SIGTERM);
+    sigaddset(&waitset, SIGCHLD);
+    sigaddset(&waitset, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &waitset, &oldmask);
+    pid_t self = getpid();
+    int left = 0;
+    for (int i = 0; i < nnodes; i++)
+        net_shm_set_state(seg, i, NET_PEER_UP, 0);
+    for (int i = 0; i < nnodes; i++) {
+        bool child = false;
+        pid_t pid = job_fork_node(seg, &cfg, i, self, &oldmask, &child);
+        if (child)
+            return i;
+        if (pid < 0) {
+            rc = -errno;
+            end_all(ex, i, &left);
+            sigprocmask(SIG_SETMASK, &oldmask, NULL);
+            net_shm_destroy(seg);
+            return rc;
+        }
+        ex[i].pid = pid;
+        left++;
+    }
+    /* The launcher from here on: it never returns. */
+    int status = 0;
+    bool ending = false;
+    while (left > 0) {
+        int wstatus;
+        pid_t pid;
+        while (left > 0 && (pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+            int i = alive_index(ex, MAX_NODES, pid);
+            if (i < 0)
+                continue;
+            record(&ex[i], wstatus);
+            left--;
+            if (i == 0) {
+                if (!ending)
+                    status = ex[0].status;
+                if (ex[0].signal && left > 0) {
+                    fprintf(stderr, "upvm: node 0 (pid %d) died of signal %d (%s): ending "
+                                    "the job's other %d node(s)\n", -ex[0].pid, ex[0].signal,
+                            strsignal(ex[0].signal), left);
+                }
+                if (left > 0) /* node 0 ended the job: the others follow */
+                    end_all(ex, MAX_NODES, &left);
+            } else {
+                net_shm_set_state(seg, i, NET_PEER_GONE, ex[i].status);
+            }
+        }
+        if (left == 0)
+            break;
+        int child_node = -1;
+        if (!ending && job_start_requested(seg, &cfg, ex, &left, self, &oldmask, &child_node))
+            return child_node;
+        int sig = sigwaitinfo(&waitset, NULL);
+        if ((sig == SIGINT || sig == SIGTERM) && !ending) {
+            fprintf(stderr, "upvm: %s: ending the job's %d node(s)\n",
+                    sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", left);
+            ending = true;
+            status = 128 + sig;
+            end_all(ex, MAX_NODES, &left);
+        }
+    }
+    net_shm_destroy(seg);
+    fflush(NULL);
+    _exit(status);
 }

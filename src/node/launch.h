@@ -38,4 +38,17 @@ struct node_exit {
 int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
                 struct node_exit *out) HIDDEN;
 
+/*
+ * node_job_fork - make the calling process the launcher of a job of nnodes
+ * node processes (capacity >= nnodes slots, the rest for nodes added at
+ * run time).  Returns, in each forked node, its number (the transport is
+ * up: net_node()); the launcher itself never returns: it reaps the nodes,
+ * marks each node that ends as NET_PEER_GONE (the others decide what that
+ * means), starts the nodes asked for with net_request_start + SIGUSR1,
+ * ends them all on SIGINT/SIGTERM or when node 0 ends, and exits with node
+ * 0's status (128 + signal for a signal).  Negative errno when the job
+ * could not start (nothing runs then; the caller goes on alone).
+ */
+int node_job_fork(int nnodes, int capacity) HIDDEN;
+
 #endif /* UPVM_NODE_LAUNCH_H */

@@ -22,6 +22,7 @@
 
 #include "proc/proc.h"
 #include "pvm/pvm.h" /* the launcher sits on top of every layer */
+#include "pvm/remote.h"
 
 static bool node_started;
 
@@ -85,6 +86,10 @@ int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
     if (rc != 0)
         return rc;
     node_started = true;
+    /* A job of several nodes (UPVM_NODES / upvm run --nodes): the other
+     * nodes serve from here on and never return.  The default stays one
+     * node until every process-mode test passes on several (issue 5). */
+    (void)pvm_job_start(1);
     if (ninst > 1 && !envp)
         return run_copies(path, ninst, argv);
     upvm_id_t *ids = calloc((size_t)ninst, sizeof *ids);

@@ -15,7 +15,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "node/job.h"
 #include "pvm/pvm.h"
+#include "pvm/remote.h"
 
 /* The architecture name and data signature PVM gives this platform. */
 #define ARCH_NAME "LINUX64"
@@ -104,24 +106,33 @@ int pvm_setopt(int what, int val)
 
 /* ------------------------------------------------------------ hosts */
 
-static struct pvmhostinfo host_info;
+static struct pvmhostinfo host_infos[NODE_MAX];
+static char host_names[NODE_MAX][32];
 
 int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
 {
     TASK_OR_FAIL(t, "pvm_config");
-    host_info = (struct pvmhostinfo){
-        .hi_tid = pvm_node.host_tid,
-        .hi_name = pvm_node.hostname,
-        .hi_arch = ARCH_NAME,
-        .hi_speed = 1000,
-        .hi_dsig = msg_native_dsig(),
-    };
+    int n = 0;
+    for (int k = 0; k < (pvm_multi() ? node_job_slots() : 1); k++) {
+        if (pvm_multi() && !node_job_up(k))
+            continue;
+        const char *name = pvm_node_name(k, host_names[k], sizeof host_names[k]);
+        if (name != host_names[k])
+            snprintf(host_names[k], sizeof host_names[k], "%s", name);
+        host_infos[n++] = (struct pvmhostinfo){
+            .hi_tid = (k + 1) << PVM_TID_HOST_SHIFT,
+            .hi_name = host_names[k],
+            .hi_arch = ARCH_NAME,
+            .hi_speed = 1000,
+            .hi_dsig = msg_native_dsig(),
+        };
+    }
     if (nhost)
-        *nhost = 1;
+        *nhost = n;
     if (narch)
         *narch = 1;
     if (hostp)
-        *hostp = &host_info;
+        *hostp = host_infos;
     return 0;
 }
 
@@ -151,19 +162,41 @@ int pvm_mstat(char *host)
     TASK_OR_FAIL(t, "pvm_mstat");
     if (!host || !*host)
         return pvm_fail(t, "pvm_mstat", PvmBadParam);
+    if (pvm_multi())
+        return pvm_node_by_name(host) >= 0 ? PvmOk : PvmNoHost;
     return is_this_host(host) ? PvmOk : PvmNoHost; /* silent, errno untouched */
 }
 
-/* Adding hosts needs the multi-node transport (not in this release):
- * every host gets PvmCantStart, this one PvmDupHost. */
+/*
+ * In a job of several nodes every host is a node of this machine: adding
+ * one starts a node process (named node<n>, whatever name was asked for:
+ * the names say which host each became), deleting one ends it and its
+ * tasks.  In a job of one node there is nothing to start: every host gets
+ * PvmCantStart, this one PvmDupHost.
+ */
 int pvm_addhosts(char **hosts, int nhost, int *infos)
 {
     TASK_OR_FAIL(t, "pvm_addhosts");
     if (nhost < 1 || !hosts)
         return pvm_fail(t, "pvm_addhosts", PvmBadParam);
-    for (int i = 0; i < nhost && infos; i++)
-        infos[i] = hosts[i] && is_this_host(hosts[i]) ? PvmDupHost : PvmCantStart;
-    return 0;
+    int added = 0;
+    for (int i = 0; i < nhost; i++) {
+        int info;
+        if (!hosts[i] || !*hosts[i])
+            info = PvmBadParam;
+        else if (!pvm_multi())
+            info = is_this_host(hosts[i]) ? PvmDupHost : PvmCantStart;
+        else if (pvm_node_by_name(hosts[i]) >= 0)
+            info = PvmDupHost;
+        else {
+            int n = pvm_remote_addhost();
+            info = n >= 0 ? (n + 1) << PVM_TID_HOST_SHIFT : PvmCantStart;
+        }
+        added += info > 0;
+        if (infos)
+            infos[i] = info;
+    }
+    return added;
 }
 
 int pvm_delhosts(char **hosts, int nhost, int *infos)
@@ -171,10 +204,25 @@ int pvm_delhosts(char **hosts, int nhost, int *infos)
     TASK_OR_FAIL(t, "pvm_delhosts");
     if (nhost < 1 || !hosts)
         return pvm_fail(t, "pvm_delhosts", PvmBadParam);
-    /* The only host is the master: it cannot be deleted. */
-    for (int i = 0; i < nhost && infos; i++)
-        infos[i] = hosts[i] && is_this_host(hosts[i]) ? PvmBadParam : PvmNoHost;
-    return 0;
+    int deleted = 0;
+    for (int i = 0; i < nhost; i++) {
+        int info;
+        int n = pvm_multi() && hosts[i] ? pvm_node_by_name(hosts[i]) : -1;
+        if (!hosts[i])
+            info = PvmBadParam;
+        else if (!pvm_multi())
+            info = is_this_host(hosts[i]) ? PvmBadParam : PvmNoHost;
+        else if (n < 0)
+            info = PvmNoHost;
+        else if (n == 0)
+            info = PvmBadParam; /* the master host stays, as in PVM */
+        else
+            info = pvm_remote_delhost(n) == 0 ? 0 : PvmNoHost;
+        deleted += info == 0;
+        if (infos)
+            infos[i] = info;
+    }
+    return deleted;
 }
 
 int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta)
@@ -294,6 +342,12 @@ int pvm_halt(void)
         core_ulp_kill(k->ulp, 128 + SIGTERM); /* first: it may wait on k */
         pvm_task_leave(k);
     }
+    int n;
+    struct pvmtaskinfo *ti;
+    if (pvm_multi() && pvm_remote_tasks(t, 0, &n, &ti) == 0) /* the other nodes' */
+        for (int i = 0; i < n; i++)
+            if (ti[i].ti_host != pvm_node.host_tid)
+                (void)pvm_remote_kill(ti[i].ti_tid, SIGTERM);
     raise(SIGTERM);
     return 0;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "pvm/pvm.h"
+#include "pvm/remote.h"
 
 /* ------------------------------------------------------------ queue entries */
 
@@ -134,6 +135,25 @@ static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
 
 /* ------------------------------------------------------------ sending */
 
+/* t's send buffer `id` to dst_tid on another node. */
+static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
+{
+    const struct pvm_bufslot *s = &t->bufs[id];
+    msg_buf_t *out;
+    int rc = msg_buf_ref(s->buf, &out);
+    if (unlikely(rc))
+        return rc;
+    msg_hdr_t *h = msg_buf_hdr(out);
+    h->src = t->tid;
+    h->dst = dst_tid;
+    h->tag = tag;
+    if (!s->ctx_set)
+        h->ctx = t->ctx;
+    rc = pvm_remote_send(out, dst_tid);
+    msg_buf_unref(out);
+    return rc;
+}
+
 /* Can tid be a destination?  Reserved (negative, pvmd) tids only with
  * PvmResvTids, as in PVM. */
 static bool dest_ok(const struct pvm_task *t, int tid)
@@ -149,9 +169,13 @@ int pvm_send(int tid, int tag)
     if (unlikely(!pvm_buf(t, t->sbuf)))
         return pvm_fail(t, "pvm_send", PvmNoBuf);
     struct pvm_task *dst = pvm_task_by_tid(tid);
-    if (!dst)
+    int rc;
+    if (likely(dst))
+        rc = send_to(t, t->sbuf, dst, tag);
+    else if (pvm_multi())
+        rc = send_remote(t, t->sbuf, tid, tag);
+    else
         return 0; /* PVM drops a message to a task that is gone, silently */
-    int rc = send_to(t, t->sbuf, dst, tag);
     return unlikely(rc) ? pvm_fail(t, "pvm_send", rc) : 0;
 }
 
@@ -186,6 +210,8 @@ int pvm_mcast(int *tids, int n, int tag)
         struct pvm_task *dst = pvm_task_by_tid(set[i]);
         if (dst)
             rc = send_to(t, t->sbuf, dst, tag);
+        else if (pvm_multi())
+            rc = send_remote(t, t->sbuf, set[i], tag);
     }
     free(set);
     return rc ? pvm_fail(t, "pvm_mcast", rc) : 0;
@@ -222,11 +248,12 @@ int pvm_psend(int tid, int tag, void *buf, int len, int type)
     if (len != 0 && (rc = msg_pack(b, type, buf, len, 1)) != 0)
         (void)pvm_fail(t, "pvm_pkbyte", rc); /* PVM still sends it, empty */
     struct pvm_task *dst = pvm_task_by_tid(tid);
-    if (!dst) {
-        msg_buf_unref(b);
-        return 0;
-    }
     *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = t->ctx, .src = t->tid, .dst = tid};
+    if (!dst) {
+        rc = pvm_multi() ? pvm_remote_send(b, tid) : 0;
+        msg_buf_unref(b);
+        return rc ? pvm_fail(t, "pvm_psend", rc) : 0;
+    }
     /* b is new and the receiver's alone: no strategy has anything to do */
     rc = pvm_deliver(dst, b);
     return rc ? pvm_fail(t, "pvm_psend", rc) : 0;

@@ -130,6 +130,7 @@ struct pvm_task {
 
     void *results[PVM_RESULT_COUNT]; /* see enum pvm_result */
     list_link_t watchers;      /* struct pvm_watch on this task's exit */
+    bool sibs_pending;         /* spawned for another node: its list comes */
     bool exiting;              /* pvm_exit in progress */
 };
 
@@ -152,7 +153,14 @@ struct pvm_node {
     int delivery;              /* UPVM_DELIVER_SHARE / COPY */
     list_link_t host_watches;  /* PvmHostAdd registrations */
     list_link_t free_qmsgs;    /* pool of struct pvm_qmsg */
+    upvm_waitq_t sibsq;        /* tasks waiting for their siblings list */
+    int placement;             /* PVM_PLACE_*: where pvm_spawn puts tasks */
 };
+
+enum { PVM_PLACE_CYCLIC, PVM_PLACE_BLOCK };
+
+/* Initialise the node's PVM state if not done yet: 0 or -1. */
+int pvm_node_ensure(void) HIDDEN;
 
 extern struct pvm_node pvm_node HIDDEN;
 

@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
+#include "node/job.h"
 #include "pvm/pvm.h"
+#include "pvm/remote.h"
 
 struct pvm_node pvm_node;
 
@@ -139,7 +141,7 @@ static size_t describe_task(const struct ulp *u, char *buf, size_t len)
 
 static int node_init(void)
 {
-    pvm_node.host_tid = 1 << PVM_TID_HOST_SHIFT;
+    pvm_node.host_tid = (node_job_self() + 1) << PVM_TID_HOST_SHIFT;
     pvm_node.next_local = 1;
     pvm_node.next_ctx = 1;
     list_init(&pvm_node.tasks);
@@ -156,8 +158,16 @@ static int node_init(void)
     core_set_describer(describe_task);
     pvm_host_init();
     atexit(on_process_exit);
+    upvm_waitq_init(&pvm_node.sibsq, "pvm_siblings");
     pvm_node.ready = true;
+    if (!pvm_multi())
+        (void)pvm_job_start(1); /* UPVM_NODES: thread mode starts them here */
     return 0;
+}
+
+int pvm_node_ensure(void)
+{
+    return pvm_node.ready ? 0 : node_init();
 }
 
 int upvm_set_delivery(int strategy)
@@ -236,17 +246,24 @@ static void sibs_unref(struct pvm_sibs *s)
 
 /* A child task of parent for the new ULP u, one of the siblings sibs:
  * spawned with flag (PvmNoSpawnParent), in the parent's context. */
-static struct pvm_task *child_new(struct pvm_task *parent, struct ulp *u, int flag,
+static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *u, int flag,
                                   struct pvm_sibs *sibs)
 {
-    int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : parent->tid;
-    struct pvm_task *t = task_new(u, ptid, parent->ctx);
-    if (t) {
+    int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : o->ptid;
+    struct pvm_task *t = task_new(u, ptid, o->ctx);
+    if (t && sibs) {
         t->sibs = sibs;
         sibs->refs++;
         sibs->tids[sibs->n++] = t->tid;
+    } else if (t) {
+        t->sibs_pending = true; /* spawned for another node's task */
     }
     return t;
+}
+
+static struct pvm_spawn_origin origin_of(const struct pvm_task *t)
+{
+    return (struct pvm_spawn_origin){t->tid, t->ctx};
 }
 
 /* Deliver every PvmTaskExit notification waiting on t. */
@@ -256,7 +273,7 @@ static void fire_exit_watches(struct pvm_task *t)
     while ((l = list_pop_front(&t->watchers))) {
         struct pvm_watch *w = list_entry(l, struct pvm_watch, link);
         if (w->watcher != t->tid)
-            pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, t->tid);
+            pvm_remote_fire(w->watcher, t->tid, w->tag, w->ctx);
         free(w);
     }
 }
@@ -307,6 +324,13 @@ static void on_process_exit(void)
 {
     if (!core_on_sched_thread || core_current() != core_sched.main)
         return;
+    if (pvm_multi()) { /* the job's end is every node's */
+        struct pvm_task *me = core_current()->ext[ULP_EXT_PVM];
+        if (me)
+            pvm_task_leave(me);
+        (void)node_job_finish(0);
+        return;
+    }
     int stuck = core_drain();
     struct pvm_task *self = core_current()->ext[ULP_EXT_PVM];
     int others = pvm_node.ntasks - (self != NULL);
@@ -358,6 +382,8 @@ int pvm_siblings(int **tids)
     struct pvm_task *t = pvm_current();
     if (!t)
         return pvm_fail(NULL, "pvm_siblings", PvmSysErr);
+    while (t->sibs_pending)
+        (void)core_block(&pvm_node.sibsq, -1); /* the spawner's node tells us */
     if (!t->sibs) {
         t->sibs = malloc(sizeof *t->sibs + sizeof(int));
         if (!t->sibs)
@@ -425,7 +451,7 @@ static int spawn_placement(int flag, const char *where)
 }
 
 /* One spawned task; 0 or a Pvm error for its tids[] slot. */
-static int spawn_one(struct pvm_task *parent, int flag, const struct task_entry *e,
+static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const struct task_entry *e,
                      char **argv, struct pvm_sibs *sibs, int *tid_out)
 {
     void *arg;
@@ -468,7 +494,7 @@ static const char *spawner_dir(char *buf, size_t len)
 }
 
 /* One process-mode task: program at path, argv[0] = file. */
-static int spawn_program(struct pvm_task *parent, int flag, const char *file,
+static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const char *file,
                          const char *path, char **argv, struct pvm_sibs *sibs, int *tid_out)
 {
     int argc;
@@ -494,6 +520,93 @@ static int spawn_program(struct pvm_task *parent, int flag, const char *file,
     return 0;
 }
 
+/* Start count tasks here; tids[i] gets each tid or error.  A program
+ * failing is the same for every copy: said once. */
+static int spawn_local(const struct pvm_spawn_origin *o, int flag, const struct task_entry *e,
+                       const char *file, const char *path, char **argv, struct pvm_sibs *sibs,
+                       int count, int *tids)
+{
+    int started = 0;
+    for (int i = 0; i < count; i++) {
+        int tid = 0;
+        int rc = path ? spawn_program(o, flag, file, path, argv, sibs, &tid)
+                      : spawn_one(o, flag, e, argv, sibs, &tid);
+        started += rc == 0;
+        tids[i] = rc ? rc : tid;
+        if (path && rc != 0) {
+            for (int k = i + 1; k < count; k++)
+                tids[k] = rc;
+            break;
+        }
+    }
+    return started;
+}
+
+void pvm_spawn_here(const struct pvm_spawn_origin *o, int flag, const char *name,
+                    const char *program, char **argv, int count, int *tids,
+                    bool pending_sibs)
+{
+    struct task_entry entry = {NULL, NULL};
+    if (!program && !registry_find(name, &entry)) {
+        for (int i = 0; i < count; i++)
+            tids[i] = PvmNoFile;
+        return;
+    }
+    (void)pending_sibs; /* sibs NULL: child_new marks them pending */
+    (void)spawn_local(o, flag, &entry, name, program, argv, NULL, count, tids);
+}
+
+void pvm_sibs_arrived(struct pvm_sibs *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        struct pvm_task *k = pvm_task_by_tid(s->tids[i]);
+        if (!k || !k->sibs_pending)
+            continue;
+        k->sibs_pending = false;
+        k->sibs = s;
+        s->refs++;
+    }
+    (void)upvm_wake_all(&pvm_node.sibsq);
+}
+
+/* Spread tasks over the nodes: runs of tasks for the same node are
+ * started by one request.  Returns the number started. */
+static int spawn_placed(struct pvm_task *t, int flag, const char *where,
+                        const struct task_entry *e, const char *file, const char *path,
+                        char **argv, struct pvm_sibs *sibs, int ntask, int *tids)
+{
+    struct pvm_spawn_origin o = origin_of(t);
+    int started = 0;
+    int *nodes = malloc((size_t)ntask * sizeof *nodes);
+    if (!nodes)
+        return 0;
+    for (int i = 0; i < ntask; i++)
+        if (pvm_place(flag, where, i, ntask, &nodes[i]) != 0)
+            nodes[i] = -1;
+    for (int i = 0; i < ntask;) {
+        int run = 1;
+        while (i + run < ntask && nodes[i + run] == nodes[i])
+            run++;
+        if (nodes[i] < 0) {
+            for (int k = 0; k < run; k++)
+                tids[i + k] = PvmNoHost;
+        } else {
+            /* Local ones too wait for the list: it is complete only when
+             * every node has answered (the caller may block meanwhile). */
+            started += nodes[i] == node_job_self()
+                           ? spawn_local(&o, flag, e, file, path, argv, NULL, run, tids + i)
+                           : pvm_remote_spawn(t, nodes[i], flag, path ? file : e->name, path,
+                                              argv, run, tids + i);
+            for (int k = 0; k < run; k++)
+                if (tids[i + k] > 0)
+                    sibs->tids[sibs->n++] = tids[i + k];
+        }
+        i += run;
+    }
+    free(nodes);
+    return started;
+}
+
 int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
 {
     struct pvm_task *t = pvm_current();
@@ -501,7 +614,7 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
         return pvm_fail(NULL, "pvm_spawn", PvmSysErr);
     if (ntask < 1)
         return pvm_fail(t, "pvm_spawn", PvmBadParam);
-    int err = spawn_placement(flag, where);
+    int err = pvm_multi() ? 0 : spawn_placement(flag, where);
     struct task_entry entry = {NULL, NULL};
     char path[PATH_MAX], dir[PATH_MAX];
     bool program = false; /* process mode: a file; else a registered function */
@@ -512,29 +625,31 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
             err = PvmNoFile;
     }
     struct pvm_sibs *sibs = err ? NULL : malloc(sizeof *sibs + (size_t)ntask * sizeof(int));
-    if (!err && !sibs)
+    int *result = err ? NULL : malloc((size_t)ntask * sizeof *result);
+    if (!err && (!sibs || !result))
         err = PvmOutOfRes;
     if (err) { /* per task, silently: the return value says none started */
+        free(sibs);
+        free(result);
         for (int i = 0; tids && i < ntask; i++)
             tids[i] = err;
         return 0;
     }
     sibs->refs = 1;
     sibs->n = 0;
-    int started = 0;
-    for (int i = 0; i < ntask; i++) {
-        int tid = 0;
-        int rc = program ? spawn_program(t, flag, file, path, argv, sibs, &tid)
-                         : spawn_one(t, flag, &entry, argv, sibs, &tid);
-        started += rc == 0;
-        if (tids)
-            tids[i] = rc ? rc : tid;
-        if (program && rc != 0) { /* the same for every copy: said once */
-            for (int k = i + 1; tids && k < ntask; k++)
-                tids[k] = rc;
-            break;
-        }
+    struct pvm_spawn_origin o = origin_of(t);
+    int started = pvm_multi()
+                      ? spawn_placed(t, flag, where, &entry, file, program ? path : NULL, argv,
+                                     sibs, ntask, result)
+                      : spawn_local(&o, flag, &entry, file, program ? path : NULL, argv, sibs,
+                                    ntask, result);
+    if (pvm_multi()) {
+        pvm_sibs_arrived(sibs);
+        pvm_remote_sibs(sibs);
     }
+    for (int i = 0; tids && i < ntask; i++)
+        tids[i] = result[i];
+    free(result);
     sibs_unref(sibs);
     return started;
 }
@@ -560,7 +675,8 @@ int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tid
     int rc = ntask;
     for (int i = 0; i < ntask; i++) {
         struct ulp *u = core_ulp_lookup(ids[i]);
-        struct pvm_task *t = rc > 0 ? child_new(parent, u, 0, sibs) : NULL;
+        struct pvm_spawn_origin o = origin_of(parent);
+        struct pvm_task *t = rc > 0 ? child_new(&o, u, 0, sibs) : NULL;
         if (!t) { /* out of memory: none of them may run */
             rc = PvmOutOfRes;
             if (u->ext[ULP_EXT_PVM])
@@ -601,6 +717,8 @@ int pvm_sendsig(int tid, int sig)
     if (!pvm_is_task_tid(tid))
         return pvm_fail(t, "pvm_sendsig", PvmBadParam);
     struct pvm_task *k = pvm_task_by_tid(tid);
+    if (!k && pvm_multi() && sig != 0 && pvm_tid_node(tid) != node_job_self())
+        return pvm_remote_kill(tid, sig);
     if (!k || sig == 0)
         return 0; /* PVM: a signal to a task that is gone is dropped */
     struct sigaction sa;
@@ -626,6 +744,22 @@ int pvm_sendsig(int tid, int sig)
     return 0;
 }
 
+/* A signal from another node for the local task tid (errors are the
+ * sender's to see, and it has gone on: dropped). */
+void pvm_kill_here(int tid, int sig)
+{
+    struct pvm_task *k = pvm_task_by_tid(tid);
+    struct sigaction sa;
+    if (!k || sig < 1 || sig >= NSIG || sigaction(sig, NULL, &sa) != 0)
+        return;
+    if (sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGQUIT ||
+        sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGALRM) {
+        if (sig != SIGKILL && sa.sa_handler != SIG_DFL)
+            return;
+        task_kill(k);
+    }
+}
+
 int pvm_kill(int tid)
 {
     struct pvm_task *t = pvm_current();
@@ -648,7 +782,11 @@ int pvm_pstat(int tid)
     if (!pvm_is_task_tid(tid))
         return pvm_fail(t, "pvm_pstat", PvmBadParam);
     pvm_poll_yield(); /* while (pvm_pstat(t) == PvmOk) ... must end */
-    return pvm_task_by_tid(tid) ? PvmOk : PvmNoTask;
+    if (pvm_task_by_tid(tid))
+        return PvmOk;
+    if (pvm_multi() && pvm_tid_node(tid) != node_job_self())
+        return pvm_remote_pstat(tid);
+    return PvmNoTask;
 }
 
 int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
@@ -656,6 +794,12 @@ int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
     struct pvm_task *t = pvm_current();
     if (!t)
         return pvm_fail(NULL, "pvm_tasks", PvmSysErr);
+    if (pvm_multi()) {
+        int rc = pvm_remote_tasks(t, where, ntaskp, tip);
+        if (rc < 0 && ntaskp)
+            *ntaskp = 0;
+        return rc < 0 ? pvm_fail(t, "pvm_tasks", rc) : rc;
+    }
     bool all = where == 0 || where == pvm_node.host_tid;
     if (!all && !(pvm_is_task_tid(where) &&
                   (where & PVM_TID_HOST_MASK) == pvm_node.host_tid)) {
@@ -710,7 +854,7 @@ static void watch_cancel(list_link_t *list, int watcher, int tag, int what, bool
             continue;
         list_unlink(l);
         if (deliver)
-            pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->what);
+            pvm_remote_fire(w->watcher, w->what, w->tag, w->ctx);
         free(w);
     }
 }
@@ -722,6 +866,12 @@ static int notify_task_exit(struct pvm_task *t, bool cancel, int tag, int cnt, i
             return PvmBadParam;
     for (int i = 0; i < cnt; i++) {
         struct pvm_task *k = pvm_task_by_tid(tids[i]);
+        if (!k && pvm_multi() && pvm_tid_node(tids[i]) != node_job_self()) {
+            int rc = pvm_remote_notify_exit(t, tids[i], tag, cancel);
+            if (rc)
+                return rc;
+            continue;
+        }
         if (cancel) {
             if (k)
                 watch_cancel(&k->watchers, t->tid, tag, 0, true);
@@ -753,7 +903,9 @@ int pvm_notify(int what, int tag, int cnt, int *tids)
         if (cnt < 1 || !tids)
             break;
         rc = 0;
-        for (int i = 0; i < cnt && !cancel; i++)
+        for (int i = 0; pvm_multi() && i < cnt && rc == 0; i++)
+            rc = pvm_remote_notify_host(t, tids[i], tag, cancel);
+        for (int i = 0; !pvm_multi() && i < cnt && !cancel; i++)
             if ((tids[i] & PVM_TID_HOST_MASK) != pvm_node.host_tid && tids[i] > 0 &&
                 !(tids[i] & PVM_TID_LOCAL_MASK))
                 pvm_send_pvmd_int(t->tid, tag, t->ctx, tids[i]); /* no such host */
@@ -778,4 +930,42 @@ int pvm_notify(int what, int tag, int cnt, int *tids)
         break;
     }
     return rc < 0 ? pvm_fail(t, "pvm_notify", rc) : rc;
+}
+
+bool pvm_watch_exit_here(int watched, int watcher, int tag, int ctx, bool cancel)
+{
+    struct pvm_task *k = pvm_task_by_tid(watched);
+    if (cancel) { /* the watcher's node has delivered it already */
+        if (k)
+            watch_cancel(&k->watchers, watcher, tag, 0, false);
+        return false;
+    }
+    return k && watch_add(&k->watchers, watcher, tag, ctx, watched) == 0;
+}
+
+void pvm_hosts_added(const int *nodes, int n)
+{
+    int hosts[NODE_MAX];
+    for (int i = 0; i < n && i < NODE_MAX; i++)
+        hosts[i] = (nodes[i] + 1) << PVM_TID_HOST_SHIFT;
+    for (list_link_t *l = pvm_node.host_watches.next, *next; l != &pvm_node.host_watches;
+         l = next) {
+        next = l->next;
+        struct pvm_watch *w = list_entry(l, struct pvm_watch, link);
+        struct pvm_task *dst = pvm_task_by_tid(w->watcher);
+        msg_buf_t *b;
+        if (dst && msg_buf_new(PvmDataDefault, &b) == 0) {
+            if (msg_pack(b, PVM_INT, &n, 1, 1) == 0 && msg_pack(b, PVM_INT, hosts, n, 1) == 0) {
+                *msg_buf_hdr(b) = (msg_hdr_t){.tag = w->tag, .ctx = w->ctx,
+                                              .src = PVM_TID_PVMD, .dst = w->watcher};
+                (void)pvm_deliver(dst, b);
+            } else {
+                msg_buf_unref(b);
+            }
+        }
+        if (w->what > 0 && --w->what == 0) { /* cnt notifications, then done */
+            list_unlink(l);
+            free(w);
+        }
+    }
 }

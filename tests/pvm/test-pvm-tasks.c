@@ -103,8 +103,16 @@ static void test_spawn_failures(void)
     CHECK_EQ(tids[1], PvmNoHost);
     CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskArch, "NOSUCHARCH", 1, tids), 0);
     CHECK_EQ(tids[0], PvmNoHost);
-    CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskHost | PvmHostCompl, ".", 1, tids), 0);
-    CHECK_EQ(tids[0], PvmNoHost);
+    int nhost;
+    CHECK_EQ(pvm_config(&nhost, NULL, NULL), 0);
+    if (nhost == 1) { /* one node: no other host */
+        CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskHost | PvmHostCompl, ".", 1, tids), 0);
+        CHECK_EQ(tids[0], PvmNoHost);
+    } else { /* several nodes: any but this one */
+        CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskHost | PvmHostCompl, ".", 1, tids), 1);
+        CHECK(pvm_tidtohost(tids[0]) != pvm_tidtohost(pvm_mytid()));
+        CHECK(pvm_recv(tids[0], 10) > 0);
+    }
     CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskArch, "LINUX64", 1, tids), 1);
     CHECK(pvm_recv(tids[0], 10) > 0);
     CHECK_EQ(pvm_spawn("reporter", NULL, PvmTaskHost, ".", 1, tids), 1);
@@ -236,7 +244,10 @@ static void test_tasks_and_config(void)
     int nhost, narch;
     struct pvmhostinfo *hi;
     CHECK_EQ(pvm_config(&nhost, &narch, &hi), 0);
-    CHECK_EQ(nhost, 1);
+    const char *nodes = getenv("UPVM_NODES"); /* every node is a host */
+    CHECK_EQ(nhost, nodes ? atoi(nodes) : 1);
+    for (int i = 1; i < nhost; i++)
+        CHECK_EQ(hi[i].hi_tid, (i + 1) << 18);
     CHECK_EQ(hi[0].hi_tid, 0x40000);
     CHECK_EQ(strcmp(hi[0].hi_arch, "LINUX64"), 0);
     CHECK_EQ(hi[0].hi_dsig, 0x408c41);
@@ -388,6 +399,51 @@ static void test_exit_and_reenrol(void)
     CHECK(second > tid);
 }
 
+/* Several nodes: a host added at run time is a new node; tasks run there;
+ * deleting it ends them, with PvmHostDelete and PvmTaskExit. */
+static void test_add_delete_host(int nhost)
+{
+    int me = pvm_mytid(), tid, infos[1], n;
+    CHECK_EQ(pvm_notify(PvmHostAdd, 70, -1, NULL), 0);
+    char *hosts[] = {"extra"};
+    CHECK_EQ(pvm_addhosts(hosts, 1, infos), 1);
+    CHECK(infos[0] > 0 && (infos[0] & 0x3ffff) == 0);
+    int host = infos[0];
+    CHECK(pvm_recv(-1, 70) > 0); /* PvmHostAdd: count, then the hosts */
+    int cnt, added;
+    CHECK_EQ(pvm_upkint(&cnt, 1, 1), 0);
+    CHECK_EQ(cnt, 1);
+    CHECK_EQ(pvm_upkint(&added, 1, 1), 0);
+    CHECK_EQ(added, host);
+    struct pvmhostinfo *hi;
+    CHECK_EQ(pvm_config(&n, NULL, &hi), 0);
+    CHECK_EQ(n, nhost + 1);
+    const char *name = NULL;
+    for (int i = 0; i < n; i++)
+        if (hi[i].hi_tid == host)
+            name = hi[i].hi_name;
+    CHECK(name != NULL);
+    CHECK_EQ(pvm_mstat((char *)name), PvmOk);
+    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskHost, (char *)name, 1, &tid), 1);
+    CHECK_EQ(pvm_tidtohost(tid), host);
+    CHECK_EQ(pvm_pstat(tid), PvmOk);
+    CHECK_EQ(pvm_notify(PvmHostDelete, 71, 1, &host), 0);
+    CHECK_EQ(pvm_notify(PvmTaskExit, 72, 1, &tid), 0);
+    char *del[] = {(char *)name};
+    char keep[64];
+    snprintf(keep, sizeof keep, "%s", name);
+    del[0] = keep;
+    CHECK_EQ(pvm_delhosts(del, 1, infos), 1);
+    CHECK_EQ(infos[0], 0);
+    CHECK_EQ(recv_int(-1, 71), host);
+    CHECK_EQ(recv_int(-1, 72), tid);
+    CHECK_EQ(pvm_pstat(tid), PvmNoTask);
+    CHECK_EQ(pvm_config(&n, NULL, NULL), 0);
+    CHECK_EQ(n, nhost);
+    CHECK_EQ(pvm_mstat(keep), PvmNoHost);
+    (void)me;
+}
+
 static void test_pvmd_only_functions(void)
 {
     int *fds;
@@ -397,12 +453,17 @@ static void test_pvmd_only_functions(void)
     CHECK_EQ(a, PvmNotImpl);
     CHECK_EQ(b, PvmNotImpl);
     CHECK_EQ(c, PvmDupHost);
-    int infos[1];
+    int infos[1], nhost;
     char *hosts[] = {"nosuchhost.invalid"};
-    CHECK_EQ(pvm_addhosts(hosts, 1, infos), 0);
-    CHECK(infos[0] < 0);
-    CHECK_EQ(pvm_delhosts(hosts, 1, infos), 0);
-    CHECK_EQ(infos[0], PvmNoHost);
+    CHECK_EQ(pvm_config(&nhost, NULL, NULL), 0);
+    if (nhost == 1) { /* one node: there is nothing to start */
+        CHECK_EQ(pvm_addhosts(hosts, 1, infos), 0);
+        CHECK(infos[0] < 0);
+        CHECK_EQ(pvm_delhosts(hosts, 1, infos), 0);
+        CHECK_EQ(infos[0], PvmNoHost);
+    } else {
+        test_add_delete_host(nhost);
+    }
     CHECK_EQ(pvm_export("UPVM_TEST_X"), 0);
     CHECK_STR_CONTAINS(getenv("PVM_EXPORT"), "UPVM_TEST_X");
     CHECK_EQ(pvm_unexport("UPVM_TEST_X"), 0);

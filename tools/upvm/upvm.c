@@ -22,7 +22,7 @@
 #include <upvm.h>
 
 static const char run_help[] =
-    "usage: upvm run [-n N] [-t] [--] PROGRAM [ARGS...]\n"
+    "usage: upvm run [-n N] [--nodes K] [--placement block|cyclic] [-t] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Start N copies (default 1) of PROGRAM as process-mode ULPs of one node.\n"
     "PROGRAM must be built with upvmcc (upvmcc -o prog prog.c).  Each copy\n"
@@ -38,6 +38,14 @@ static const char run_help[] =
     "\n"
     "Options:\n"
     "  -n N        number of copies (1 .. 1000000)\n"
+    "  --nodes K   run the job on K node processes (1 .. 32, or \"cores\";\n"
+    "              default 1; UPVM_NODES does the same).\n"
+    "              Node 0 runs PROGRAM; pvm_spawn spreads tasks over the nodes\n"
+    "  --placement block|cyclic\n"
+    "              where pvm_spawn puts tasks that name no host: cyclic (the\n"
+    "              default) deals them out one per node in turn, starting\n"
+    "              with the next node; block splits the spawner and its new\n"
+    "              tasks into K contiguous equal runs (UPVM_PLACEMENT)\n"
     "  -t, --tag-output\n"
     "              prefix every line a task writes to stdout or stderr with\n"
     "              its tid, \"[t40002] ...\" (UPVM_OUTPUT_TIDS=1 does the same)\n"
@@ -95,6 +103,22 @@ static int cmd_run(int argc, char **argv)
         }
         if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "--tag-output")) {
             setenv("UPVM_OUTPUT_TIDS", "1", 1);
+            continue;
+        }
+        if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
+            char *end;
+            const char *v = argv[++i];
+            long k = strtol(v, &end, 10);
+            if (strcmp(v, "cores") != 0 && (*end || k < 1 || k > 32))
+                return usage_error("--nodes wants a number of nodes from 1 to 32, or cores");
+            setenv("UPVM_NODES", v, 1);
+            continue;
+        }
+        if (!strcmp(argv[i], "--placement") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "block") != 0 && strcmp(v, "cyclic") != 0)
+                return usage_error("--placement wants block or cyclic");
+            setenv("UPVM_PLACEMENT", v, 1);
             continue;
         }
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {

@@ -1,0 +1,619 @@
+/*
+ * job.c - one node of a job of several (job.h).
+ *
+ * Everything here runs on the node's scheduler thread: from the API calls,
+ * and from the transport poll the scheduler makes (core_idle_ops).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "net/net.h"
+#include "node/job.h"
+#include "node/launch.h"
+
+/* The node layer's own frame kinds. */
+enum {
+    K_PROBE = 1,     /* a: wave */
+    K_PROBE_ACK,     /* a: wave, b: idle, c: live ULPs; payload: u64 sent, recvd */
+    K_SHUTDOWN,      /* a: enum shutdown_mode */
+    K_BYE,           /* a node is about to exit after a shutdown */
+    K_GONE_ACK,      /* a: the dead node, b: notifications delivered for it */
+};
+
+enum shutdown_mode { SHUT_DONE, SHUT_STUCK, SHUT_DEADLOCK, SHUT_LOST, SHUT_DELETED };
+
+/* Idle node 0 looks for a job-wide deadlock after this long, then less
+ * and less often. */
+#define PROBE_IDLE_FIRST_NS  (200u * 1000000u)
+#define PROBE_IDLE_MAX_NS    (2000u * 1000000u)
+#define BYE_WAIT_NS          (2000u * 1000000u)
+
+struct queued {
+    struct queued *next;
+    size_t len;
+    unsigned char data[];
+};
+
+static struct {
+    bool multi;
+    int self, slots;
+    node_frame_fn handlers[NODE_KIND_MAX];
+    struct node_job_hooks hooks;
+    unsigned char *scratch;
+    size_t scratch_cap;
+    struct queued *qhead[NODE_MAX], *qtail[NODE_MAX];
+    int nqueued;
+    uint32_t events_seen;
+    enum net_peer_state known[NODE_MAX];
+    bool deleting[NODE_MAX];
+    /* frames other than probes, per peer: traffic with a node that is
+     * gone no longer counts (it can neither send nor receive any more) */
+    uint64_t sent_to[NODE_MAX], recvd_from[NODE_MAX];
+
+    /* node 0: waves of probes */
+    int wave;                        /* current wave number, 0: none running */
+    int acks_missing;
+    bool acked[NODE_MAX];
+    bool all_idle;
+    uint64_t sum_sent, sum_recvd;
+    long sum_live;
+    bool prev_quiet;                 /* the previous wave was quiet ... */
+    uint64_t prev_sent;              /* ... with these totals */
+    long prev_live;
+    bool finishing;                  /* node_job_finish runs */
+    int verdict;                     /* 0 running, 1 done, 2 stuck */
+    uint64_t idle_probe_ns;          /* next idle probe interval */
+    /* node 0: a node died; the others say whether anyone was told */
+    int gone_node, gone_acks_missing, gone_fired;
+    int byes_missing;
+
+    /* every node: shutdown ordered */
+    bool shutdown;
+    int shutdown_mode;
+    upvm_waitq_t mainq;              /* the main ULP (serve / finish) */
+} J = {.self = 0, .slots = 1};
+
+static void send_or_die(int dst, int kind, int a, int b, int c);
+static void shutdown_all(int mode);
+static void lost_node_decision(void);
+
+/* ------------------------------------------------------------ environment */
+
+int node_job_nodes_from_env(int dflt)
+{
+    const char *s = getenv("UPVM_NODES");
+    if (!s || !*s)
+        return dflt;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (strcmp(s, "cores") == 0)
+        return cores > NODE_MAX ? NODE_MAX : cores > 0 ? (int)cores : 1;
+    char *end;
+    long n = strtol(s, &end, 10);
+    if (*end || n < 1 || n > NODE_MAX / 2) {
+        fprintf(stderr, "upvm: UPVM_NODES=%s is not a node count (1..%d) or \"cores\"; "
+                        "using %d\n", s, NODE_MAX / 2, dflt);
+        return dflt;
+    }
+    return (int)n;
+}
+
+bool node_job_multi(void) { return J.multi; }
+int node_job_self(void) { return J.self; }
+int node_job_slots(void) { return J.slots; }
+
+bool node_job_up(int n)
+{
+    if (!J.multi)
+        return n == 0;
+    return n >= 0 && n < J.slots && J.known[n] == NET_PEER_UP;
+}
+
+const char *node_job_name(int n, char *buf, size_t len)
+{
+    snprintf(buf, len, "node%d", n);
+    return buf;
+}
+
+void node_on_frame(unsigned kind, node_frame_fn fn)
+{
+    if (kind < NODE_KIND_MAX)
+        J.handlers[kind] = fn;
+}
+
+void node_job_set_hooks(const struct node_job_hooks *h)
+{
+    J.hooks = *h;
+}
+
+/* ------------------------------------------------------------ sending */
+
+static bool counted(uint32_t kind) { return kind != K_PROBE && kind != K_PROBE_ACK; }
+
+static int enqueue(int dst, const void *frame, size_t len)
+{
+    struct queued *q = malloc(sizeof *q + len);
+    if (!q)
+        return -ENOMEM;
+    q->next = NULL;
+    q->len = len;
+    memcpy(q->data, frame, len);
+    if (J.qtail[dst])
+        J.qtail[dst]->next = q;
+    else
+        J.qhead[dst] = q;
+    J.qtail[dst] = q;
+    J.nqueued++;
+    return 0;
+}
+
+static void drop_queue(int dst)
+{
+    struct queued *q = J.qhead[dst];
+    while (q) {
+        struct queued *next = q->next;
+        free(q);
+        J.nqueued--;
+        q = next;
+    }
+    J.qhead[dst] = J.qtail[dst] = NULL;
+}
+
+static void flush_queues(void)
+{
+    for (int d = 0; J.nqueued && d < J.slots; d++) {
+        struct queued *q;
+        while ((q = J.qhead[d]) && net_send(d, q->data, q->len) == 0) {
+            J.qhead[d] = q->next;
+            if (!q->next)
+                J.qtail[d] = NULL;
+            free(q);
+            J.nqueued--;
+        }
+    }
+}
+
+int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
+              const void *p2, size_t l2)
+{
+    if (dst < 0 || dst >= J.slots || dst == J.self || hdr->kind >= NODE_KIND_MAX)
+        return -EINVAL;
+    if (J.known[dst] != NET_PEER_UP && J.known[dst] != NET_PEER_STARTING)
+        return -EHOSTDOWN;
+    size_t len = sizeof *hdr + l1 + l2;
+    if (len > J.scratch_cap) {
+        size_t cap = J.scratch_cap ? J.scratch_cap : 4096;
+        while (cap < len)
+            cap *= 2;
+        unsigned char *p = realloc(J.scratch, cap);
+        if (!p)
+            return -ENOMEM;
+        J.scratch = p;
+        J.scratch_cap = cap;
+    }
+    memcpy(J.scratch, hdr, sizeof *hdr);
+    if (l1)
+        memcpy(J.scratch + sizeof *hdr, p1, l1);
+    if (l2)
+        memcpy(J.scratch + sizeof *hdr + l1, p2, l2);
+    if (counted(hdr->kind))
+        J.sent_to[dst]++;
+    if (!J.qhead[dst]) {
+        int rc = net_send(dst, J.scratch, len);
+        if (rc != -EAGAIN)
+            return rc;
+    }
+    return enqueue(dst, J.scratch, len);
+}
+
+static void send_or_die(int dst, int kind, int a, int b, int c)
+{
+    struct node_frame f = {(uint32_t)kind, a, b, c};
+    (void)node_send(dst, &f, NULL, 0, NULL, 0);
+}
+
+/* ------------------------------------------------------------ receiving */
+
+static void dispatch(void *ctx, int src, const void *data, size_t len)
+{
+    (void)ctx;
+    struct node_frame f;
+    if (len < sizeof f) {
+        fprintf(stderr, "upvm: node %d: a %zu-byte frame from node %d is too short to "
+                        "be one; dropped (a bug in UPVM: please report it)\n",
+                J.self, len, src);
+        return;
+    }
+    memcpy(&f, data, sizeof f);
+    node_frame_fn fn = f.kind < NODE_KIND_MAX ? J.handlers[f.kind] : NULL;
+    if (!fn) {
+        fprintf(stderr, "upvm: node %d: frame of unknown kind %u from node %d dropped "
+                        "(a bug in UPVM: please report it)\n", J.self, f.kind, src);
+        return;
+    }
+    if (counted(f.kind) && src < NODE_MAX)
+        J.recvd_from[src]++;
+    fn(src, &f, (const unsigned char *)data + sizeof f, len - sizeof f);
+}
+
+/* ------------------------------------------------------------ membership */
+
+static void node_gone(int n)
+{
+    drop_queue(n);
+    bool deleted = J.deleting[n];
+    int status = net_peer_status(n);
+    int fired = J.hooks.peer_gone ? J.hooks.peer_gone(n, status, deleted) : 0;
+    if (J.self != 0) {
+        if (n != 0)
+            send_or_die(0, K_GONE_ACK, n, fired, 0);
+        return;
+    }
+    if (J.acks_missing && !J.acked[n]) { /* a wave waits for it no more */
+        J.acked[n] = true;
+        J.acks_missing--;
+    }
+    if (J.byes_missing > 0)
+        J.byes_missing--;
+    if (deleted || J.shutdown || J.finishing)
+        return;
+    /* node 0: did anyone ask to be told?  The other nodes answer. */
+    J.gone_node = n;
+    J.gone_fired = fired;
+    J.gone_acks_missing = 0;
+    for (int i = 1; i < J.slots; i++)
+        J.gone_acks_missing += J.known[i] == NET_PEER_UP;
+    if (!J.gone_acks_missing)
+        lost_node_decision();
+}
+
+static void membership_changed(void)
+{
+    J.events_seen = net_events();
+    for (int n = 0; n < J.slots; n++) {
+        enum net_peer_state now = net_peer_state(n);
+        enum net_peer_state was = J.known[n];
+        if (now == was || n == J.self)
+            continue;
+        J.known[n] = now;
+        if (now == NET_PEER_GONE && (was == NET_PEER_UP || was == NET_PEER_STARTING))
+            node_gone(n);
+        else if (now == NET_PEER_UP && J.hooks.peer_up)
+            J.hooks.peer_up(n);
+    }
+}
+
+/* ------------------------------------------------------------ idle ops */
+
+static void job_poll(void)
+{
+    if (unlikely(net_events() != J.events_seen))
+        membership_changed();
+    (void)net_poll(dispatch, NULL, 0);
+    if (J.nqueued)
+        flush_queues();
+}
+
+static void start_wave(void);
+
+static void job_wait(uint64_t deadline)
+{
+    uint64_t now = upvm_now_ns();
+    bool probe_deadline = false;
+    if (J.self == 0 && !J.wave && !J.finishing && !J.shutdown) {
+        uint64_t p = now + J.idle_probe_ns;
+        if (p < deadline) {
+            deadline = p;
+            probe_deadline = true;
+        }
+    }
+    int64_t timeout = deadline == UINT64_MAX ? -1
+                      : deadline > now          ? (int64_t)(deadline - now)
+                                                : 0;
+    int woke = net_wait(timeout);
+    if (probe_deadline && !woke) {
+        start_wave();
+        if (J.idle_probe_ns < PROBE_IDLE_MAX_NS)
+            J.idle_probe_ns *= 2;
+    }
+}
+
+static const struct core_idle_ops job_idle_ops = {job_poll, job_wait};
+
+/* ------------------------------------------------------------ probes */
+
+/* Frames sent to / received from the nodes still up. */
+static void live_counts(uint64_t *sent, uint64_t *recvd)
+{
+    *sent = *recvd = 0;
+    for (int n = 0; n < J.slots; n++) {
+        if (n != J.self && J.known[n] != NET_PEER_UP)
+            continue;
+        *sent += J.sent_to[n];
+        *recvd += J.recvd_from[n];
+    }
+}
+
+static bool node_idle(void)
+{
+    struct ulp *cur = core_current();
+    return list_empty(&core_sched.runq) && core_timer_next() == UINT64_MAX &&
+           cur->state != ULP_RUNNING && cur->state != ULP_READY;
+}
+
+/* ULPs that are the job's work: all but the node's main ULP when it only
+ * serves (other nodes) or waits for the end (node 0 finishing). */
+static int live_ulps(void)
+{
+    return core_sched.nlive - (J.self != 0 || J.finishing);
+}
+
+/* A wave is complete: judge it. */
+static void wave_done(void)
+{
+    int wave = J.wave;
+    J.wave = 0;
+    bool quiet = J.all_idle && J.sum_sent == J.sum_recvd;
+    bool settled = quiet && J.prev_quiet && J.prev_sent == J.sum_sent &&
+                   J.prev_live == J.sum_live;
+    J.prev_quiet = quiet;
+    J.prev_sent = J.sum_sent;
+    J.prev_live = J.sum_live;
+    (void)wave;
+    if (!settled) {
+        if (!quiet)
+            J.idle_probe_ns = PROBE_IDLE_FIRST_NS;
+        if (quiet && !J.finishing)
+            start_wave(); /* confirm at once */
+        else if (J.finishing)
+            (void)upvm_wake_one(&J.mainq);
+        return;
+    }
+    if (J.finishing) {
+        J.verdict = J.sum_live == 0 ? 1 : 2;
+        (void)upvm_wake_one(&J.mainq);
+        return;
+    }
+    /* Every ULP of the job waits for a message no one will send. */
+    fprintf(stderr, "upvm: deadlock: every ULP of the job's %d node(s) is blocked and no "
+                    "message is in flight:\n", J.slots);
+    if (J.hooks.describe_stuck)
+        J.hooks.describe_stuck();
+    fprintf(stderr, "upvm: check the program's receives, barriers and joins; the job ends "
+                    "with exit status 70.\n");
+    shutdown_all(SHUT_DEADLOCK);
+    fflush(NULL);
+    _exit(70);
+}
+
+static void start_wave(void)
+{
+    static int next_wave;
+    J.wave = ++next_wave;
+    J.all_idle = J.finishing ? list_empty(&core_sched.runq) &&
+                                   core_timer_next() == UINT64_MAX
+                             : node_idle();
+    live_counts(&J.sum_sent, &J.sum_recvd);
+    J.sum_live = live_ulps();
+    J.acks_missing = 0;
+    for (int n = 1; n < J.slots; n++) {
+        J.acked[n] = J.known[n] != NET_PEER_UP;
+        if (!J.acked[n]) {
+            J.acks_missing++;
+            send_or_die(n, K_PROBE, J.wave, 0, 0);
+        }
+    }
+    if (!J.acks_missing)
+        wave_done();
+}
+
+static void on_probe(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    uint64_t counts[2];
+    live_counts(&counts[0], &counts[1]);
+    struct node_frame ack = {K_PROBE_ACK, f->a, node_idle(), live_ulps()};
+    (void)node_send(src, &ack, counts, sizeof counts, NULL, 0);
+}
+
+static void on_probe_ack(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (J.self != 0 || f->a != J.wave || src >= J.slots || J.acked[src] ||
+        len < 2 * sizeof(uint64_t))
+        return; /* an old wave's */
+    uint64_t counts[2];
+    memcpy(counts, p, sizeof counts);
+    J.acked[src] = true;
+    J.all_idle = J.all_idle && f->b;
+    J.sum_live += f->c;
+    J.sum_sent += counts[0];
+    J.sum_recvd += counts[1];
+    if (--J.acks_missing == 0)
+        wave_done();
+}
+
+/* ------------------------------------------------------------ ending */
+
+static void shutdown_all(int mode)
+{
+    J.shutdown = true;
+    J.byes_missing = 0;
+    for (int n = 1; n < J.slots; n++) {
+        if (J.known[n] != NET_PEER_UP)
+            continue;
+        send_or_die(n, K_SHUTDOWN, mode, 0, 0);
+        J.byes_missing++;
+    }
+    /* Wait for the others to say goodbye (their reports come first). */
+    uint64_t end = upvm_now_ns() + BYE_WAIT_NS;
+    while (J.byes_missing > 0 && upvm_now_ns() < end) {
+        job_poll();
+        if (J.byes_missing > 0)
+            (void)net_wait(10 * 1000000);
+    }
+    while (J.nqueued && upvm_now_ns() < end) {
+        flush_queues();
+        (void)net_wait(1000000);
+    }
+}
+
+static void on_shutdown(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    J.shutdown = true;
+    J.shutdown_mode = f->a;
+    (void)upvm_wake_one(&J.mainq);
+}
+
+static void on_bye(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (J.byes_missing > 0)
+        J.byes_missing--;
+}
+
+static void lost_node_decision(void)
+{
+    int n = J.gone_node;
+    J.gone_node = 0;
+    char name[32];
+    int status = net_peer_status(n);
+    if (J.gone_fired > 0) {
+        fprintf(stderr, "upvm: %s died (%s %d); the job goes on: %d notification(s) "
+                        "delivered\n", node_job_name(n, name, sizeof name),
+                status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status,
+                J.gone_fired);
+        return;
+    }
+    fprintf(stderr, "upvm: %s died (%s %d) and no task asked to be told "
+                    "(pvm_notify PvmHostDelete / PvmTaskExit):\n",
+            node_job_name(n, name, sizeof name), status > 128 ? "signal" : "exit status",
+            status > 128 ? status - 128 : status);
+    if (J.hooks.describe_lost)
+        J.hooks.describe_lost(n);
+    fprintf(stderr, "upvm: ending the job (exit status %d)\n", status ? status : 1);
+    shutdown_all(SHUT_LOST);
+    fflush(NULL);
+    _exit(status ? status : 1);
+}
+
+static void on_gone_ack(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (J.self != 0 || f->a != J.gone_node || J.gone_acks_missing <= 0)
+        return;
+    J.gone_fired += f->b;
+    if (--J.gone_acks_missing == 0)
+        lost_node_decision();
+}
+
+/* A node's main ULP after a shutdown order: say goodbye and go. */
+static _Noreturn void leave(void)
+{
+    int code = 0;
+    if (J.shutdown_mode == SHUT_STUCK || J.shutdown_mode == SHUT_DEADLOCK) {
+        if (J.hooks.describe_stuck)
+            J.hooks.describe_stuck();
+        code = J.shutdown_mode == SHUT_DEADLOCK ? 70 : 0;
+    }
+    fflush(NULL);
+    send_or_die(0, K_BYE, 0, 0, 0);
+    uint64_t end = upvm_now_ns() + BYE_WAIT_NS;
+    while ((J.nqueued || net_flush() != 0) && upvm_now_ns() < end) {
+        flush_queues();
+        (void)net_wait(1000000);
+    }
+    _exit(code);
+}
+
+_Noreturn void node_job_serve(void)
+{
+    while (!J.shutdown)
+        (void)core_block(&J.mainq, -1);
+    leave();
+}
+
+int node_job_finish(int status)
+{
+    if (!J.multi || J.self != 0)
+        return status;
+    J.finishing = true;
+    uint64_t pause_ns = 0;
+    while (!J.verdict) {
+        if (J.gone_node && !J.gone_acks_missing)
+            lost_node_decision();
+        if (!J.wave)
+            start_wave();
+        while (J.wave && !J.verdict)
+            (void)core_block(&J.mainq, 1000 * 1000000);
+        if (J.verdict)
+            break;
+        if (pause_ns)
+            (void)upvm_sleep_ns(pause_ns);
+        pause_ns = pause_ns ? (pause_ns < 50000000 ? pause_ns * 2 : pause_ns) : 100000;
+    }
+    if (J.verdict == 2) {
+        fprintf(stderr, "upvm: main exited; %ld ULP(s) of the job still waiting for "
+                        "messages were ended with it:\n", J.sum_live);
+        if (J.hooks.describe_stuck)
+            J.hooks.describe_stuck();
+    }
+    shutdown_all(J.verdict == 2 ? SHUT_STUCK : SHUT_DONE);
+    return status;
+}
+
+/* ------------------------------------------------------------ add, delete */
+
+int node_job_add(void)
+{
+    if (!J.multi || J.self != 0)
+        return -EINVAL;
+    for (int n = 1; n < J.slots; n++) {
+        if (J.known[n] != NET_PEER_ABSENT || net_request_start(n) != 0)
+            continue;
+        J.known[n] = NET_PEER_STARTING;
+        kill(getppid(), SIGUSR1);
+        return n;
+    }
+    return -ENOSPC;
+}
+
+int node_job_delete(int n)
+{
+    if (!J.multi || J.self != 0 || n <= 0 || n >= J.slots || J.known[n] != NET_PEER_UP)
+        return -EINVAL;
+    J.deleting[n] = true;
+    send_or_die(n, K_SHUTDOWN, SHUT_DELETED, 0, 0);
+    return 0;
+}
+
+/* ------------------------------------------------------------ starting */
+
+int node_job_start(int nnodes)
+{
+    if (nnodes <= 1 || J.multi)
+        return 0;
+    if (core_enter() != 0)
+        return -EPERM;
+    int capacity = nnodes + (nnodes < 4 ? 4 : nnodes);
+    if (capacity > NODE_MAX)
+        capacity = NODE_MAX;
+    int node = node_job_fork(nnodes, capacity);
+    if (node < 0)
+        return node;
+    J.multi = true;
+    J.self = node;
+    J.slots = net_nnodes();
+    J.idle_probe_ns = PROBE_IDLE_FIRST_NS;
+    upvm_waitq_init(&J.mainq, node == 0 ? "the end of the job" : "node service");
+    J.events_seen = net_events();
+    for (int n = 0; n < J.slots; n++)
+        J.known[n] = net_peer_state(n);
+    node_on_frame(K_PROBE, on_probe);
+    node_on_frame(K_PROBE_ACK, on_probe_ack);
+    node_on_frame(K_SHUTDOWN, on_shutdown);
+    node_on_frame(K_BYE, on_bye);
+    node_on_frame(K_GONE_ACK, on_gone_ack);
+    core_set_idle_ops(&job_idle_ops);
+    return node;
+}

@@ -1,0 +1,123 @@
+/*
+ * job.h - this process as one node of a job of several: frames to and
+ * from the other nodes, the scheduler's idle integration, membership
+ * (nodes added, deleted or dead), and the job's end (docs/design-notes.md
+ * §8).
+ *
+ * A frame is a node_frame header (kind and three integers whose meaning
+ * the kind gives) and a payload.  Layers above register a handler per
+ * kind; handlers run on the scheduler thread from the transport poll (in
+ * the idle loop or every few switches), so they must never block: they
+ * may make ULPs ready, create ULPs and send frames.
+ *
+ * node_send never fails for a full path: the frame then waits in a
+ * per-destination queue that keeps the pairwise order and is flushed at
+ * every poll.  A frame to a node that is gone is dropped (-EHOSTDOWN).
+ *
+ * The end of a job is found by node 0 with waves of probes (the
+ * four-counter method): every node answers with whether it is idle (no
+ * ready ULP, no timer), how many ULPs it still has, and how many frames it
+ * has sent and received.  Two consecutive waves with every node idle,
+ * frames sent == frames received and the same totals mean nothing can
+ * change any more: the job is done (no ULP left) or stuck (ULPs all
+ * blocked on each other: reported, like a one-node deadlock).
+ */
+#ifndef UPVM_NODE_JOB_H
+#define UPVM_NODE_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/compiler.h"
+
+/* The most nodes in one job (added ones included). */
+#define NODE_MAX 64
+
+struct node_frame {
+    uint32_t kind;
+    int32_t a, b, c;
+};
+
+/* Kinds below this are the node layer's own. */
+#define NODE_KIND_USER 16
+#define NODE_KIND_MAX  64
+
+typedef void (*node_frame_fn)(int src, const struct node_frame *f, const void *payload,
+                              size_t len);
+
+/* ------------------------------------------------------------ starting */
+
+/*
+ * node_job_start - the job's nodes: with nnodes > 1, this process becomes
+ * the launcher of nnodes forked node processes (launch.h) and this call
+ * returns in each node with its number; 1 returns 0 and starts nothing.
+ * Negative errno if the nodes could not be started (the caller goes on as
+ * a job of one node).  Call it once, before any ULP but the caller exists.
+ */
+int node_job_start(int nnodes) HIDDEN;
+
+/* The number of nodes asked for: UPVM_NODES (a count, or "cores"), else
+ * dflt.  A bad value is reported and gives dflt. */
+int node_job_nodes_from_env(int dflt) HIDDEN;
+
+/* True in a node of a job of more than one node. */
+bool node_job_multi(void) HIDDEN;
+/* This node (0 in a job of one) and the number of node slots. */
+int node_job_self(void) HIDDEN;
+int node_job_slots(void) HIDDEN;
+/* Is node n running (false for one gone, not started, out of range)? */
+bool node_job_up(int n) HIDDEN;
+
+/* Node 0's name for node n: "node<n>". */
+const char *node_job_name(int n, char *buf, size_t len) HIDDEN;
+
+/* ------------------------------------------------------------ frames */
+
+void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
+
+/* Send frame hdr (kind in hdr->kind) with the payload p1 + p2 to dst.
+ * 0, -EHOSTDOWN (dst not running), -EINVAL, -ENOMEM. */
+int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
+              const void *p2, size_t l2) HIDDEN;
+
+/* ------------------------------------------------------------ membership */
+
+struct node_job_hooks {
+    /* Node n is gone (status: its exit status or 128 + signal; deleted:
+     * by node_job_delete).  Returns how many notifications it delivered
+     * (tasks that asked to be told). */
+    int (*peer_gone)(int n, int status, bool deleted);
+    /* Node n came up (added at run time). */
+    void (*peer_up)(int n);
+    /* Node 0, a node died and nobody asked to be told: print what was lost
+     * there (its tasks). */
+    void (*describe_lost)(int n);
+    /* Every node, the job ends stuck: print this node's blocked tasks. */
+    void (*describe_stuck)(void);
+};
+
+void node_job_set_hooks(const struct node_job_hooks *h) HIDDEN;
+
+/* Node 0: start a new node in a free slot.  Its number, or -ENOSPC. The
+ * node is up when node_job_up says so (a frame to it waits until then). */
+int node_job_add(void) HIDDEN;
+
+/* Node 0: end node n (its ULPs end with it).  0, -EINVAL. */
+int node_job_delete(int n) HIDDEN;
+
+/* ------------------------------------------------------------ running, ending */
+
+/* Nodes other than 0, on their main ULP: serve the job until it ends;
+ * then the process exits. */
+_Noreturn void node_job_serve(void) HIDDEN;
+
+/*
+ * Node 0, its main ULP done (main returned or called exit): wait until
+ * the whole job is done, or stuck (its ULPs all wait for messages no one
+ * sends: reported, as one node reports the tasks main leaves behind), end
+ * every node, and return status.
+ */
+int node_job_finish(int status) HIDDEN;
+
+#endif /* UPVM_NODE_JOB_H */

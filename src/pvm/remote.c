@@ -1,0 +1,838 @@
+/*
+ * remote.c - the PVM layer across the nodes of a job (docs/design-notes.md
+ * §8): messages to tasks on other nodes, remote spawn, notify, kill, pstat,
+ * tasks, the nodes as hosts, and what a dead node means for the tasks.
+ *
+ * Wire: every frame is a node_frame (node/job.h) of one of the kinds below
+ * and a payload.  A message is K_MSG with its destination tid in `a` and
+ * the message's serialised form (msg_buf_serialize: header with source,
+ * tag and context, then the data) as payload.  Requests that need an
+ * answer carry an id in `b` and get a K_REPLY {a: id, b: result} back.
+ *
+ * Routing: a tid's host part names the node that created the task (its
+ * home); a frame for a tid goes to the node the directory says, else to
+ * the home, which forwards it if the task has moved (node_dir_next_hop).
+ * Pairwise FIFO holds: every frame from one node to another goes through
+ * one ring, in order, and forwarding queues behind earlier frames.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "node/directory.h"
+#include "node/job.h"
+#include "pvm/pvm.h"
+#include "pvm/remote.h"
+
+enum {
+    K_MSG = NODE_KIND_USER, /* a: dst tid; payload: serialised message */
+    K_REPLY,                /* a: request id, b: result; payload: data */
+    K_SPAWN,                /* b: id, c: count; payload: struct spawn_spec + strings */
+    K_SIBS,                 /* c: n; payload: n tids */
+    K_NOTIFY,               /* a: watched tid, b: id, c: watcher; payload: ctx, cancel, tag */
+    K_NOTIFY_FIRE,          /* a: watcher, b: watched tid, c: tag; payload: ctx */
+    K_KILL,                 /* a: tid, b: signal */
+    K_PSTAT,                /* a: tid, b: id */
+    K_TASKS,                /* a: where, b: id; reply: struct wire_task records */
+    K_ADDHOST,              /* b: id (to node 0); reply: the new node */
+    K_DELHOST,              /* a: node, b: id (to node 0) */
+};
+
+static struct node_dir dir;
+static bool multi;
+
+/* ------------------------------------------------------------ requests */
+
+struct rpc {
+    list_link_t link;
+    int id, node;
+    bool done;
+    int result;
+    void *data;
+    size_t len;
+    upvm_waitq_t q;
+};
+
+static list_link_t rpcs = {&rpcs, &rpcs};
+
+static void rpc_begin(struct rpc *r, int node)
+{
+    static int next_id;
+    *r = (struct rpc){.id = ++next_id, .node = node};
+    upvm_waitq_init(&r->q, "a reply from another node");
+    list_push_back(&rpcs, &r->link);
+}
+
+/* Wait for r's reply (or its node's death: result = dead). */
+static int rpc_wait(struct rpc *r)
+{
+    while (!r->done)
+        (void)core_block(&r->q, -1);
+    list_unlink(&r->link);
+    return r->result;
+}
+
+static int rpc_send(struct rpc *r, struct node_frame *f, const void *p, size_t len, int dead)
+{
+    f->b = r->id;
+    if (node_send(r->node, f, p, len, NULL, 0) != 0) {
+        list_unlink(&r->link);
+        return dead;
+    }
+    return rpc_wait(r);
+}
+
+static void reply(int node, int id, int result, const void *p, size_t len)
+{
+    struct node_frame f = {K_REPLY, id, result, 0};
+    (void)node_send(node, &f, p, len, NULL, 0);
+}
+
+static void on_reply(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    list_for_each(l, &rpcs) {
+        struct rpc *r = list_entry(l, struct rpc, link);
+        if (r->id != f->a || r->node != src)
+            continue;
+        r->result = f->b;
+        if (len && (r->data = malloc(len)) != NULL) {
+            memcpy(r->data, p, len);
+            r->len = len;
+        }
+        r->done = true;
+        (void)core_wake_one(&r->q);
+        return;
+    }
+}
+
+/* Node n is gone: its answers never come. */
+static void rpc_fail_node(int n, int result)
+{
+    list_for_each(l, &rpcs) {
+        struct rpc *r = list_entry(l, struct rpc, link);
+        if (r->node == n && !r->done) {
+            r->done = true;
+            r->result = result;
+            (void)core_wake_one(&r->q);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ nodes */
+
+bool pvm_multi(void) { return multi; }
+
+int pvm_tid_node(int tid)
+{
+    if (!multi)
+        return 0;
+    return node_dir_route(&dir, tid);
+}
+
+int pvm_host_node(int host_tid)
+{
+    if (host_tid & PVM_TID_LOCAL_MASK)
+        return -1;
+    int n = (host_tid >> PVM_TID_HOST_SHIFT) - 1;
+    return node_job_up(n) ? n : -1;
+}
+
+int pvm_node_by_name(const char *name)
+{
+    if (!name)
+        return -1;
+    if (strcmp(name, ".") == 0 || strcmp(name, "localhost") == 0 ||
+        strcmp(name, pvm_node.hostname) == 0)
+        return node_job_self();
+    char buf[32];
+    for (int n = 0; n < node_job_slots(); n++)
+        if (node_job_up(n) && strcmp(name, pvm_node_name(n, buf, sizeof buf)) == 0)
+            return n;
+    return -1;
+}
+
+const char *pvm_node_name(int n, char *buf, size_t len)
+{
+    if (!multi)
+        return pvm_node.hostname;
+    return node_job_name(n, buf, len);
+}
+
+/* ------------------------------------------------------------ messages */
+
+static unsigned char *wire;
+static size_t wire_cap;
+
+int pvm_remote_send(msg_buf_t *b, int dst_tid)
+{
+    int node = node_dir_route(&dir, dst_tid);
+    if (node < 0 || node == node_job_self() || !node_job_up(node))
+        return 0; /* no such node: dropped, as PVM drops a message to no task */
+    size_t n = msg_buf_serial_size(b);
+    if (n > wire_cap) {
+        size_t cap = wire_cap ? wire_cap : 4096;
+        while (cap < n)
+            cap *= 2;
+        unsigned char *p = realloc(wire, cap);
+        if (!p)
+            return PvmNoMem;
+        wire = p;
+        wire_cap = cap;
+    }
+    if (msg_buf_serialize(b, wire, wire_cap, &n) != 0)
+        return PvmSysErr;
+    struct node_frame f = {K_MSG, dst_tid, 0, 0};
+    int rc = node_send(node, &f, wire, n, NULL, 0);
+    return rc == -ENOMEM ? PvmNoMem : 0;
+}
+
+static void on_msg(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int tid = f->a;
+    int next = node_dir_next_hop(&dir, tid, src);
+    if (next < 0)
+        return;
+    if (next != node_job_self()) {
+        (void)node_send(next, f, p, len, NULL, 0); /* it moved: forward */
+        return;
+    }
+    struct pvm_task *dst = pvm_task_by_tid(tid);
+    if (!dst)
+        return; /* gone: PVM drops it */
+    msg_buf_t *b;
+    int rc = msg_buf_deserialize(p, len, &b);
+    if (rc != 0) {
+        fprintf(stderr, "upvm: node %d: a corrupt message for t%x from node %d was dropped "
+                        "(%s)\n", node_job_self(), (unsigned)tid, src, pvm_errtext(rc));
+        return;
+    }
+    (void)pvm_deliver(dst, b);
+}
+
+/* ------------------------------------------------------------ spawn */
+
+struct spawn_spec {
+    int32_t flag, ptid, ctx, program, nargs;
+};
+
+/* Where task i of n spawned with flag/where goes: a node, or a PVM error. */
+static int place_cursor = -1;
+
+int pvm_place(int flag, const char *where, int i, int n, int *node)
+{
+    int self = node_job_self();
+    if (!multi) {
+        *node = 0;
+        return 0;
+    }
+    if (flag & PvmTaskHost) {
+        int target = pvm_node_by_name(where);
+        if (!(flag & PvmHostCompl)) {
+            if (target < 0)
+                return PvmNoHost;
+            *node = target;
+            return 0;
+        }
+        /* any node but that one, cyclically */
+        int slots = node_job_slots();
+        for (int k = 0; k < slots; k++) {
+            int cand = (self + 1 + i + k) % slots;
+            if (cand != target && node_job_up(cand)) {
+                *node = cand;
+                return 0;
+            }
+        }
+        return PvmNoHost;
+    }
+    if (flag & PvmTaskArch) { /* every node is this machine's architecture */
+        bool match = where && strcmp(where, "LINUX64") == 0;
+        if (match == ((flag & PvmHostCompl) != 0))
+            return PvmNoHost;
+    }
+    int up[NODE_MAX], nup = 0;
+    for (int k = 0; k < node_job_slots(); k++)
+        if (node_job_up(k))
+            up[nup++] = k;
+    int me = 0;
+    for (int k = 0; k < nup; k++)
+        if (up[k] == self)
+            me = k;
+    if (pvm_node.placement == PVM_PLACE_BLOCK) {
+        /* the spawner and its n tasks in nup contiguous equal chunks */
+        *node = up[(me + (int)(((long)(i + 1) * nup) / (n + 1))) % nup];
+        return 0;
+    }
+    if (place_cursor < 0)
+        place_cursor = me + 1;
+    *node = up[place_cursor++ % nup];
+    return 0;
+}
+
+static void put_str(unsigned char **p, const char *s)
+{
+    size_t l = strlen(s) + 1;
+    memcpy(*p, s, l);
+    *p += l;
+}
+
+int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
+                     const char *path, char **argv, int count, int *tids)
+{
+    int nargs = 0;
+    size_t bytes = sizeof(struct spawn_spec) + strlen(name) + 1 + strlen(path ? path : "") + 1;
+    for (; argv && argv[nargs]; nargs++)
+        bytes += strlen(argv[nargs]) + 1;
+    unsigned char *buf = malloc(bytes), *p = buf;
+    if (!buf)
+        return PvmOutOfRes;
+    struct spawn_spec spec = {flag, (flag & PvmNoSpawnParent) ? PvmParentNotSet : t->tid,
+                              t->ctx, path != NULL, nargs};
+    memcpy(p, &spec, sizeof spec);
+    p += sizeof spec;
+    put_str(&p, name);
+    put_str(&p, path ? path : "");
+    for (int i = 0; i < nargs; i++)
+        put_str(&p, argv[i]);
+    struct rpc r;
+    rpc_begin(&r, node);
+    struct node_frame f = {K_SPAWN, 0, 0, count};
+    int rc = rpc_send(&r, &f, buf, bytes, PvmNoHost);
+    free(buf);
+    if (rc == 0 && r.len == (size_t)count * sizeof(int)) {
+        memcpy(tids, r.data, r.len);
+        for (int i = 0; i < count; i++)
+            if (tids[i] > 0 && node_dir_set(&dir, tids[i], node) != 0)
+                break; /* no memory: the tid's home routes it all the same */
+    } else {
+        for (int i = 0; i < count; i++)
+            tids[i] = rc < 0 ? rc : PvmNoHost;
+    }
+    free(r.data);
+    int started = 0;
+    for (int i = 0; i < count; i++)
+        started += tids[i] > 0;
+    return started;
+}
+
+static const char *get_str(const unsigned char **p, const unsigned char *end)
+{
+    const unsigned char *z = memchr(*p, 0, (size_t)(end - *p));
+    if (!z)
+        return NULL;
+    const char *s = (const char *)*p;
+    *p = z + 1;
+    return s;
+}
+
+static void on_spawn(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    const unsigned char *p = payload, *end = p + len;
+    struct spawn_spec spec;
+    int count = f->c;
+    int *tids = count > 0 && count < (1 << 20) ? calloc((size_t)count, sizeof *tids) : NULL;
+    char **argv = NULL;
+    const char *name = NULL, *path = NULL;
+    if (len >= sizeof spec) {
+        memcpy(&spec, p, sizeof spec);
+        p += sizeof spec;
+        name = get_str(&p, end);
+        path = get_str(&p, end);
+        argv = spec.nargs >= 0 && spec.nargs < 4096
+                   ? calloc((size_t)spec.nargs + 1, sizeof *argv) : NULL;
+        for (int i = 0; argv && i < spec.nargs; i++)
+            if (!(argv[i] = (char *)get_str(&p, end)))
+                name = NULL;
+    }
+    if (!tids || !argv || !name || !path) {
+        reply(src, f->b, PvmOutOfRes, NULL, 0);
+    } else {
+        struct pvm_spawn_origin o = {spec.ptid, spec.ctx};
+        pvm_spawn_here(&o, spec.flag, name, spec.program ? path : NULL, argv, count, tids,
+                       true);
+        reply(src, f->b, 0, tids, (size_t)count * sizeof *tids);
+    }
+    free(tids);
+    free(argv);
+}
+
+void pvm_remote_sibs(struct pvm_sibs *s)
+{
+    bool sent[NODE_MAX] = {false};
+    for (int i = 0; i < s->n; i++) {
+        int node = pvm_tid_node(s->tids[i]);
+        if (node < 0 || node == node_job_self() || node >= NODE_MAX || sent[node])
+            continue;
+        sent[node] = true;
+        struct node_frame f = {K_SIBS, 0, 0, s->n};
+        (void)node_send(node, &f, s->tids, (size_t)s->n * sizeof(int), NULL, 0);
+    }
+}
+
+static void on_sibs(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int n = f->c;
+    if (n < 1 || len != (size_t)n * sizeof(int))
+        return;
+    struct pvm_sibs *s = malloc(sizeof *s + len);
+    if (!s)
+        return;
+    s->refs = 1;
+    s->n = n;
+    memcpy(s->tids, p, len);
+    pvm_sibs_arrived(s);
+    if (--s->refs == 0)
+        free(s);
+}
+
+/* ------------------------------------------------------------ notify */
+
+/* A PvmTaskExit watch on a task of another node, kept here too so that the
+ * notification still comes if that node dies. */
+struct remote_watch {
+    list_link_t link;
+    int watcher, watched, tag, ctx, node;
+};
+
+static list_link_t remote_watches = {&remote_watches, &remote_watches};
+
+/* A PvmHostDelete watch (nodes of this job). */
+static list_link_t host_del_watches = {&host_del_watches, &host_del_watches};
+
+int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel)
+{
+    int node = pvm_tid_node(watched);
+    if (node < 0 || !node_job_up(node)) {
+        if (!cancel)
+            pvm_send_pvmd_int(t->tid, tag, t->ctx, watched); /* already gone */
+        return 0;
+    }
+    if (cancel) { /* PVM delivers a cancelled notification at once */
+        for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
+            next = l->next;
+            struct remote_watch *w = list_entry(l, struct remote_watch, link);
+            if (w->watcher == t->tid && w->watched == watched && w->tag == tag) {
+                list_unlink(l);
+                pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->watched);
+                free(w);
+            }
+        }
+    } else {
+        struct remote_watch *w = malloc(sizeof *w);
+        if (!w)
+            return PvmNoMem;
+        *w = (struct remote_watch){.watcher = t->tid, .watched = watched, .tag = tag,
+                                   .ctx = t->ctx, .node = node};
+        list_push_back(&remote_watches, &w->link);
+    }
+    int32_t extra[3] = {t->ctx, cancel, tag};
+    struct node_frame f = {K_NOTIFY, watched, 0, t->tid};
+    if (cancel) {
+        (void)node_send(node, &f, extra, sizeof extra, NULL, 0);
+        return 0;
+    }
+    /* A round trip, so that a task already gone is told of at once. */
+    struct rpc r;
+    rpc_begin(&r, node);
+    int installed = rpc_send(&r, &f, extra, sizeof extra, 0);
+    free(r.data);
+    if (!installed) {
+        list_for_each(l, &remote_watches) {
+            struct remote_watch *w = list_entry(l, struct remote_watch, link);
+            if (w->watcher == t->tid && w->watched == watched && w->tag == tag) {
+                list_unlink(l);
+                free(w);
+                break;
+            }
+        }
+        pvm_send_pvmd_int(t->tid, tag, t->ctx, watched);
+    }
+    return 0;
+}
+
+static void on_notify(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int32_t extra[3]; /* ctx, cancel, tag; the watcher in c, a request id in b */
+    if (len != sizeof extra)
+        return;
+    memcpy(extra, p, sizeof extra);
+    if (extra[1]) {
+        pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], true);
+        return;
+    }
+    reply(src, f->b, pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false), NULL, 0);
+}
+
+void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
+{
+    int node = pvm_tid_node(watcher);
+    if (node == node_job_self() || node < 0) {
+        pvm_send_pvmd_int(watcher, tag, ctx, watched);
+        return;
+    }
+    struct node_frame f = {K_NOTIFY_FIRE, watcher, watched, tag};
+    (void)node_send(node, &f, &ctx, sizeof ctx, NULL, 0);
+}
+
+static void on_notify_fire(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int ctx;
+    if (len != sizeof ctx)
+        return;
+    memcpy(&ctx, p, sizeof ctx);
+    list_for_each(l, &remote_watches) {
+        struct remote_watch *w = list_entry(l, struct remote_watch, link);
+        if (w->watcher == f->a && w->watched == f->b && w->tag == f->c) {
+            list_unlink(&w->link);
+            free(w);
+            break;
+        }
+    }
+    pvm_send_pvmd_int(f->a, f->c, ctx, f->b);
+}
+
+int pvm_remote_notify_host(struct pvm_task *t, int host_tid, int tag, bool cancel)
+{
+    if (cancel) {
+        for (list_link_t *l = host_del_watches.next, *next; l != &host_del_watches; l = next) {
+            next = l->next;
+            struct pvm_watch *w = list_entry(l, struct pvm_watch, link);
+            if (w->watcher == t->tid && w->tag == tag && (!host_tid || w->what == host_tid)) {
+                list_unlink(l);
+                free(w);
+            }
+        }
+        return 0;
+    }
+    if (pvm_host_node(host_tid) < 0) {
+        pvm_send_pvmd_int(t->tid, tag, t->ctx, host_tid); /* no such host */
+        return 0;
+    }
+    struct pvm_watch *w = malloc(sizeof *w);
+    if (!w)
+        return PvmNoMem;
+    *w = (struct pvm_watch){.watcher = t->tid, .tag = tag, .ctx = t->ctx, .what = host_tid};
+    list_push_back(&host_del_watches, &w->link);
+    return 0;
+}
+
+/* ------------------------------------------------------------ kill, pstat */
+
+int pvm_remote_kill(int tid, int sig)
+{
+    int node = pvm_tid_node(tid);
+    struct node_frame f = {K_KILL, tid, sig, 0};
+    if (node >= 0 && node != node_job_self())
+        (void)node_send(node, &f, NULL, 0, NULL, 0);
+    return 0;
+}
+
+static void on_kill(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int next = node_dir_next_hop(&dir, f->a, src);
+    if (next >= 0 && next != node_job_self()) {
+        (void)node_send(next, f, NULL, 0, NULL, 0);
+        return;
+    }
+    pvm_kill_here(f->a, f->b);
+}
+
+int pvm_remote_pstat(int tid)
+{
+    int node = pvm_tid_node(tid);
+    if (node < 0 || !node_job_up(node))
+        return PvmNoTask;
+    struct rpc r;
+    rpc_begin(&r, node);
+    struct node_frame f = {K_PSTAT, tid, 0, 0};
+    int rc = rpc_send(&r, &f, NULL, 0, PvmNoTask);
+    free(r.data);
+    return rc;
+}
+
+static void on_pstat(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    reply(src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL, 0);
+}
+
+/* ------------------------------------------------------------ tasks */
+
+struct wire_task {
+    int32_t tid, ptid, host, pid;
+    char name[64];
+};
+
+static void on_tasks(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int where = f->a;
+    struct wire_task *w = calloc((size_t)pvm_node.ntasks + 1, sizeof *w);
+    int n = 0;
+    list_for_each(l, &pvm_node.tasks) {
+        struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
+        if (!w || (where != 0 && where != pvm_node.host_tid && k->tid != where))
+            continue;
+        w[n] = (struct wire_task){k->tid, k->ptid, pvm_node.host_tid, (int)getpid(), ""};
+        snprintf(w[n].name, sizeof w[n].name, "%s", k->name);
+        n++;
+    }
+    reply(src, f->b, n, w, (size_t)n * sizeof *w);
+    free(w);
+}
+
+/* Interned names of remote tasks (pvm_tasks hands out pointers). */
+static const char *name_keep(const char *s)
+{
+    static struct kept {
+        struct kept *next;
+        char s[];
+    } *kept;
+    for (struct kept *k = kept; k; k = k->next)
+        if (strcmp(k->s, s) == 0)
+            return k->s;
+    struct kept *k = malloc(sizeof *k + strlen(s) + 1);
+    if (!k)
+        return "";
+    strcpy(k->s, s);
+    k->next = kept;
+    kept = k;
+    return k->s;
+}
+
+int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaskinfo **tip)
+{
+    /* which nodes to ask */
+    int nodes[NODE_MAX], nn = 0;
+    if (where == 0) {
+        for (int n = 0; n < node_job_slots(); n++)
+            if (node_job_up(n))
+                nodes[nn++] = n;
+    } else if (!(where & PVM_TID_LOCAL_MASK)) {
+        int n = pvm_host_node(where);
+        if (n < 0)
+            return PvmNoHost;
+        nodes[nn++] = n;
+    } else {
+        int n = pvm_tid_node(where);
+        if (n < 0 || !node_job_up(n))
+            return PvmNoTask;
+        nodes[nn++] = n;
+    }
+    struct wire_task *all = NULL;
+    int total = 0;
+    for (int i = 0; i < nn; i++) {
+        struct rpc r;
+        rpc_begin(&r, nodes[i]);
+        struct node_frame f = {K_TASKS, where, 0, 0};
+        struct wire_task *w = NULL;
+        int n;
+        if (nodes[i] == node_job_self()) {
+            list_unlink(&r.link);
+            n = 0;
+            w = calloc((size_t)pvm_node.ntasks + 1, sizeof *w);
+            list_for_each(l, &pvm_node.tasks) {
+                struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
+                if (!w || (where != 0 && where != pvm_node.host_tid && k->tid != where))
+                    continue;
+                w[n] = (struct wire_task){k->tid, k->ptid, pvm_node.host_tid, (int)getpid(),
+                                          ""};
+                snprintf(w[n].name, sizeof w[n].name, "%s", k->name);
+                n++;
+            }
+        } else {
+            n = rpc_send(&r, &f, NULL, 0, 0);
+            w = r.data;
+            if (n < 0 || (size_t)n * sizeof *w != r.len)
+                n = 0;
+        }
+        struct wire_task *grown = n ? realloc(all, (size_t)(total + n) * sizeof *all) : all;
+        if (grown) {
+            all = grown;
+            if (n)
+                memcpy(all + total, w, (size_t)n * sizeof *w);
+            total += n;
+        }
+        free(w);
+    }
+    struct pvmtaskinfo *ti = pvm_task_result(t, PVM_RESULT_TASKS, (size_t)total, sizeof *ti);
+    if (!ti) {
+        free(all);
+        return PvmNoMem;
+    }
+    for (int i = 0; i < total; i++)
+        ti[i] = (struct pvmtaskinfo){.ti_tid = all[i].tid, .ti_ptid = all[i].ptid,
+                                     .ti_host = all[i].host, .ti_flag = 0x4,
+                                     .ti_a_out = (char *)name_keep(all[i].name),
+                                     .ti_pid = all[i].pid};
+    free(all);
+    if (where != 0 && total == 0 && (where & PVM_TID_LOCAL_MASK))
+        return PvmNoTask;
+    if (ntaskp)
+        *ntaskp = total;
+    if (tip)
+        *tip = ti;
+    return 0;
+}
+
+/* ------------------------------------------------------------ add, delete hosts */
+
+int pvm_remote_addhost(void)
+{
+    int n;
+    if (node_job_self() == 0) {
+        n = node_job_add();
+    } else {
+        struct rpc r;
+        rpc_begin(&r, 0);
+        struct node_frame f = {K_ADDHOST, 0, 0, 0};
+        n = rpc_send(&r, &f, NULL, 0, -EHOSTDOWN);
+        free(r.data);
+    }
+    if (n < 0)
+        return n;
+    for (int i = 0; i < 5000 && !node_job_up(n); i++)
+        (void)upvm_sleep_ns(1000000); /* the launcher forks it */
+    return node_job_up(n) ? n : -EAGAIN;
+}
+
+static void on_addhost(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    reply(src, f->b, node_job_add(), NULL, 0);
+}
+
+int pvm_remote_delhost(int n)
+{
+    if (node_job_self() == 0)
+        return node_job_delete(n);
+    struct rpc r;
+    rpc_begin(&r, 0);
+    struct node_frame f = {K_DELHOST, n, 0, 0};
+    int rc = rpc_send(&r, &f, NULL, 0, -EHOSTDOWN);
+    free(r.data);
+    return rc;
+}
+
+static void on_delhost(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    reply(src, f->b, node_job_delete(f->a), NULL, 0);
+}
+
+/* ------------------------------------------------------------ membership */
+
+static int peer_gone(int n, int status, bool deleted)
+{
+    int fired = 0;
+    int host = (n + 1) << PVM_TID_HOST_SHIFT;
+    rpc_fail_node(n, PvmHostFail);
+    for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
+        next = l->next;
+        struct remote_watch *w = list_entry(l, struct remote_watch, link);
+        if (w->node != n)
+            continue;
+        list_unlink(l);
+        pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->watched);
+        free(w);
+        fired++;
+    }
+    for (list_link_t *l = host_del_watches.next, *next; l != &host_del_watches; l = next) {
+        next = l->next;
+        struct pvm_watch *w = list_entry(l, struct pvm_watch, link);
+        if (w->what != host)
+            continue;
+        list_unlink(l);
+        pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->what);
+        free(w);
+        fired++;
+    }
+    (void)status;
+    (void)deleted;
+    return fired;
+}
+
+static void describe_lost(int n)
+{
+    fprintf(stderr, "upvm:     its tasks (host t%x) are lost\n",
+            (unsigned)((n + 1) << PVM_TID_HOST_SHIFT));
+}
+
+static void describe_stuck(void)
+{
+    int listed = 0;
+    char line[1024];
+    int off = snprintf(line, sizeof line, "upvm:   node%d:", node_job_self());
+    list_for_each(l, &pvm_node.tasks) {
+        struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
+        if (k->ulp == core_sched.main && node_job_self() != 0)
+            continue;
+        if (listed++ == 20) {
+            off += snprintf(line + off, sizeof line - (size_t)off, " ...");
+            break;
+        }
+        if ((size_t)off < sizeof line - 80)
+            off += snprintf(line + off, sizeof line - (size_t)off, " t%x%s%s",
+                            (unsigned)k->tid, *k->name ? "/" : "", k->name);
+    }
+    if (listed)
+        fprintf(stderr, "%s\n", line);
+}
+
+static void peer_up(int n)
+{
+    pvm_hosts_added(&n, 1);
+}
+
+/* ------------------------------------------------------------ start */
+
+int pvm_job_start(int dflt_nodes)
+{
+    if (multi)
+        return node_job_self();
+    int want = node_job_nodes_from_env(dflt_nodes);
+    if (want <= 1)
+        return 0;
+    if (core_sched.nlive > 1 || core_current() != core_sched.main) {
+        fprintf(stderr, "upvm: UPVM_NODES=%d: the nodes start at the program's first PVM "
+                        "call, which must come from main before any other ULP exists; "
+                        "running as one node\n", want);
+        return 0;
+    }
+    int node = node_job_start(want);
+    if (node < 0) {
+        fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
+                strerror(-node));
+        return 0;
+    }
+    multi = true;
+    if (node_dir_init(&dir, node, node_job_slots()) != 0)
+        abort();
+    const char *pl = getenv("UPVM_PLACEMENT");
+    if (pl && strcmp(pl, "block") == 0)
+        pvm_node.placement = PVM_PLACE_BLOCK;
+    else if (pl && *pl && strcmp(pl, "cyclic") != 0)
+        fprintf(stderr, "upvm: UPVM_PLACEMENT=%s is not block or cyclic; using cyclic\n",
+                pl);
+    node_on_frame(K_MSG, on_msg);
+    node_on_frame(K_REPLY, on_reply);
+    node_on_frame(K_SPAWN, on_spawn);
+    node_on_frame(K_SIBS, on_sibs);
+    node_on_frame(K_NOTIFY, on_notify);
+    node_on_frame(K_NOTIFY_FIRE, on_notify_fire);
+    node_on_frame(K_KILL, on_kill);
+    node_on_frame(K_PSTAT, on_pstat);
+    node_on_frame(K_TASKS, on_tasks);
+    node_on_frame(K_ADDHOST, on_addhost);
+    node_on_frame(K_DELHOST, on_delhost);
+    static const struct node_job_hooks hooks = {
+        .peer_gone = peer_gone, .peer_up = peer_up,
+        .describe_lost = describe_lost, .describe_stuck = describe_stuck,
+    };
+    node_job_set_hooks(&hooks);
+    pvm_node.host_tid = (node + 1) << PVM_TID_HOST_SHIFT;
+    if (node != 0) {
+        if (pvm_node_ensure() != 0)
+            _exit(71);
+        node_job_serve();
+    }
+    return node;
+}
