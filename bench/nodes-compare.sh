@@ -32,8 +32,8 @@
 # peer alike; every cell is the median over REPS runs of one run's median
 # over BLOCKS timed blocks.
 #
-# Usage:   bench/nodes-compare.sh             # ~3 min on 2 cores
-#          QUICK=1 bench/nodes-compare.sh     # smoke run, ~30 s
+# Usage:   bench/nodes-compare.sh             # ~70 s on 2 cores
+#          QUICK=1 bench/nodes-compare.sh     # smoke run, ~5 s
 # Knobs:   REPS=N    runs per case (default 5)
 #          CPUS=L    the two cores (taskset list, default 0,1)
 #          QUICK=1   REPS=1, 3 blocks, the baseline's iteration counts
