@@ -2,7 +2,22 @@
 # install-deps.sh - install what UPVM needs to build, test and benchmark on
 # Debian 12, and only what is missing.  Called by scripts/demo.sh,
 # scripts/test.sh and .ci/run; safe to run again.
+#
+#   scripts/install-deps.sh           # build and test (what CI needs)
+#   scripts/install-deps.sh --bench   # also the peers of the comparison
+#                                     # benchmarks: genuine PVM's pvmd (pvm)
+#                                     # and Open MPI (openmpi-bin,
+#                                     # libopenmpi-dev; bench/nodes-compare.sh)
 set -euo pipefail
+
+BENCH=0
+for arg in "$@"; do
+    case "$arg" in
+        --bench) BENCH=1 ;;
+        -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install-deps: unknown option '$arg' (--bench)" >&2; exit 2 ;;
+    esac
+done
 
 # command-or-file -> Debian package
 need=()
@@ -22,6 +37,11 @@ want taskset util-linux
 want gdb gdb          # tests/tools: the gdb extension
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
+if [ "$BENCH" = 1 ]; then # opt-in: never needed to build or test
+    want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare)
+    want mpicc libopenmpi-dev            # Open MPI's compiler wrapper and headers (nodes-compare)
+    want mpirun openmpi-bin              # Open MPI's launcher (nodes-compare)
+fi
 for extra in ${UPVM_EXTRA_PACKAGES:-}; do need+=("$extra"); done
 
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -1,5 +1,6 @@
 # bench/pvm/pvmd.sh - a private genuine-PVM daemon for the benchmark
-# scripts (sourced by bench/pvm-compare.sh and bench/proc-compare.sh; bash).
+# scripts (sourced by bench/pvm-compare.sh, bench/proc-compare.sh and
+# bench/nodes-compare.sh; bash).
 #
 # The caller sets, before pvmd_start:
 #   PVMD_DIR  a directory of its own (created): the pvmd's PVM_TMP, its

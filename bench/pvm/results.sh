@@ -1,5 +1,6 @@
 # bench/pvm/results.sh - RESULT lines to markdown cells, for the benchmark
-# scripts (sourced by bench/pvm-compare.sh and bench/proc-compare.sh; bash).
+# scripts (sourced by bench/pvm-compare.sh, bench/proc-compare.sh and
+# bench/nodes-compare.sh; bash).
 #
 # A RESULT line is "RESULT <bench> key=value key=value ...".
 #
