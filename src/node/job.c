@@ -78,7 +78,7 @@ static struct {
     upvm_waitq_t mainq;              /* the main ULP (serve / finish) */
 } J = {.self = 0, .slots = 1};
 
-static void send_or_die(int dst, int kind, int a, int b, int c);
+static void send_bare(int dst, int kind, int a, int b, int c);
 static void shutdown_all(int mode);
 static void lost_node_decision(void);
 
@@ -210,7 +210,8 @@ int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
     return enqueue(dst, J.scratch, len);
 }
 
-static void send_or_die(int dst, int kind, int a, int b, int c)
+/* A frame with no payload; a node that is gone simply misses it. */
+static void send_bare(int dst, int kind, int a, int b, int c)
 {
     struct node_frame f = {(uint32_t)kind, a, b, c};
     (void)node_send(dst, &f, NULL, 0, NULL, 0);
@@ -250,7 +251,7 @@ static void node_gone(int n)
     int fired = J.hooks.peer_gone ? J.hooks.peer_gone(n, status, deleted) : 0;
     if (J.self != 0) {
         if (n != 0)
-            send_or_die(0, K_GONE_ACK, n, fired, 0);
+            send_bare(0, K_GONE_ACK, n, fired, 0);
         return;
     }
     if (J.acks_missing && !J.acked[n]) { /* a wave waits for it no more */
@@ -355,7 +356,6 @@ static int live_ulps(void)
 /* A wave is complete: judge it. */
 static void wave_done(void)
 {
-    int wave = J.wave;
     J.wave = 0;
     bool quiet = J.all_idle && J.sum_sent == J.sum_recvd;
     bool settled = quiet && J.prev_quiet && J.prev_sent == J.sum_sent &&
@@ -363,7 +363,6 @@ static void wave_done(void)
     J.prev_quiet = quiet;
     J.prev_sent = J.sum_sent;
     J.prev_live = J.sum_live;
-    (void)wave;
     if (!settled) {
         if (!quiet)
             J.idle_probe_ns = PROBE_IDLE_FIRST_NS;
@@ -404,7 +403,7 @@ static void start_wave(void)
         J.acked[n] = J.known[n] != NET_PEER_UP;
         if (!J.acked[n]) {
             J.acks_missing++;
-            send_or_die(n, K_PROBE, J.wave, 0, 0);
+            send_bare(n, K_PROBE, J.wave, 0, 0);
         }
     }
     if (!J.acks_missing)
@@ -444,7 +443,7 @@ static void shutdown_all(int mode)
     for (int n = 1; n < J.slots; n++) {
         if (J.known[n] != NET_PEER_UP)
             continue;
-        send_or_die(n, K_SHUTDOWN, mode, 0, 0);
+        send_bare(n, K_SHUTDOWN, mode, 0, 0);
         J.byes_missing++;
     }
     /* Wait for the others to say goodbye (their reports come first). */
@@ -517,7 +516,7 @@ static _Noreturn void leave(void)
         code = J.shutdown_mode == SHUT_DEADLOCK ? 70 : 0;
     }
     fflush(NULL);
-    send_or_die(0, K_BYE, 0, 0, 0);
+    send_bare(0, K_BYE, 0, 0, 0);
     uint64_t end = upvm_now_ns() + BYE_WAIT_NS;
     while ((J.nqueued || net_flush() != 0) && upvm_now_ns() < end) {
         flush_queues();
@@ -540,8 +539,6 @@ int node_job_finish(int status)
     J.finishing = true;
     uint64_t pause_ns = 0;
     while (!J.verdict) {
-        if (J.gone_node && !J.gone_acks_missing)
-            lost_node_decision();
         if (!J.wave)
             start_wave();
         while (J.wave && !J.verdict)
@@ -583,7 +580,7 @@ int node_job_delete(int n)
     if (!J.multi || J.self != 0 || n <= 0 || n >= J.slots || J.known[n] != NET_PEER_UP)
         return -EINVAL;
     J.deleting[n] = true;
-    send_or_die(n, K_SHUTDOWN, SHUT_DELETED, 0, 0);
+    send_bare(n, K_SHUTDOWN, SHUT_DELETED, 0, 0);
     return 0;
 }
 

@@ -25,10 +25,10 @@
 #define MAX_NODES 64
 #define GRACE_MS 1000
 
-/* The child side: join the transport, run, leave. */
-static _Noreturn void node_child(net_shm_seg_t *seg, const net_config_t *cfg, int node,
-                                 int (*node_main)(int, void *), void *arg, pid_t launcher,
-                                 const sigset_t *mask)
+/* A forked node: die with the launcher, take the caller's signal mask
+ * back, join the transport as `node`. */
+static void join_job(net_shm_seg_t *seg, const net_config_t *cfg, int node, pid_t launcher,
+                     const sigset_t *mask)
 {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the job */
     if (getppid() != launcher)
@@ -36,6 +36,14 @@ static _Noreturn void node_child(net_shm_seg_t *seg, const net_config_t *cfg, in
     sigprocmask(SIG_SETMASK, mask, NULL); /* the caller's, not the launcher's */
     if (net_init_shm(seg, node, cfg) != 0)
         _exit(127);
+}
+
+/* The child side of node_launch: join, run, leave. */
+static _Noreturn void node_child(net_shm_seg_t *seg, const net_config_t *cfg, int node,
+                                 int (*node_main)(int, void *), void *arg, pid_t launcher,
+                                 const sigset_t *mask)
+{
+    join_job(seg, cfg, node, launcher, mask);
     int rc = node_main(node, arg);
     net_fini();
     fflush(NULL);
@@ -94,26 +102,40 @@ static int job_status(const struct node_exit *ex, int n)
     return 0;
 }
 
+/* The launcher's start: the transport segment for nslots nodes, and the
+ * signals it waits for (SIGINT, SIGTERM, SIGCHLD, extra_sig if not 0)
+ * blocked, the caller's mask saved in oldmask. */
+static int launcher_setup(int nslots, int extra_sig, net_config_t *cfg, net_shm_seg_t **seg,
+                          sigset_t *waitset, sigset_t *oldmask)
+{
+    if (net_config_from_env(cfg) != 0)
+        return -EINVAL;
+    int rc = net_shm_create(nslots, cfg, seg);
+    if (rc != 0)
+        return rc;
+    sigemptyset(waitset);
+    sigaddset(waitset, SIGINT);
+    sigaddset(waitset, SIGTERM);
+    sigaddset(waitset, SIGCHLD);
+    if (extra_sig)
+        sigaddset(waitset, extra_sig);
+    sigprocmask(SIG_BLOCK, waitset, oldmask);
+    return 0;
+}
+
 int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
                 struct node_exit *out)
 {
     if (nnodes < 1 || nnodes > MAX_NODES || !node_main)
         return -EINVAL;
     net_config_t cfg;
-    if (net_config_from_env(&cfg) != 0)
-        return -EINVAL;
     net_shm_seg_t *seg;
-    int rc = net_shm_create(nnodes, &cfg, &seg);
+    sigset_t waitset, oldmask;
+    int rc = launcher_setup(nnodes, 0, &cfg, &seg, &waitset, &oldmask);
     if (rc != 0)
         return rc;
     struct node_exit ex[MAX_NODES];
     memset(ex, 0, sizeof ex);
-    sigset_t waitset, oldmask;
-    sigemptyset(&waitset);
-    sigaddset(&waitset, SIGINT);
-    sigaddset(&waitset, SIGTERM);
-    sigaddset(&waitset, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &waitset, &oldmask);
     pid_t self = getpid();
     fflush(NULL);
     int left = 0;
@@ -173,12 +195,7 @@ static pid_t job_fork_node(net_shm_seg_t *seg, const net_config_t *cfg, int node
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != launcher)
-        _exit(128 + SIGKILL);
-    sigprocmask(SIG_SETMASK, mask, NULL);
-    if (net_init_shm(seg, node, cfg) != 0)
-        _exit(127);
+    join_job(seg, cfg, node, launcher, mask);
     net_shm_drop_handle(seg);
     *is_child = true;
     return 0;
@@ -214,21 +231,13 @@ int node_job_fork(int nnodes, int capacity)
     if (nnodes < 1 || nnodes > capacity || capacity > MAX_NODES)
         return -EINVAL;
     net_config_t cfg;
-    if (net_config_from_env(&cfg) != 0)
-        return -EINVAL;
     net_shm_seg_t *seg;
-    int rc = net_shm_create(capacity, &cfg, &seg);
+    sigset_t waitset, oldmask;
+    int rc = launcher_setup(capacity, SIGUSR1, &cfg, &seg, &waitset, &oldmask);
     if (rc != 0)
         return rc;
     struct node_exit ex[MAX_NODES];
     memset(ex, 0, sizeof ex);
-    sigset_t waitset, oldmask;
-    sigemptyset(&waitset);
-    sigaddset(&waitset, SIGINT);
-    sigaddset(&waitset, SIGTERM);
-    sigaddset(&waitset, SIGCHLD);
-    sigaddset(&waitset, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &waitset, &oldmask);
     pid_t self = getpid();
     int left = 0;
     for (int i = 0; i < nnodes; i++)

@@ -116,6 +116,18 @@ void pvm_send_pvmd_int(int tid, int tag, int ctx, int value)
     (void)pvm_deliver(dst, b);
 }
 
+/* Address out, a holder of t's send buffer s, to dst_tid with tag. */
+static inline void address(msg_buf_t *out, const struct pvm_task *t,
+                           const struct pvm_bufslot *s, int dst_tid, int tag)
+{
+    msg_hdr_t *h = msg_buf_hdr(out);
+    h->src = t->tid;
+    h->dst = dst_tid;
+    h->tag = tag;
+    if (!s->ctx_set)
+        h->ctx = t->ctx;
+}
+
 /* One receiver's copy of t's send buffer `id`, addressed and delivered. */
 static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
 {
@@ -124,12 +136,7 @@ static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
     int rc = pvm_buf_for_receiver(s->buf, &out);
     if (unlikely(rc))
         return rc;
-    msg_hdr_t *h = msg_buf_hdr(out);
-    h->src = t->tid;
-    h->dst = dst->tid;
-    h->tag = tag;
-    if (!s->ctx_set)
-        h->ctx = t->ctx;
+    address(out, t, s, dst->tid, tag);
     return pvm_deliver(dst, out);
 }
 
@@ -139,16 +146,11 @@ static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
 static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
 {
     const struct pvm_bufslot *s = &t->bufs[id];
-    msg_buf_t *out;
+    msg_buf_t *out; /* a handle only to carry the header: serialised, dropped */
     int rc = msg_buf_ref(s->buf, &out);
     if (unlikely(rc))
         return rc;
-    msg_hdr_t *h = msg_buf_hdr(out);
-    h->src = t->tid;
-    h->dst = dst_tid;
-    h->tag = tag;
-    if (!s->ctx_set)
-        h->ctx = t->ctx;
+    address(out, t, s, dst_tid, tag);
     rc = pvm_remote_send(out, dst_tid);
     msg_buf_unref(out);
     return rc;

@@ -564,9 +564,11 @@ struct wire_task {
     char name[64];
 };
 
-static void on_tasks(int src, const struct node_frame *f, const void *p, size_t len)
+/* This node's tasks that `where` selects (0 or this host: all; a tid:
+ * that task), as records in *out (malloc'd; NULL when none or no memory).
+ * Returns how many. */
+static int local_tasks(int where, struct wire_task **out)
 {
-    int where = f->a;
     struct wire_task *w = calloc((size_t)pvm_node.ntasks + 1, sizeof *w);
     int n = 0;
     list_for_each(l, &pvm_node.tasks) {
@@ -577,6 +579,14 @@ static void on_tasks(int src, const struct node_frame *f, const void *p, size_t 
         snprintf(w[n].name, sizeof w[n].name, "%s", k->name);
         n++;
     }
+    *out = w;
+    return n;
+}
+
+static void on_tasks(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    struct wire_task *w;
+    int n = local_tasks(f->a, &w);
     reply(src, f->b, n, w, (size_t)n * sizeof *w);
     free(w);
 }
@@ -622,25 +632,14 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaski
     struct wire_task *all = NULL;
     int total = 0;
     for (int i = 0; i < nn; i++) {
-        struct rpc r;
-        rpc_begin(&r, nodes[i]);
-        struct node_frame f = {K_TASKS, where, 0, 0};
         struct wire_task *w = NULL;
         int n;
         if (nodes[i] == node_job_self()) {
-            list_unlink(&r.link);
-            n = 0;
-            w = calloc((size_t)pvm_node.ntasks + 1, sizeof *w);
-            list_for_each(l, &pvm_node.tasks) {
-                struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
-                if (!w || (where != 0 && where != pvm_node.host_tid && k->tid != where))
-                    continue;
-                w[n] = (struct wire_task){k->tid, k->ptid, pvm_node.host_tid, (int)getpid(),
-                                          ""};
-                snprintf(w[n].name, sizeof w[n].name, "%s", k->name);
-                n++;
-            }
+            n = local_tasks(where, &w);
         } else {
+            struct rpc r;
+            rpc_begin(&r, nodes[i]);
+            struct node_frame f = {K_TASKS, where, 0, 0};
             n = rpc_send(&r, &f, NULL, 0, 0);
             w = r.data;
             if (n < 0 || (size_t)n * sizeof *w != r.len)
@@ -797,6 +796,13 @@ int pvm_job_start(int dflt_nodes)
                         "running as one node\n", want);
         return 0;
     }
+    /* before the fork: said once, not by every node */
+    const char *pl = getenv("UPVM_PLACEMENT");
+    if (pl && strcmp(pl, "block") == 0)
+        pvm_node.placement = PVM_PLACE_BLOCK;
+    else if (pl && *pl && strcmp(pl, "cyclic") != 0)
+        fprintf(stderr, "upvm: UPVM_PLACEMENT=%s is not block or cyclic; using cyclic\n",
+                pl);
     int node = node_job_start(want);
     if (node < 0) {
         fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
@@ -806,12 +812,6 @@ int pvm_job_start(int dflt_nodes)
     multi = true;
     if (node_dir_init(&dir, node, node_job_slots()) != 0)
         abort();
-    const char *pl = getenv("UPVM_PLACEMENT");
-    if (pl && strcmp(pl, "block") == 0)
-        pvm_node.placement = PVM_PLACE_BLOCK;
-    else if (pl && *pl && strcmp(pl, "cyclic") != 0)
-        fprintf(stderr, "upvm: UPVM_PLACEMENT=%s is not block or cyclic; using cyclic\n",
-                pl);
     node_on_frame(K_MSG, on_msg);
     node_on_frame(K_REPLY, on_reply);
     node_on_frame(K_SPAWN, on_spawn);
