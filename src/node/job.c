@@ -84,14 +84,19 @@ static void lost_node_decision(void);
 
 /* ------------------------------------------------------------ environment */
 
+int node_job_cores(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > NODE_MAX / 2 ? NODE_MAX / 2 : cores > 0 ? (int)cores : 1;
+}
+
 int node_job_nodes_from_env(int dflt)
 {
     const char *s = getenv("UPVM_NODES");
     if (!s || !*s)
         return dflt;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (strcmp(s, "cores") == 0)
-        return cores > NODE_MAX ? NODE_MAX : cores > 0 ? (int)cores : 1;
+        return node_job_cores();
     char *end;
     long n = strtol(s, &end, 10);
     if (*end || n < 1 || n > NODE_MAX / 2) {
