@@ -50,12 +50,26 @@ fail() {
 
 now_ms() { date +%s%3N; }
 
-# Entries of /dev/shm and /tmp that are ours (another user's cannot come
-# from this job), less the temporary directories of the suite's other tests
-# (ctest -j runs them at the same time).
+# Files of the job in /dev/shm and /tmp are looked for twice:
+#  - while it runs (uses_no_files): no process of the job has one open or
+#    mapped (the transport is a memfd, which has no name there);
+#  - after it ended (check_nothing_left): no new entry there.  Other
+#    processes of this user come and go meanwhile (the suite's other tests
+#    under ctest -j, an MPI job...), so only the names UPVM or PVM would
+#    use count: those with "upvm" or "pvm" in them, less the suite's own
+#    temporary directories.
 listing() {
     find /dev/shm /tmp -mindepth 1 -maxdepth 1 -user "$(id -u)" 2>/dev/null |
-        grep -Ev '^/tmp/upvm-(proc|pvmex|loader)[.-]' | sort
+        grep -i 'pvm' | grep -Ev '^/tmp/upvm-(proc|pvmex|loader)[.-]' | sort
+}
+
+uses_no_files() {
+    local p files
+    for p in $(job_pids); do
+        files=$({ ls -l "/proc/$p/fd" | awk '{ print $NF }'; awk '{ print $6 }' "/proc/$p/maps"; } 2>/dev/null |
+                grep -E '^/(tmp|dev/shm)/' | sort -u)
+        [ -z "$files" ] || fail "process $p of the job uses files in /tmp or /dev/shm: $files"
+    done
 }
 
 # The pids of the job's processes still alive (a zombie is dead: it waits
@@ -91,6 +105,7 @@ start() {
     sid=$(ps -o sid= -p "$launcher" | tr -d ' ') # empty: it ended already
     [ -z "$sid" ] || [ "$sid" = "$launcher" ] ||
         fail "the launcher is not the leader of its own session"
+    uses_no_files
 }
 
 # pid of node $1, as the job printed it; checked to be a process of the job.
