@@ -33,6 +33,10 @@
  *
  * MARK is not read: it is a unique word in every node's command line, so
  * the driver can find the job's processes (pgrep -f).
+ *
+ * Built with upvmcc -DNODE_DEATH_PROCESS_MODE, the same job runs in process
+ * mode (upvm run --nodes 3 node-death-proc MODE MARK): the tasks are copies
+ * of the program, spawned by file name, started as "PROGRAM sleeper" etc.
  */
 #include <pvm3.h>
 #include <stdio.h>
@@ -84,6 +88,11 @@ static int recv_int(int tid, int tag, int *src)
     return v;
 }
 
+#ifdef NODE_DEATH_PROCESS_MODE
+#undef UPVM_TASK
+#define UPVM_TASK(name, fn) /* process mode: tasks are copies of the program */
+#endif
+
 static int sleeper(int argc, char **argv)
 {
     send_int(pvm_parent(), TAG_PID, (int)getpid());
@@ -110,13 +119,18 @@ static int blocker(int argc, char **argv)
 }
 UPVM_TASK("blocker", blocker)
 
+static const char *program; /* process mode: this program's file name */
+
 /* Spawn one task called name on node<node>; print where it went. */
 static int spawn_on(const char *name, int node)
 {
     char where[16];
     snprintf(where, sizeof where, "node%d", node);
     int tid;
-    if (pvm_spawn((char *)name, NULL, PvmTaskHost, where, 1, &tid) != 1)
+    char *args[] = {(char *)name, NULL};
+    int n = program ? pvm_spawn((char *)program, args, PvmTaskHost, where, 1, &tid)
+                    : pvm_spawn((char *)name, NULL, PvmTaskHost, where, 1, &tid);
+    if (n != 1)
         fail("pvm_spawn failed");
     printf("task t%x on node %d\n", (unsigned)tid, node);
     return tid;
@@ -197,6 +211,16 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "normal";
     setvbuf(stdout, NULL, _IOLBF, 0);
+#ifdef NODE_DEATH_PROCESS_MODE
+    const char *slash = strrchr(argv[0], '/');
+    program = slash ? slash + 1 : argv[0];
+    if (strcmp(mode, "sleeper") == 0)
+        return sleeper(argc, argv);
+    if (strcmp(mode, "crasher") == 0)
+        return crasher(argc, argv);
+    if (strcmp(mode, "blocker") == 0)
+        return blocker(argc, argv);
+#endif
     if (pvm_mytid() < 0)
         fail("pvm_mytid failed");
     if (strcmp(mode, "deadlock") == 0) {
