@@ -276,9 +276,9 @@ static void node_gone(int n)
         J.acks_missing--;
     }
     bye_received(n); /* a node that died says no goodbye */
-    gone_vote_drop_voter(n); /* its votes on earlier deaths never come */
     if (!deleted && !J.shutdown)
-        gone_vote_start(n, fired);
+        gone_vote_start(n, fired); /* first: a report on another names n too */
+    gone_vote_drop_voter(n); /* its votes on earlier deaths never come */
 }
 
 static void membership_changed(void)
@@ -498,39 +498,59 @@ static const char *fate(int status, char *buf, size_t len)
     return buf;
 }
 
+/* "node1 (pid 123) died of signal 9 (Killed)" */
+static const char *node_fate(int n, char *buf, size_t len)
+{
+    char name[32], what[96];
+    snprintf(buf, len, "%s (pid %d) %s", node_job_name(n, name, sizeof name),
+             node_board_pid(net_board(n)), fate(net_peer_status(n), what, sizeof what));
+    return buf;
+}
+
+/* The tasks node n ran, from its board (nothing if none). */
+static void print_lost_tasks(int n)
+{
+    const void *board = net_board(n);
+    int ntasks = node_board_ntasks(board);
+    if (ntasks <= 0)
+        return;
+    fprintf(stderr, "upvm:   its %d task(s), lost:\n", ntasks);
+    node_board_print(stderr, board, "upvm:    ");
+}
+
 /*
  * Node 0, every node has said how many of its tasks it told of node n's
  * death: the job goes on if any task was told (the application handles
  * it) or if n ran no task (nothing is lost); otherwise the job ends with a
  * report naming n and its tasks, read from n's board (board.h), and n's
- * exit status (1 if it exited with 0).
+ * exit status (1 if it exited with 0).  Nodes that died at the same time
+ * and are not decided yet are named too.
  */
 static void lost_node_decision(int n)
 {
-    const void *board = net_board(n);
-    int status = net_peer_status(n), ntasks = node_board_ntasks(board);
-    int fired = J.gone[n].fired;
-    char name[32], what[96];
-    node_job_name(n, name, sizeof name);
-    fate(status, what, sizeof what);
-    int pid = node_board_pid(board);
-    if (fired > 0 || ntasks <= 0) {
-        fprintf(stderr, "upvm: %s (pid %d) %s; the job goes on: ", name, pid, what);
+    int fired = J.gone[n].fired, status = net_peer_status(n);
+    char who[192];
+    node_fate(n, who, sizeof who);
+    if (fired > 0 || node_board_ntasks(net_board(n)) <= 0) {
         if (fired > 0)
-            fprintf(stderr, "%d notification(s) delivered (pvm_notify)\n", fired);
+            fprintf(stderr, "upvm: %s; the job goes on: %d notification(s) delivered "
+                            "(pvm_notify)\n", who, fired);
         else
-            fprintf(stderr, "it ran no task\n");
-        if (ntasks > 0) {
-            fprintf(stderr, "upvm:   its %d task(s), lost:\n", ntasks);
-            node_board_print(stderr, board, "upvm:    ");
-        }
+            fprintf(stderr, "upvm: %s; the job goes on: it ran no task\n", who);
+        print_lost_tasks(n);
         return;
     }
     int code = status ? status : 1;
-    fprintf(stderr, "upvm: %s (pid %d) %s, and no task had asked to be told (pvm_notify "
-                    "PvmHostDelete or PvmTaskExit)\n", name, pid, what);
-    fprintf(stderr, "upvm:   its %d task(s), lost:\n", ntasks);
-    node_board_print(stderr, board, "upvm:    ");
+    fprintf(stderr, "upvm: %s, and no task had asked to be told (pvm_notify PvmHostDelete "
+                    "or PvmTaskExit)\n", who);
+    print_lost_tasks(n);
+    for (int m = 1; m < J.slots; m++) {
+        if (m == n || !(J.gone[m].pending || (J.known[m] == NET_PEER_UP &&
+                                               net_peer_state(m) == NET_PEER_GONE)))
+            continue;
+        fprintf(stderr, "upvm: %s too\n", node_fate(m, who, sizeof who));
+        print_lost_tasks(m);
+    }
     fprintf(stderr, "upvm: ending the job (exit status %d); to let a job go on when a node "
                     "dies, ask for PvmHostDelete or PvmTaskExit with pvm_notify\n", code);
     shutdown_all(SHUT_LOST);

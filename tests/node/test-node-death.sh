@@ -12,6 +12,7 @@
 #   watched       kill -9 node1, whose tasks and host main watches (pvm_notify):
 #                 both notifications come within WITHIN_MS, the job goes on, 0
 #   lost          kill -9 node1, watched by nobody: report, exit status 137
+#   lost-two      kill -9 node1 and node2 at once: both named, 137, no hang
 #   orphans       kill -9 node2 after main returned, nobody watches: the same
 #   crash         a task on node1 segfaults, nobody watches: report, 139
 #   kill-node0    kill -9 node 0 (main's node): report, 137, the rest ended
@@ -222,6 +223,22 @@ lost)
     echo "the job ended $(($(now_ms) - t0)) ms after the kill"
     expect_lost_report 1 "$p1" "died of signal 9 (Killed)" 137 t80001/$sleeper t80002/$sleeper
     expect_no_line "^upvm:.*tc0001" # node2's task is not lost
+    ;;
+lost-two)
+    start wait
+    p1=$(node_pid 1)
+    p2=$(node_pid 2)
+    kill -KILL "$p1" "$p2"
+    finish
+    expect_status 137
+    # the first seen is the one decided on; the other is named with it
+    grep -Eq "^upvm: node[12] \(pid ($p1|$p2)\) died of signal 9 \(Killed\), and no task" "$out" ||
+        fail "no report of a lost node"
+    grep -Eq "^upvm: node[12] \(pid ($p1|$p2)\) died of signal 9 \(Killed\) too$" "$out" ||
+        fail "the second lost node is not named"
+    for t in t80001/$sleeper t80002/$sleeper tc0001/$sleeper; do
+        grep -q "^upvm:    .* $t\( \|$\)" "$out" || fail "the report does not name $t"
+    done
     ;;
 orphans)
     start orphans
