@@ -198,8 +198,11 @@ static void report_node0(net_shm_seg_t *seg, const struct node_exit *e, int left
         fprintf(stderr, "upvm:   its %d task(s), lost:\n", n);
         node_board_print(stderr, board, "upvm:    ");
     }
-    fprintf(stderr, "upvm: ending the job's other %d node(s) (exit status %d)\n", left,
-            e->status);
+    if (left > 0)
+        fprintf(stderr, "upvm: ending the job's other %d node(s) (exit status %d)\n", left,
+                e->status);
+    else
+        fprintf(stderr, "upvm: the job ends (exit status %d)\n", e->status);
 }
 
 /* Fork node `node` of the job; in the child, join the transport and return

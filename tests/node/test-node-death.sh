@@ -14,6 +14,8 @@
 #   lost          kill -9 node1, watched by nobody: report, exit status 137
 #   lost-two      kill -9 node1 and node2 at once: both named, 137, no hang
 #   orphans       kill -9 node2 after main returned, nobody watches: the same
+#   idle-node     a 4-node job: kill -9 node3, which ran no task: the job goes
+#                 on (nothing lost); then node1: report, 137
 #   crash         a task on node1 segfaults, nobody watches: report, 139
 #   kill-node0    kill -9 node 0 (main's node): report, 137, the rest ended
 #   kill-launcher kill -9 the launcher: every node dies with it
@@ -102,13 +104,15 @@ alive() {
 
 # The job's command, and the name its tasks are listed by (a task's
 # registered name in thread mode, its program's in process mode).
+nodes=3
+[ "$case" = idle-node ] && nodes=4 # a fourth node, which runs no task
 if [ $mode = thread ]; then
-    job=(env UPVM_NODES=3 "$build/tests/node/node-death")
+    job=(env UPVM_NODES=$nodes "$build/tests/node/node-death")
     sleeper=sleeper crasher=crasher main=main
 else
     "$build/tools/upvmcc/upvmcc" -O1 -DNODE_DEATH_PROCESS_MODE -o "$work/node-death-proc" \
         "$(dirname "$0")/node-death.c" || { echo "FAIL: upvmcc node-death.c"; exit 1; }
-    job=("$build/tools/upvm/upvm" run --nodes 3 "$work/node-death-proc")
+    job=("$build/tools/upvm/upvm" run --nodes $nodes "$work/node-death-proc")
     sleeper=node-death-proc crasher=node-death-proc main=node-death-proc
 fi
 
@@ -239,6 +243,26 @@ lost-two)
     for t in t80001/$sleeper t80002/$sleeper tc0001/$sleeper; do
         grep -q "^upvm:    .* $t\( \|$\)" "$out" || fail "the report does not name $t"
     done
+    ;;
+idle-node)
+    start wait
+    p3=
+    for p in $(pgrep -f -- "$mark"); do # the job's process that is no named node
+        [ "$p" = "$launcher" ] || grep -q "^node [0-2] pid $p\$" "$out" || p3=$p
+    done
+    [ -n "$p3" ] || fail "no fourth node found"
+    kill -KILL "$p3"
+    deadline=$((SECONDS + END_S))
+    until grep -q "^upvm: node3 (pid $p3) died of signal 9 (Killed); the job goes on: it ran no task\$" "$out"; do
+        [ $SECONDS -lt $deadline ] || fail "no line for node3"
+        sleep 0.02
+    done
+    sleep 0.2
+    kill -0 "$launcher" 2>/dev/null || fail "the job ended when a node with no task died"
+    p1=$(node_pid 1)
+    kill -KILL "$p1"
+    finish
+    expect_lost_report 1 "$p1" "died of signal 9 (Killed)" 137 t80001/$sleeper t80002/$sleeper
     ;;
 orphans)
     start orphans
