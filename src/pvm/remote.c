@@ -855,12 +855,6 @@ static int peer_gone(int n, int status, bool deleted)
     return fired;
 }
 
-static void describe_lost(int n)
-{
-    fprintf(stderr, "upvm:     its tasks (host t%x) are lost\n",
-            (unsigned)((n + 1) << PVM_TID_HOST_SHIFT));
-}
-
 static void describe_stuck(void)
 {
     int listed = 0;
@@ -874,9 +868,10 @@ static void describe_stuck(void)
             off += snprintf(line + off, sizeof line - (size_t)off, " ...");
             break;
         }
+        const char *name = *k->name ? k->name : k->ulp->name ? k->ulp->name : "";
         if ((size_t)off < sizeof line - 80)
             off += snprintf(line + off, sizeof line - (size_t)off, " t%x%s%s",
-                            (unsigned)k->tid, *k->name ? "/" : "", k->name);
+                            (unsigned)k->tid, *name ? "/" : "", name);
     }
     if (listed)
         fprintf(stderr, "%s\n", line);
@@ -934,7 +929,7 @@ int pvm_job_start(int dflt_nodes)
     node_on_frame(K_MBOX, pvm_mbox_serve);
     static const struct node_job_hooks hooks = {
         .peer_gone = peer_gone, .peer_up = peer_up,
-        .describe_lost = describe_lost, .describe_stuck = describe_stuck,
+        .describe_stuck = describe_stuck,
     };
     node_job_set_hooks(&hooks);
     pvm_node.host_tid = (node + 1) << PVM_TID_HOST_SHIFT;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
+#include "node/board.h"
 #include "node/job.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
@@ -230,6 +231,7 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
     list_push_back(&pvm_node.tasks, &t->node_link);
     pvm_node.ntasks++;
     u->ext[ULP_EXT_PVM] = t;
+    node_board_add(t->tid, u->name); /* for the report if this node dies */
     return t;
 }
 
@@ -302,6 +304,7 @@ void pvm_task_leave(struct pvm_task *t)
     pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = NULL;
     list_unlink(&t->node_link);
     pvm_node.ntasks--;
+    node_board_remove(t->tid);
     t->ulp->ext[ULP_EXT_PVM] = NULL;
     fire_exit_watches(t);
     sibs_unref(t->sibs);
@@ -470,6 +473,8 @@ static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const stru
     upvm_attr_t attr = {0, NULL, UPVM_DETACHED};
     upvm_id_t id = upvm_create(named_task_entry, arg, &attr);
     struct ulp *u = id > 0 ? core_ulp_lookup(id) : NULL;
+    if (u)
+        u->name = e->name; /* before child_new, which publishes it */
     struct pvm_task *t = u ? child_new(parent, u, flag, sibs) : NULL;
     if (!t) {
         free(v);
@@ -480,7 +485,6 @@ static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const stru
     t->name = e->name;
     t->argc = argc;
     t->argv = v;
-    u->name = e->name;
     *tid_out = t->tid;
     return 0;
 }
