@@ -16,6 +16,9 @@
  *
  * Contract, for every implementation:
  *   - net_send copies the frame: the caller may reuse its bytes at once.
+ *     net_sendv is net_send of the concatenation of its pieces, copied
+ *     from where they lie straight into the path (no intermediate buffer):
+ *     a frame header and a message's data need not be put together first.
  *     It never blocks.  -EAGAIN means the path to dst is full: poll (the
  *     peer may be waiting for us to drain its frames), wait, retry.
  *   - Frames of any size up to NET_FRAME_MAX are carried.  A frame larger
@@ -43,6 +46,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "util/compiler.h"
 
@@ -156,6 +160,21 @@ HIDDEN int net_nnodes(void);
  * -ENOMEM: no memory for the backlog.
  */
 HIDDEN int net_send(int dst, const void *data, size_t len);
+
+/* The most pieces of one net_sendv frame. */
+#define NET_IOV_MAX 8
+
+/*
+ * net_sendv - net_send of one frame made of iovcnt pieces (1..NET_IOV_MAX,
+ * any of them empty), in order: the receiver gets one frame of their
+ * total length, exactly as if they had been concatenated and sent with
+ * net_send (the same FIFO, -EAGAIN and backlog rules; frames sent with
+ * either call keep their order).  Each byte is copied once, from its piece
+ * into the path (bytes that go to the backlog: into the backlog).
+ * -EINVAL also for iovcnt out of range; -EMSGSIZE when the total exceeds
+ * NET_FRAME_MAX.
+ */
+HIDDEN int net_sendv(int dst, const struct iovec *iov, int iovcnt);
 
 /* Called once per received frame; data is valid until it returns. */
 typedef void (*net_handler_fn)(void *ctx, int src, const void *data, size_t len);

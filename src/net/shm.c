@@ -54,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/copy.h"
+
 #define LINE 128
 #define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
 #define SEG_VERSION 1
@@ -346,12 +348,41 @@ static bool has_room(struct out *o, uint64_t need)
     return S.cap - (o->tail - o->head_cache) >= need;
 }
 
-/* One record of payload a (alen bytes) then b (blen), published; false
- * (nothing written) when the ring has no room for it. */
-static bool ring_put(struct out *o, uint32_t kind, const void *a, size_t alen,
-                     const void *b, size_t blen)
+/* A read cursor over the pieces of a frame (net_sendv's iovec). */
+struct gather {
+    const struct iovec *iov;
+    int i;       /* current piece */
+    size_t off;  /* bytes of it already taken */
+};
+
+/* Copies the next n bytes of g to dst and moves past them. */
+static void gather_copy(struct gather *g, uint8_t *dst, size_t n)
 {
-    uint64_t rs = rec_size(alen + blen), need = rec_need(o, rs);
+    while (n) {
+        const struct iovec *v = &g->iov[g->i];
+        size_t k = v->iov_len - g->off;
+        if (k > n)
+            k = n;
+        if (k) /* an empty piece may have no address at all */
+            util_copy(dst, (const uint8_t *)v->iov_base + g->off, k);
+        dst += k;
+        n -= k;
+        g->off += k;
+        if (g->off == v->iov_len) {
+            g->i++;
+            g->off = 0;
+        }
+    }
+}
+
+/* One record: the u64 prefix pre (FIRST's total length; NULL: none), then
+ * the next len bytes of g, published; false (nothing written or taken)
+ * when the ring has no room for it. */
+static bool ring_put(struct out *o, uint32_t kind, const uint64_t *pre, struct gather *g,
+                     size_t len)
+{
+    size_t plen = len + (pre ? sizeof *pre : 0);
+    uint64_t rs = rec_size(plen), need = rec_need(o, rs);
     if (!has_room(o, need))
         return false;
     if (need != rs) { /* PAD to the end, the record at offset 0 */
@@ -360,12 +391,14 @@ static bool ring_put(struct out *o, uint32_t kind, const void *a, size_t alen,
         o->tail += need - rs;
     }
     uint8_t *p = o->data + (o->tail & S.mask);
-    struct rec h = {(uint32_t)(alen + blen), kind};
+    struct rec h = {(uint32_t)plen, kind};
     memcpy(p, &h, sizeof h);
-    if (alen)
-        memcpy(p + sizeof h, a, alen);
-    if (blen)
-        memcpy(p + sizeof h + alen, b, blen);
+    p += sizeof h;
+    if (pre) {
+        memcpy(p, pre, sizeof *pre);
+        p += sizeof *pre;
+    }
+    gather_copy(g, p, len);
     o->tail += rs;
     atomic_store_explicit(&o->r->tail, o->tail, memory_order_release);
     return true;
@@ -378,14 +411,15 @@ static void want_space(struct out *o)
     atomic_store(&o->r->want_space, 1);
 }
 
-/* FRAG records from buf[*off..len) while they fit; true when all went. */
-static bool put_frags(struct out *o, const uint8_t *buf, size_t *off, size_t len)
+/* FRAG records from g while they fit, *left bytes in all; true when all
+ * went. */
+static bool put_frags(struct out *o, struct gather *g, size_t *left)
 {
-    while (*off < len) {
-        size_t n = len - *off < S.frag_max ? len - *off : S.frag_max;
-        if (!ring_put(o, R_FRAG, NULL, 0, buf + *off, n))
+    while (*left) {
+        size_t n = *left < S.frag_max ? *left : S.frag_max;
+        if (!ring_put(o, R_FRAG, NULL, g, n))
             return false;
-        *off += n;
+        *left -= n;
     }
     return true;
 }
@@ -393,9 +427,13 @@ static bool put_frags(struct out *o, const uint8_t *buf, size_t *off, size_t len
 /* Pushes o's backlog; true when it is empty. */
 static bool flush_one(struct out *o, int dst)
 {
-    size_t before = o->bl_off;
-    bool done = put_frags(o, o->bl, &o->bl_off, o->bl_len);
-    if (o->bl_off != before)
+    size_t left = o->bl_len - o->bl_off;
+    struct iovec v = {o->bl + o->bl_off, left};
+    struct gather g = {&v, 0, 0};
+    bool done = put_frags(o, &g, &left);
+    size_t sent = o->bl_len - o->bl_off - left;
+    o->bl_off += sent;
+    if (sent)
         notify(dst);
     if (!done) {
         want_space(o);
@@ -419,47 +457,49 @@ static int shm_flush(void)
 }
 
 /* A frame bigger than one record: FIRST, FRAGs, the rest to the backlog. */
-static int send_big(struct out *o, int dst, const uint8_t *data, size_t len)
+static int send_big(struct out *o, int dst, struct gather *g, size_t len)
 {
     uint64_t total = len;
-    size_t off = S.frag_max - sizeof total;
+    size_t first = S.frag_max - sizeof total, left = len - first;
     /* The backlog is allocated before anything is written: the worst case
      * needs it, and after FIRST there is no way back. */
     uint8_t *bl = NULL;
     uint64_t worst = len + (len / S.frag_max + 2) * 16 + S.frag_max + 16;
     if (!has_room(o, worst)) {
-        bl = malloc(len - off);
+        bl = malloc(left);
         if (!bl)
             return -ENOMEM;
     }
-    if (!ring_put(o, R_FIRST, &total, sizeof total, data, off)) {
+    if (!ring_put(o, R_FIRST, &total, g, first)) {
         free(bl);
         want_space(o);
         return -EAGAIN;
     }
-    bool done = put_frags(o, data, &off, len);
+    bool done = put_frags(o, g, &left);
     notify(dst);
     if (done) {
         free(bl);
         return 0;
     }
-    memcpy(bl, data + off, len - off);
+    gather_copy(g, bl, left);
     o->bl = bl;
     o->bl_off = 0;
-    o->bl_len = len - off;
+    o->bl_len = left;
     S.nbacklog++;
     want_space(o);
     return 0;
 }
 
-static int shm_send(int dst, const void *data, size_t len)
+static int shm_sendv(int dst, const struct iovec *iov, int iovcnt, size_t len)
 {
     struct out *o = &S.outs[dst];
+    struct gather g = {iov, 0, 0};
+    (void)iovcnt;
     if (unlikely(o->bl) && !flush_one(o, dst))
         return -EAGAIN;
     if (len > S.frag_max)
-        return send_big(o, dst, data, len);
-    if (unlikely(!ring_put(o, R_WHOLE, NULL, 0, data, len))) {
+        return send_big(o, dst, &g, len);
+    if (unlikely(!ring_put(o, R_WHOLE, NULL, &g, len))) {
         want_space(o);
         return -EAGAIN;
     }
@@ -496,7 +536,7 @@ static int frag_start(struct in *in, const uint8_t *p, uint32_t len)
     in->as_total = total;
     in->as_got = len - sizeof total;
     in->in_frame = true;
-    memcpy(in->as, p + sizeof total, in->as_got);
+    util_copy(in->as, p + sizeof total, in->as_got);
     return 0;
 }
 
@@ -541,7 +581,7 @@ static int take_record(struct in *in, int src, net_handler_fn fn, void *ctx)
         if (rc < 0 || in->broken)
             return rc;
     } else {
-        memcpy(in->as + in->as_got, p, h.len);
+        util_copy(in->as + in->as_got, p, h.len);
         in->as_got += h.len;
     }
     consume(in, rec_size(h.len));
@@ -697,7 +737,7 @@ static void shm_fini(void)
 }
 
 static const struct net_ops shm_ops = {
-    .send = shm_send, .poll = shm_poll, .wait = shm_wait,
+    .sendv = shm_sendv, .poll = shm_poll, .wait = shm_wait,
     .wake = shm_wake, .flush = shm_flush, .fini = shm_fini,
 };
 
