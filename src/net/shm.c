@@ -12,26 +12,35 @@
  * no lock exists.  A ring is a header of two 128-byte blocks (the producer's
  * tail, the consumer's head: apart, so that neither side's writes bounce
  * the other's line, adjacent-line prefetch included) and C data bytes, C a
- * power of two.  tail and head count bytes for ever (64 bits never wrap);
- * the producer publishes with a release store of tail, the consumer frees
- * with a release store of head; each keeps a private cached copy of the
- * other's index and rereads the shared one only when the copy says
- * empty/full, so the fast path is a few plain stores and no system call.
+ * power of two.  tail and head count bytes for ever (64 bits never wrap).
  *
- * Records in a ring are 8-byte aligned: a header {u32 len, u32 kind} and
- * len payload bytes.  A frame of up to C/4 - 16 bytes is one WHOLE record,
- * handed to the receiver's callback straight from the ring.  A bigger one
+ * Records start on a 64-byte line: a header word {u32 len, u32 kind}, then
+ * len payload bytes.  The consumer learns that a record is there from its
+ * header alone, never from the producer's tail: the producer writes the
+ * payload, then the header with a release store, and keeps the header
+ * slot after its tail 0 (it clears slots ahead of need, in free space), so
+ * the slot at the consumer's head is 0 or a published header, never a
+ * leftover of an older lap.  A waiting consumer thus polls one line, and a
+ * small frame (up to 56 bytes: a PVM message without data is 56) costs it
+ * one cache miss; with an index to read first it was two or three.  The
+ * consumer frees space with a release store of head; the producer keeps a
+ * cached copy and rereads head only when the copy says full.  tail is
+ * still published, for a producer that attaches again.
+ *
+ * A frame of up to C/4 - 16 bytes is one WHOLE record, handed to the
+ * receiver's callback straight from the ring.  A bigger one
  * is a FIRST record (its payload starts with the frame's u64 total length)
  * and FRAG records, reassembled by the receiver in a private buffer.  A
  * record never wraps: when it does not fit before the end, a PAD record
  * fills the rest and it starts at offset 0.  Fragments that do not fit yet
- * wait in the sender's private backlog (net.h's contract).
+ * wait in the sender's private backlog (net.h's contract).  Frames are
+ * sent from pieces (net_sendv): each piece is copied once, into the ring.
  *
  * Sleeping: each node has a futex word in the segment, AWAKE normally.
  * A node about to sleep stores SLEEPING, checks its rings once more, and
  * FUTEX_WAITs.  A sender, after publishing, fences and looks at the word:
  * only if it reads SLEEPING does it swap it to AWAKE and FUTEX_WAKE.  The
- * two seq_cst fences (store word / load tails against store tail / load
+ * two seq_cst fences (store word / load headers against store header / load
  * word) make a lost wake-up impossible, and a send to an awake node costs a
  * fence and a load, never a syscall.  net_wake sets WAKE_PENDING, which the
  * next wait consumes.  A sender that found a ring full sets the ring's
@@ -58,7 +67,9 @@
 
 #define LINE 128
 #define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
-#define SEG_VERSION 1
+#define SEG_VERSION 2
+#define REC_ALIGN 64 /* records start on a cache line */
+#define CLEAR_AHEAD 2048 /* header slots the producer keeps clear past its tail */
 #define MAX_NODES 4096
 
 enum { W_AWAKE = 0, W_SLEEPING = 1, W_WAKE_PENDING = 2 };
@@ -78,14 +89,18 @@ struct node_slot {
 };
 
 struct ring_hdr {
-    alignas(LINE) _Atomic uint64_t tail; /* producer's line */
+    /* producer's line; tail is published for a producer that attaches
+     * again, never read by the consumer (record headers say what is there) */
+    alignas(LINE) _Atomic uint64_t tail;
     _Atomic uint32_t want_space;         /* producer sets, consumer clears */
     alignas(LINE) _Atomic uint64_t head; /* consumer's line */
 };
 
-struct rec {
-    uint32_t len, kind;
-};
+/* A record header: one 64-bit word, 0 while nothing is published there. */
+#define REC_HDR 8u
+static uint64_t rec_word(uint32_t kind, uint32_t len) { return (uint64_t)kind << 32 | len; }
+static uint32_t rec_kind(uint64_t w) { return (uint32_t)(w >> 32); }
+static uint32_t rec_len(uint64_t w) { return (uint32_t)w; }
 
 struct net_shm_seg {
     void *base;
@@ -98,6 +113,7 @@ struct out {
     struct ring_hdr *r;
     uint8_t *data;
     uint64_t tail, head_cache;
+    uint64_t clear;          /* the header slots in [tail, clear) are 0 */
     bool wants;              /* want_space set by us, not yet answered */
     uint8_t *bl;             /* backlog: the unsent rest of one frame */
     size_t bl_off, bl_len;
@@ -107,7 +123,7 @@ struct out {
 struct in {
     struct ring_hdr *r;
     uint8_t *data;
-    uint64_t head, tail_cache;
+    uint64_t head;
     bool consumed, broken;
     uint8_t *as;             /* reassembly of a fragmented frame */
     size_t as_cap, as_total, as_got;
@@ -331,7 +347,13 @@ static void notify(int dst)
 
 /* -------------------------------------------------------------- sending */
 
-static uint64_t rec_size(size_t plen) { return sizeof(struct rec) + round_up(plen, 8); }
+static uint64_t rec_size(size_t plen) { return round_up(REC_HDR + plen, REC_ALIGN); }
+
+/* The header word at ring offset off (any lap). */
+static uint64_t *rec_at(uint8_t *data, uint64_t pos)
+{
+    return (uint64_t *)(void *)(data + (pos & S.mask));
+}
 
 /* Space the record needs at o's tail (a PAD to the end included). */
 static uint64_t rec_need(const struct out *o, uint64_t rs)
@@ -340,8 +362,11 @@ static uint64_t rec_need(const struct out *o, uint64_t rs)
     return rs > to_end ? to_end + rs : rs;
 }
 
+/* Room for need bytes at o's tail, and for the empty header after them
+ * (ring_put clears it): the ring is never completely full. */
 static bool has_room(struct out *o, uint64_t need)
 {
+    need += REC_ALIGN;
     if (S.cap - (o->tail - o->head_cache) >= need)
         return true;
     o->head_cache = atomic_load_explicit(&o->r->head, memory_order_acquire);
@@ -375,9 +400,34 @@ static void gather_copy(struct gather *g, uint8_t *dst, size_t n)
     }
 }
 
-/* One record: the u64 prefix pre (FIRST's total length; NULL: none), then
+/*
+ * Header slots (the first word of each REC_ALIGN block) in free space past
+ * the tail are cleared ahead of need, after a record is published: these
+ * stores then never delay a publication (x86 commits stores in order, and
+ * a store to a line the consumer holds waits for that line).
+ */
+static void clear_ahead(struct out *o)
+{
+    uint64_t lim = o->tail + CLEAR_AHEAD, free_end = o->head_cache + S.cap;
+    if (lim > free_end)
+        lim = free_end;
+    for (; o->clear < lim; o->clear += REC_ALIGN)
+        __atomic_store_n(rec_at(o->data, o->clear), 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * One record: the u64 prefix pre (FIRST's total length; NULL: none), then
  * the next len bytes of g, published; false (nothing written or taken)
- * when the ring has no room for it. */
+ * when the ring has no room for it.
+ *
+ * The payload is written first, then the record's header with a release
+ * store: a consumer that sees a non-zero header sees the whole record.
+ * The header slot after the record is 0 before that (cleared ahead, or
+ * here), so the next header the consumer looks at is either published or
+ * 0, never a leftover of an older lap.  A PAD (when the record does not
+ * fit before the ring's end) is published last, since the consumer
+ * reaches the record only through it.
+ */
 static bool ring_put(struct out *o, uint32_t kind, const uint64_t *pre, struct gather *g,
                      size_t len)
 {
@@ -385,22 +435,24 @@ static bool ring_put(struct out *o, uint32_t kind, const uint64_t *pre, struct g
     uint64_t rs = rec_size(plen), need = rec_need(o, rs);
     if (!has_room(o, need))
         return false;
-    if (need != rs) { /* PAD to the end, the record at offset 0 */
-        struct rec pad = {(uint32_t)(need - rs - sizeof pad), R_PAD};
-        memcpy(o->data + (o->tail & S.mask), &pad, sizeof pad);
-        o->tail += need - rs;
-    }
-    uint8_t *p = o->data + (o->tail & S.mask);
-    struct rec h = {(uint32_t)plen, kind};
-    memcpy(p, &h, sizeof h);
-    p += sizeof h;
+    uint64_t pad_at = o->tail, at = o->tail + need - rs, end = at + rs;
+    uint8_t *p = o->data + (at & S.mask) + REC_HDR;
     if (pre) {
         memcpy(p, pre, sizeof *pre);
         p += sizeof *pre;
     }
     gather_copy(g, p, len);
-    o->tail += rs;
-    atomic_store_explicit(&o->r->tail, o->tail, memory_order_release);
+    if (o->clear <= end) { /* a record longer than what was cleared ahead */
+        __atomic_store_n(rec_at(o->data, end), 0, __ATOMIC_RELAXED);
+        o->clear = end + REC_ALIGN;
+    }
+    __atomic_store_n(rec_at(o->data, at), rec_word(kind, (uint32_t)plen), __ATOMIC_RELEASE);
+    if (at != pad_at)
+        __atomic_store_n(rec_at(o->data, pad_at),
+                         rec_word(R_PAD, (uint32_t)(need - rs - REC_HDR)), __ATOMIC_RELEASE);
+    o->tail = end;
+    atomic_store_explicit(&o->r->tail, end, memory_order_relaxed);
+    clear_ahead(o);
     return true;
 }
 
@@ -557,10 +609,11 @@ static void frag_done(struct in *in, int src, net_handler_fn fn, void *ctx)
 /* One record at in's head.  1: a frame delivered, 0: not, <0: error. */
 static int take_record(struct in *in, int src, net_handler_fn fn, void *ctx)
 {
-    const uint8_t *p = in->data + (in->head & S.mask);
-    struct rec h;
-    memcpy(&h, p, sizeof h);
-    p += sizeof h;
+    uint64_t w = __atomic_load_n(rec_at(in->data, in->head), __ATOMIC_ACQUIRE);
+    const uint8_t *p = in->data + (in->head & S.mask) + REC_HDR;
+    struct {
+        uint32_t len, kind;
+    } h = {rec_len(w), rec_kind(w)};
     if (h.kind == R_PAD) {
         consume(in, S.cap - (in->head & S.mask));
         return 0;
@@ -592,12 +645,11 @@ static int take_record(struct in *in, int src, net_handler_fn fn, void *ctx)
     return got;
 }
 
+/* One load of the line the next record will be in: no index to read
+ * first, so a waiting consumer takes one cache miss per small frame. */
 static bool in_empty(struct in *in)
 {
-    if (in->head != in->tail_cache)
-        return false;
-    in->tail_cache = atomic_load_explicit(&in->r->tail, memory_order_acquire);
-    return in->head == in->tail_cache;
+    return __atomic_load_n(rec_at(in->data, in->head), __ATOMIC_ACQUIRE) == 0;
 }
 
 static int drain(struct in *in, int src, net_handler_fn fn, void *ctx, int max)
@@ -750,10 +802,11 @@ static void attach_rings(void *base, int n, int me)
         o->r = ring_at(base, n, S.cap, me, p);
         o->data = (uint8_t *)(o->r + 1);
         o->tail = o->head_cache = atomic_load(&o->r->tail);
+        o->clear = o->tail + REC_ALIGN; /* the slot at the tail is always 0 */
         struct in *in = &S.ins[p];
         in->r = ring_at(base, n, S.cap, p, me);
         in->data = (uint8_t *)(in->r + 1);
-        in->head = in->tail_cache = atomic_load(&in->r->head);
+        in->head = atomic_load(&in->r->head);
     }
 }
 
