@@ -42,6 +42,7 @@ int net_config_from_env(net_config_t *c)
     c->ring_bytes = NET_RING_DEFAULT;
     c->idle = NET_IDLE_ADAPTIVE;
     c->spin_ns = NET_SPIN_NS_DEFAULT;
+    c->spin_max_ns = NET_SPIN_MAX_NS_DEFAULT;
     const char *s = getenv("UPVM_NET_RING");
     if (s && *s) {
         if (util_parse_size(s, NET_RING_MAX, &v) && v >= NET_RING_MIN)
@@ -56,6 +57,13 @@ int net_config_from_env(net_config_t *c)
     if (s && *s) {
         if (util_parse_size(s, 10000000000ull, &v))
             c->spin_ns = v;
+        else
+            rc = -EINVAL;
+    }
+    s = getenv("UPVM_NET_SPIN_MAX_NS");
+    if (s && *s) {
+        if (util_parse_size(s, 10000000000ull, &v))
+            c->spin_max_ns = v;
         else
             rc = -EINVAL;
     }

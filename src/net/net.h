@@ -57,23 +57,32 @@
 typedef enum net_idle {
     NET_IDLE_SPIN,      /* poll until something comes: lowest latency, a core */
     NET_IDLE_BLOCK,     /* sleep in the kernel at once: no CPU while idle */
-    NET_IDLE_ADAPTIVE,  /* spin spin_ns, then sleep (the default) */
+    NET_IDLE_ADAPTIVE,  /* spin a while, then sleep (the default) */
 } net_idle_t;
 
 typedef struct net_config {
     size_t ring_bytes;  /* shm: bytes of ring per ordered node pair */
     net_idle_t idle;
-    uint64_t spin_ns;   /* adaptive: how long to spin before sleeping */
+    uint64_t spin_ns;   /* adaptive: how long to spin before sleeping, at least */
+    uint64_t spin_max_ns; /* adaptive: at most (below spin_ns: spin_ns) */
 } net_config_t;
 
 #define NET_RING_DEFAULT   ((size_t)1 << 20)
 #define NET_RING_MIN       ((size_t)4096)
 #define NET_RING_MAX       ((size_t)1 << 30)
 #define NET_SPIN_NS_DEFAULT 5000u
+#define NET_SPIN_MAX_NS_DEFAULT 100000u
 
 /*
  * The defaults, overridden by the environment: UPVM_NET_RING (a size,
- * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS.
+ * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS,
+ * UPVM_NET_SPIN_MAX_NS.
+ *
+ * adaptive: a wait spins for a window of spin_ns (5 µs) to spin_max_ns
+ * (100 µs), then sleeps.  The window follows the traffic: when a sleep
+ * ended soon (the answer came within spin_max_ns / 2, as with large
+ * messages, which take long to copy), it grows to twice that gap, so that
+ * such waits spin through; a long sleep or short gaps shrink it again.
  * -EINVAL for a value that does not parse (c still gets the defaults).
  */
 HIDDEN int net_config_from_env(net_config_t *c);

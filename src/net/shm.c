@@ -140,6 +140,7 @@ static struct {
     struct in *ins;
     int nbacklog, next_src;
     bool any_consumed;       /* since the last answer_want_space */
+    uint64_t spin_win;       /* adaptive: how long a wait spins now */
 } S;
 
 /* --------------------------------------------------------------- layout */
@@ -684,10 +685,10 @@ static void answer_want_space(void)
 
 static int shm_poll(net_handler_fn fn, void *ctx, int max)
 {
-    int n = 0, err = 0, N = net_cur.nnodes;
+    int n = 0, err = 0, N = net_cur.nnodes, s = S.next_src;
     shm_flush();
-    for (int i = 0; i < N && n < max; i++) {
-        int s = (S.next_src + i) % N;
+    /* (no % N: a division costs more than the rest of an empty poll) */
+    for (int i = 0; i < N && n < max; i++, s = s + 1 == N ? 0 : s + 1) {
         if (s == net_cur.node)
             continue;
         int rc = drain(&S.ins[s], s, fn, ctx, max - n);
@@ -696,7 +697,7 @@ static int shm_poll(net_handler_fn fn, void *ctx, int max)
         else
             n += rc;
     }
-    S.next_src = (S.next_src + 1) % N;
+    S.next_src = S.next_src + 1 == N ? 0 : S.next_src + 1;
     answer_want_space();
     return n ? n : err;
 }
@@ -727,13 +728,33 @@ static bool take_pending_wake(void)
            atomic_compare_exchange_strong(w, &v, W_AWAKE);
 }
 
-/* Spins until something is ready (true) or the deadline (false). */
-static bool spin_until(uint64_t deadline)
+/*
+ * A wait's clock, read lazily: the first read comes only after SPIN_CHECK
+ * rounds of polling, so that a frame that comes at once (a ping-pong
+ * partner's answer) costs no clock read (~30 ns on these VMs) before it is
+ * seen; every duration below is counted from that first read.
+ */
+#define SPIN_CHECK 64
+
+struct wait_clock {
+    uint64_t t0; /* 0: not read yet */
+};
+
+static uint64_t clock_since(struct wait_clock *c)
 {
-    for (unsigned i = 0;; i++) {
+    uint64_t now = net_now_ns();
+    if (!c->t0)
+        c->t0 = now;
+    return now - c->t0;
+}
+
+/* Spins until something is ready (true) or ns passed (false). */
+static bool spin_for(struct wait_clock *c, uint64_t ns)
+{
+    for (unsigned i = 1;; i++) {
         if (take_pending_wake() || ready())
             return true;
-        if ((i & 63) == 0 && net_now_ns() >= deadline)
+        if (i % SPIN_CHECK == 0 && clock_since(c) >= ns)
             return false;
         __builtin_ia32_pause();
     }
@@ -754,23 +775,55 @@ static int sleep_until(uint64_t deadline)
     return woke || ready();
 }
 
+/*
+ * The adaptive policy's spin window, between spin_ns and spin_max_ns.  A
+ * sleep costs the sender a FUTEX_WAKE and the sleeper a wake-up (several
+ * µs each), so when a sleep ended soon, because the peer answered within
+ * spin_max_ns (a large message takes that long to copy and unpack), the
+ * window grows to twice that gap and later waits of that length spin
+ * through; a long sleep, or short gaps (spins that ended in the first
+ * quarter of the window), bring it back down.
+ */
+static void adapt_after_spin(struct wait_clock *c)
+{
+    if (S.spin_win > net_cur.cfg.spin_ns && (!c->t0 || clock_since(c) < S.spin_win / 4))
+        S.spin_win = S.spin_win / 2 > net_cur.cfg.spin_ns ? S.spin_win / 2
+                                                          : net_cur.cfg.spin_ns;
+}
+
+static void adapt_after_sleep(uint64_t gap)
+{
+    uint64_t cap = net_cur.cfg.spin_max_ns;
+    if (gap < cap / 2)
+        S.spin_win = 2 * gap > S.spin_win ? 2 * gap : S.spin_win;
+    else
+        S.spin_win = net_cur.cfg.spin_ns;
+}
+
 static int shm_wait(int64_t timeout_ns)
 {
     if (take_pending_wake() || ready())
         return 1;
     if (timeout_ns == 0)
         return 0;
-    uint64_t now = net_now_ns();
-    uint64_t deadline = timeout_ns < 0 ? UINT64_MAX : now + (uint64_t)timeout_ns;
+    uint64_t limit = timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
+    struct wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
-    if (idle == NET_IDLE_SPIN)
-        return spin_until(deadline);
-    if (idle == NET_IDLE_ADAPTIVE) {
-        uint64_t spin_end = now + net_cur.cfg.spin_ns;
-        if (spin_until(spin_end < deadline ? spin_end : deadline))
-            return 1;
+    uint64_t spin = idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? S.spin_win : 0;
+    if (spin > limit)
+        spin = limit;
+    if (spin && spin_for(&c, spin)) {
+        if (idle == NET_IDLE_ADAPTIVE)
+            adapt_after_spin(&c);
+        return 1;
     }
-    return sleep_until(timeout_ns < 0 ? 0 : deadline);
+    if (spin == limit)
+        return 0;
+    (void)clock_since(&c); /* the start, for the deadline and the gap */
+    int woke = sleep_until(timeout_ns < 0 ? 0 : c.t0 + limit);
+    if (woke && idle == NET_IDLE_ADAPTIVE)
+        adapt_after_sleep(clock_since(&c));
+    return woke;
 }
 
 /* ------------------------------------------------------------ lifecycle */
@@ -837,6 +890,9 @@ static int attach(void *base, int node, const net_config_t *cfg)
         net_cur.cfg = *cfg;
     else
         net_config_from_env(&net_cur.cfg);
+    if (net_cur.cfg.spin_max_ns < net_cur.cfg.spin_ns)
+        net_cur.cfg.spin_max_ns = net_cur.cfg.spin_ns; /* a fixed window */
+    S.spin_win = net_cur.cfg.spin_ns;
     net_cur.node = node;
     net_cur.nnodes = n;
     net_cur.ops = &shm_ops;

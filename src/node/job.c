@@ -297,33 +297,48 @@ static void job_poll(void)
 {
     if (unlikely(net_events() != J.events_seen))
         membership_changed();
-    (void)net_poll(dispatch, NULL, 0);
+    if (list_empty(&core_sched.runq)) {
+        /* Idle: frames one at a time until one makes a ULP ready, which
+         * then runs at once.  Looking for a next frame first would put a
+         * cache miss (its header is a line the sender writes) before it;
+         * the next poll, when the node is idle again, finds that frame. */
+        while (net_poll(dispatch, NULL, 1) > 0 && list_empty(&core_sched.runq))
+            ;
+    } else {
+        (void)net_poll(dispatch, NULL, 0);
+    }
     if (J.nqueued)
         flush_queues();
 }
 
 static void start_wave(void);
 
+/* Node 0 has been idle for idle_probe_ns: is the whole job? */
+static void probe_idle_job(void)
+{
+    start_wave();
+    if (J.idle_probe_ns < PROBE_IDLE_MAX_NS)
+        J.idle_probe_ns *= 2;
+}
+
 static void job_wait(uint64_t deadline)
 {
+    bool probing = J.self == 0 && !J.wave && !J.finishing && !J.shutdown;
+    if (deadline == UINT64_MAX) { /* no timer: no clock to read either */
+        int woke = net_wait(probing ? (int64_t)J.idle_probe_ns : -1);
+        if (probing && !woke)
+            probe_idle_job();
+        return;
+    }
     uint64_t now = upvm_now_ns();
     bool probe_deadline = false;
-    if (J.self == 0 && !J.wave && !J.finishing && !J.shutdown) {
-        uint64_t p = now + J.idle_probe_ns;
-        if (p < deadline) {
-            deadline = p;
-            probe_deadline = true;
-        }
+    if (probing && now + J.idle_probe_ns < deadline) {
+        deadline = now + J.idle_probe_ns;
+        probe_deadline = true;
     }
-    int64_t timeout = deadline == UINT64_MAX ? -1
-                      : deadline > now          ? (int64_t)(deadline - now)
-                                                : 0;
-    int woke = net_wait(timeout);
-    if (probe_deadline && !woke) {
-        start_wave();
-        if (J.idle_probe_ns < PROBE_IDLE_MAX_NS)
-            J.idle_probe_ns *= 2;
-    }
+    int woke = net_wait(deadline > now ? (int64_t)(deadline - now) : 0);
+    if (probe_deadline && !woke)
+        probe_idle_job();
 }
 
 static const struct core_idle_ops job_idle_ops = {job_poll, job_wait};
