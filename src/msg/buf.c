@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/copy.h"
+
 /* Pools are off under the sanitizers, so that every release is a free()
  * that ASan can check. */
 #ifdef UPVM_SANITIZE
@@ -432,18 +434,13 @@ size_t msg_buf_serial_size(const msg_buf_t *b)
     return MSG_WIRE_HDR + msg_buf_len(b);
 }
 
-int msg_buf_serialize(const msg_buf_t *b, void *dst, size_t cap,
-                      size_t *len_out)
+/* The wire header of b's serialised form (data length len) at p. */
+static void put_header(const msg_buf_t *b, unsigned char *p)
 {
     const struct msg_data *d = b->d;
-    size_t n = msg_buf_serial_size(b);
-    unsigned char *p = dst;
-    int sig = d->sig;
-
-    if (cap < n)
-        return PvmOverflow;
-    if (d->enc == PvmDataInPlace)
-        sig = msg_native_dsig(); /* leaves as raw, like PVM's mxfer() */
+    int sig = d->enc == PvmDataInPlace ? msg_native_dsig() /* leaves as raw, like
+                                                              PVM's mxfer() */
+                                       : d->sig;
     put32(p + 0, MSG_WIRE_MAGIC);
     p[4] = 0;
     p[5] = 1; /* version */
@@ -457,20 +454,57 @@ int msg_buf_serialize(const msg_buf_t *b, void *dst, size_t cap,
     put32(p + 28, (uint32_t)b->hdr.dst);
     put32(p + 32, (uint32_t)b->hdr.wid);
     put32(p + 36, 0);
+}
+
+int msg_buf_serialize(const msg_buf_t *b, void *dst, size_t cap,
+                      size_t *len_out)
+{
+    const struct msg_data *d = b->d;
+    size_t n = msg_buf_serial_size(b);
+    unsigned char *p = dst;
+
+    if (cap < n)
+        return PvmOverflow;
+    put_header(b, p);
     p += MSG_WIRE_HDR;
     if (d->enc == PvmDataInPlace) {
         for (size_t off = 0; off < d->len; off += sizeof(struct msg_seg)) {
             struct msg_seg s;
             memcpy(&s, d->bytes + off, sizeof(s));
-            memcpy(p, s.ptr, s.len);
+            util_copy(p, s.ptr, s.len);
             p += s.len;
         }
     } else {
-        memcpy(p, d->bytes, d->len);
+        util_copy(p, d->bytes, d->len);
     }
     if (len_out)
         *len_out = n;
     return 0;
+}
+
+int msg_buf_serial_iov(const msg_buf_t *b, void *hdr, struct iovec *iov, int max)
+{
+    const struct msg_data *d = b->d;
+    int n = 0;
+
+    if (d->enc != PvmDataInPlace) {
+        if (d->len) {
+            if (max < 1)
+                return PvmOverflow;
+            iov[n++] = (struct iovec){(void *)d->bytes, d->len}; /* read only */
+        }
+    } else {
+        if (d->len / sizeof(struct msg_seg) > (size_t)(max > 0 ? max : 0))
+            return PvmOverflow;
+        for (size_t off = 0; off < d->len; off += sizeof(struct msg_seg)) {
+            struct msg_seg s;
+            memcpy(&s, d->bytes + off, sizeof(s));
+            if (s.len)
+                iov[n++] = (struct iovec){(void *)s.ptr, s.len};
+        }
+    }
+    put_header(b, hdr);
+    return n;
 }
 
 int msg_buf_deserialize(const void *src, size_t n, msg_buf_t **out)
@@ -502,7 +536,7 @@ int msg_buf_deserialize(const void *src, size_t n, msg_buf_t **out)
         d->alien = sig != msg_native_dsig();
     }
     d->sig = sig;
-    memcpy(d->bytes, p + MSG_WIRE_HDR, len);
+    util_copy(d->bytes, p + MSG_WIRE_HDR, len);
     d->len = len;
     if (!(b = buf_alloc(d))) {
         data_release(d);

@@ -67,6 +67,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <pvm3.h>
 
@@ -262,6 +263,19 @@ size_t msg_buf_serial_size(const msg_buf_t *b);
  */
 MSG_NODISCARD int msg_buf_serialize(const msg_buf_t *b, void *dst, size_t cap,
                                     size_t *len_out);
+
+/*
+ * msg_buf_serial_iov - b's serialised form in pieces, for a gather send
+ * that copies them straight to where they go (net_sendv: into the ring)
+ * instead of into a buffer first: the MSG_WIRE_HDR-byte header is written
+ * to hdr, and iov[0 .. n) describe the data, in order.  The pieces point
+ * into b's data (an in-place message: into the user's memory) and stay
+ * valid while b is held and unchanged.  Returns n (0: no data), or
+ * PvmOverflow when the data takes more than max pieces (an in-place
+ * message of many: use msg_buf_serialize).
+ */
+MSG_NODISCARD int msg_buf_serial_iov(const msg_buf_t *b, void *hdr,
+                                     struct iovec *iov, int max);
 
 /*
  * msg_buf_deserialize - a new buffer (one holder, cursor at the start)

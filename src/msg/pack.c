@@ -74,6 +74,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include "util/copy.h"
+
 /* Per PVM_* type: native item size and XDR item size (0: not a type this
  * table handles: PVM_STR). */
 static const struct {
@@ -188,7 +190,7 @@ static void xdr_encode(int type, unsigned char *o, const unsigned char *p,
     switch (type) {
     case PVM_BYTE:
         if (step == 1) { /* bytes need no conversion: the common case */
-            memcpy(o, p, (size_t)count);
+            util_copy(o, p, (size_t)count);
             break;
         }
         for (int i = 0; i < count; i++, p += step)
@@ -254,7 +256,7 @@ static void xdr_decode(int type, unsigned char *p, const unsigned char *i,
     switch (type) {
     case PVM_BYTE:
         if (step == 1) {
-            memcpy(p, i, (size_t)count);
+            util_copy(p, i, (size_t)count);
             break;
         }
         for (int k = 0; k < count; k++, p += step)
@@ -315,7 +317,7 @@ static void raw_copy_in(unsigned char *o, const unsigned char *p, int count,
                         ptrdiff_t step, size_t nsize)
 {
     if (step == (ptrdiff_t)nsize) {
-        memcpy(o, p, (size_t)count * nsize);
+        util_copy(o, p, (size_t)count * nsize);
         return;
     }
     for (int i = 0; i < count; i++, p += step, o += nsize)
@@ -326,7 +328,7 @@ static void raw_copy_out(unsigned char *p, const unsigned char *i, int count,
                          ptrdiff_t step, size_t nsize)
 {
     if (step == (ptrdiff_t)nsize) {
-        memcpy(p, i, (size_t)count * nsize);
+        util_copy(p, i, (size_t)count * nsize);
         return;
     }
     for (int k = 0; k < count; k++, p += step, i += nsize)

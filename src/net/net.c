@@ -42,6 +42,7 @@ int net_config_from_env(net_config_t *c)
     c->ring_bytes = NET_RING_DEFAULT;
     c->idle = NET_IDLE_ADAPTIVE;
     c->spin_ns = NET_SPIN_NS_DEFAULT;
+    c->spin_max_ns = NET_SPIN_MAX_NS_DEFAULT;
     const char *s = getenv("UPVM_NET_RING");
     if (s && *s) {
         if (util_parse_size(s, NET_RING_MAX, &v) && v >= NET_RING_MIN)
@@ -59,21 +60,39 @@ int net_config_from_env(net_config_t *c)
         else
             rc = -EINVAL;
     }
+    s = getenv("UPVM_NET_SPIN_MAX_NS");
+    if (s && *s) {
+        if (util_parse_size(s, 10000000000ull, &v))
+            c->spin_max_ns = v;
+        else
+            rc = -EINVAL;
+    }
     return rc;
 }
 
 int net_node(void) { return net_cur.node; }
 int net_nnodes(void) { return net_cur.nnodes; }
 
-int net_send(int dst, const void *data, size_t len)
+int net_sendv(int dst, const struct iovec *iov, int iovcnt)
 {
     if (unlikely(!net_cur.ops))
         return -ENOTCONN;
-    if (unlikely(dst < 0 || dst >= net_cur.nnodes || dst == net_cur.node))
+    if (unlikely(dst < 0 || dst >= net_cur.nnodes || dst == net_cur.node ||
+                 iovcnt < 1 || iovcnt > NET_IOV_MAX))
         return -EINVAL;
-    if (unlikely(len > NET_FRAME_MAX))
-        return -EMSGSIZE;
-    return net_cur.ops->send(dst, data, len);
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (unlikely(iov[i].iov_len > NET_FRAME_MAX - len))
+            return -EMSGSIZE;
+        len += iov[i].iov_len;
+    }
+    return net_cur.ops->sendv(dst, iov, iovcnt, len);
+}
+
+int net_send(int dst, const void *data, size_t len)
+{
+    struct iovec v = {(void *)data, len}; /* read only */
+    return net_sendv(dst, &v, 1);
 }
 
 int net_poll(net_handler_fn fn, void *ctx, int max)

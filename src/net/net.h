@@ -16,6 +16,9 @@
  *
  * Contract, for every implementation:
  *   - net_send copies the frame: the caller may reuse its bytes at once.
+ *     net_sendv is net_send of the concatenation of its pieces, copied
+ *     from where they lie straight into the path (no intermediate buffer):
+ *     a frame header and a message's data need not be put together first.
  *     It never blocks.  -EAGAIN means the path to dst is full: poll (the
  *     peer may be waiting for us to drain its frames), wait, retry.
  *   - Frames of any size up to NET_FRAME_MAX are carried.  A frame larger
@@ -43,6 +46,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "util/compiler.h"
 
@@ -53,23 +57,32 @@
 typedef enum net_idle {
     NET_IDLE_SPIN,      /* poll until something comes: lowest latency, a core */
     NET_IDLE_BLOCK,     /* sleep in the kernel at once: no CPU while idle */
-    NET_IDLE_ADAPTIVE,  /* spin spin_ns, then sleep (the default) */
+    NET_IDLE_ADAPTIVE,  /* spin a while, then sleep (the default) */
 } net_idle_t;
 
 typedef struct net_config {
     size_t ring_bytes;  /* shm: bytes of ring per ordered node pair */
     net_idle_t idle;
-    uint64_t spin_ns;   /* adaptive: how long to spin before sleeping */
+    uint64_t spin_ns;   /* adaptive: how long to spin before sleeping, at least */
+    uint64_t spin_max_ns; /* adaptive: at most (below spin_ns: spin_ns) */
 } net_config_t;
 
 #define NET_RING_DEFAULT   ((size_t)1 << 20)
 #define NET_RING_MIN       ((size_t)4096)
 #define NET_RING_MAX       ((size_t)1 << 30)
 #define NET_SPIN_NS_DEFAULT 5000u
+#define NET_SPIN_MAX_NS_DEFAULT 100000u
 
 /*
  * The defaults, overridden by the environment: UPVM_NET_RING (a size,
- * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS.
+ * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS,
+ * UPVM_NET_SPIN_MAX_NS.
+ *
+ * adaptive: a wait spins for a window of spin_ns (5 µs) to spin_max_ns
+ * (100 µs), then sleeps.  The window follows the traffic: when a sleep
+ * ended soon (the answer came within spin_max_ns / 2, as with large
+ * messages, which take long to copy), it grows to twice that gap, so that
+ * such waits spin through; a long sleep or short gaps shrink it again.
  * -EINVAL for a value that does not parse (c still gets the defaults).
  */
 HIDDEN int net_config_from_env(net_config_t *c);
@@ -169,6 +182,21 @@ HIDDEN int net_nnodes(void);
  * -ENOMEM: no memory for the backlog.
  */
 HIDDEN int net_send(int dst, const void *data, size_t len);
+
+/* The most pieces of one net_sendv frame. */
+#define NET_IOV_MAX 8
+
+/*
+ * net_sendv - net_send of one frame made of iovcnt pieces (1..NET_IOV_MAX,
+ * any of them empty), in order: the receiver gets one frame of their
+ * total length, exactly as if they had been concatenated and sent with
+ * net_send (the same FIFO, -EAGAIN and backlog rules; frames sent with
+ * either call keep their order).  Each byte is copied once, from its piece
+ * into the path (bytes that go to the backlog: into the backlog).
+ * -EINVAL also for iovcnt out of range; -EMSGSIZE when the total exceeds
+ * NET_FRAME_MAX.
+ */
+HIDDEN int net_sendv(int dst, const struct iovec *iov, int iovcnt);
 
 /* Called once per received frame; data is valid until it returns. */
 typedef void (*net_handler_fn)(void *ctx, int src, const void *data, size_t len);

@@ -10,7 +10,8 @@
 #include "net/net.h"
 
 struct net_ops {
-    int (*send)(int dst, const void *data, size_t len);
+    /* iovcnt pieces (1..NET_IOV_MAX) of len bytes in all, len checked */
+    int (*sendv)(int dst, const struct iovec *iov, int iovcnt, size_t len);
     int (*poll)(net_handler_fn fn, void *ctx, int max);
     int (*wait)(int64_t timeout_ns);
     void (*wake)(int node);

@@ -45,8 +45,6 @@ static struct {
     int self, slots;
     node_frame_fn handlers[NODE_KIND_MAX];
     struct node_job_hooks hooks;
-    unsigned char *scratch;
-    size_t scratch_cap;
     struct queued *qhead[NODE_MAX], *qtail[NODE_MAX];
     int nqueued;
     uint32_t events_seen;
@@ -146,14 +144,19 @@ void node_job_set_hooks(const struct node_job_hooks *h)
 
 static bool counted(uint32_t kind) { return kind != K_PROBE && kind != K_PROBE_ACK; }
 
-static int enqueue(int dst, const void *frame, size_t len)
+/* The frame made of iov[0 .. n) (len bytes) waits in dst's queue. */
+static int enqueue(int dst, const struct iovec *iov, int n, size_t len)
 {
     struct queued *q = malloc(sizeof *q + len);
     if (!q)
         return -ENOMEM;
     q->next = NULL;
     q->len = len;
-    memcpy(q->data, frame, len);
+    for (size_t off = 0; n > 0; iov++, n--) {
+        if (iov->iov_len) /* an empty piece may have no address at all */
+            memcpy(q->data + off, iov->iov_base, iov->iov_len);
+        off += iov->iov_len;
+    }
     if (J.qtail[dst])
         J.qtail[dst]->next = q;
     else
@@ -189,37 +192,37 @@ static void flush_queues(void)
     }
 }
 
-int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
-              const void *p2, size_t l2)
+int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n)
 {
-    if (dst < 0 || dst >= J.slots || dst == J.self || hdr->kind >= NODE_KIND_MAX)
+    if (dst < 0 || dst >= J.slots || dst == J.self || hdr->kind >= NODE_KIND_MAX ||
+        n < 0 || n > NODE_IOV_MAX)
         return -EINVAL;
     if (J.known[dst] != NET_PEER_UP && J.known[dst] != NET_PEER_STARTING)
         return -EHOSTDOWN;
-    size_t len = sizeof *hdr + l1 + l2;
-    if (len > J.scratch_cap) {
-        size_t cap = J.scratch_cap ? J.scratch_cap : 4096;
-        while (cap < len)
-            cap *= 2;
-        unsigned char *p = realloc(J.scratch, cap);
-        if (!p)
-            return -ENOMEM;
-        J.scratch = p;
-        J.scratch_cap = cap;
+    /* The header and the pieces go to the ring as they lie (net_sendv):
+     * nothing is put together first. */
+    struct iovec v[NODE_IOV_MAX + 1];
+    size_t len = sizeof *hdr;
+    v[0] = (struct iovec){(void *)hdr, sizeof *hdr}; /* read only */
+    for (int i = 0; i < n; i++) {
+        v[i + 1] = iov[i];
+        len += iov[i].iov_len;
     }
-    memcpy(J.scratch, hdr, sizeof *hdr);
-    if (l1)
-        memcpy(J.scratch + sizeof *hdr, p1, l1);
-    if (l2)
-        memcpy(J.scratch + sizeof *hdr + l1, p2, l2);
     if (counted(hdr->kind))
         J.sent_to[dst]++;
-    if (!J.qhead[dst]) {
-        int rc = net_send(dst, J.scratch, len);
-        if (rc != -EAGAIN)
+    if (likely(!J.qhead[dst])) {
+        int rc = net_sendv(dst, v, n + 1);
+        if (likely(rc != -EAGAIN))
             return rc;
     }
-    return enqueue(dst, J.scratch, len);
+    return enqueue(dst, v, n + 1, len);
+}
+
+int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
+              const void *p2, size_t l2)
+{
+    struct iovec v[2] = {{(void *)p1, l1}, {(void *)p2, l2}}; /* read only */
+    return node_sendv(dst, hdr, v, 2);
 }
 
 /* A frame with no payload; a node that is gone simply misses it. */
@@ -308,33 +311,48 @@ static void job_poll(void)
 {
     if (unlikely(net_events() != J.events_seen))
         membership_changed();
-    (void)net_poll(dispatch, NULL, 0);
+    if (list_empty(&core_sched.runq)) {
+        /* Idle: frames one at a time until one makes a ULP ready, which
+         * then runs at once.  Looking for a next frame first would put a
+         * cache miss (its header is a line the sender writes) before it;
+         * the next poll, when the node is idle again, finds that frame. */
+        while (net_poll(dispatch, NULL, 1) > 0 && list_empty(&core_sched.runq))
+            ;
+    } else {
+        (void)net_poll(dispatch, NULL, 0);
+    }
     if (J.nqueued)
         flush_queues();
 }
 
 static void start_wave(void);
 
+/* Node 0 has been idle for idle_probe_ns: is the whole job? */
+static void probe_idle_job(void)
+{
+    start_wave();
+    if (J.idle_probe_ns < PROBE_IDLE_MAX_NS)
+        J.idle_probe_ns *= 2;
+}
+
 static void job_wait(uint64_t deadline)
 {
+    bool probing = J.self == 0 && !J.wave && !J.finishing && !J.shutdown;
+    if (deadline == UINT64_MAX) { /* no timer: no clock to read either */
+        int woke = net_wait(probing ? (int64_t)J.idle_probe_ns : -1);
+        if (probing && !woke)
+            probe_idle_job();
+        return;
+    }
     uint64_t now = upvm_now_ns();
     bool probe_deadline = false;
-    if (J.self == 0 && !J.wave && !J.finishing && !J.shutdown) {
-        uint64_t p = now + J.idle_probe_ns;
-        if (p < deadline) {
-            deadline = p;
-            probe_deadline = true;
-        }
+    if (probing && now + J.idle_probe_ns < deadline) {
+        deadline = now + J.idle_probe_ns;
+        probe_deadline = true;
     }
-    int64_t timeout = deadline == UINT64_MAX ? -1
-                      : deadline > now          ? (int64_t)(deadline - now)
-                                                : 0;
-    int woke = net_wait(timeout);
-    if (probe_deadline && !woke) {
-        start_wave();
-        if (J.idle_probe_ns < PROBE_IDLE_MAX_NS)
-            J.idle_probe_ns *= 2;
-    }
+    int woke = net_wait(deadline > now ? (int64_t)(deadline - now) : 0);
+    if (probe_deadline && !woke)
+        probe_idle_job();
 }
 
 static const struct core_idle_ops job_idle_ops = {job_poll, job_wait};

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "util/compiler.h"
 
@@ -91,6 +92,14 @@ void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
  * 0, -EHOSTDOWN (dst not running), -EINVAL, -ENOMEM. */
 int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
               const void *p2, size_t l2) HIDDEN;
+
+/* The most payload pieces of one node_sendv. */
+#define NODE_IOV_MAX 6
+
+/* node_send with the payload in n pieces (0..NODE_IOV_MAX), in order.
+ * The header and the pieces are copied straight into the transport's ring
+ * (no intermediate buffer), or, when the path is full, into the queue. */
+int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n) HIDDEN;
 
 /* ------------------------------------------------------------ membership */
 

@@ -179,15 +179,14 @@ const char *pvm_node_name(int n, char *buf, size_t len)
 static unsigned char *wire;
 static size_t wire_cap;
 
-int pvm_remote_send(msg_buf_t *b, int dst_tid)
+/* b's serialised form put together in `wire`: for an in-place message of
+ * more pieces than a frame carries.  0 or a PVM error. */
+static int serialize_to_wire(msg_buf_t *b, size_t *n)
 {
-    int node = node_dir_route(&dir, dst_tid);
-    if (node < 0 || node == node_job_self() || !node_job_up(node))
-        return 0; /* no such node: dropped, as PVM drops a message to no task */
-    size_t n = msg_buf_serial_size(b);
-    if (n > wire_cap) {
+    *n = msg_buf_serial_size(b);
+    if (*n > wire_cap) {
         size_t cap = wire_cap ? wire_cap : 4096;
-        while (cap < n)
+        while (cap < *n)
             cap *= 2;
         unsigned char *p = realloc(wire, cap);
         if (!p)
@@ -195,10 +194,30 @@ int pvm_remote_send(msg_buf_t *b, int dst_tid)
         wire = p;
         wire_cap = cap;
     }
-    if (msg_buf_serialize(b, wire, wire_cap, &n) != 0)
-        return PvmSysErr;
+    return msg_buf_serialize(b, wire, wire_cap, n) ? PvmSysErr : 0;
+}
+
+int pvm_remote_send(msg_buf_t *b, int dst_tid)
+{
+    int node = node_dir_route(&dir, dst_tid);
+    if (node < 0 || node == node_job_self() || !node_job_up(node))
+        return 0; /* no such node: dropped, as PVM drops a message to no task */
     struct node_frame f = {K_MSG, dst_tid, 0, 0};
-    int rc = node_send(node, &f, wire, n, NULL, 0);
+    /* The wire header and the message's data go into the ring as they lie
+     * (no copy into a buffer first): one copy on the way out. */
+    unsigned char head[MSG_WIRE_HDR];
+    struct iovec v[NODE_IOV_MAX];
+    int n = msg_buf_serial_iov(b, head, v + 1, NODE_IOV_MAX - 1);
+    int rc;
+    if (likely(n >= 0)) {
+        v[0] = (struct iovec){head, sizeof head};
+        rc = node_sendv(node, &f, v, n + 1);
+    } else {
+        size_t len;
+        if ((rc = serialize_to_wire(b, &len)) != 0)
+            return rc;
+        rc = node_send(node, &f, wire, len, NULL, 0);
+    }
     return rc == -ENOMEM ? PvmNoMem : 0;
 }
 

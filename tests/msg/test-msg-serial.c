@@ -3,6 +3,8 @@
  */
 #include "msgtest.h"
 
+#include "util/copy.h"
+
 static msg_buf_t *new_buf(int enc)
 {
     msg_buf_t *b = NULL;
@@ -118,6 +120,81 @@ TEST(empty_message_serialises_to_the_header)
     ASSERT_EQ(msg_buf_remaining(r), 0);
     msg_buf_unref(r);
     msg_buf_unref(b);
+}
+
+/* The pieces of msg_buf_serial_iov, put together: msg_buf_serialize's bytes. */
+static void check_iov_matches_serialize(msg_buf_t *b, int max)
+{
+    size_t n = msg_buf_serial_size(b), off = MSG_WIRE_HDR;
+    unsigned char *w = malloc(n), *g = malloc(n);
+    struct iovec v[8];
+    ASSERT(w && g && max <= 8);
+    ASSERT_OK(msg_buf_serialize(b, w, n, NULL));
+    int k = msg_buf_serial_iov(b, g, v, max);
+    ASSERT(k >= 0);
+    for (int i = 0; i < k; i++) {
+        ASSERT(v[i].iov_len > 0); /* no empty pieces */
+        memcpy(g + off, v[i].iov_base, v[i].iov_len);
+        off += v[i].iov_len;
+    }
+    ASSERT_EQ(off, n);
+    ASSERT_MEM_EQ(g, w, n);
+    free(w);
+    free(g);
+}
+
+TEST(serial_iov_pieces_are_the_serialised_form)
+{
+    static char big[10000];
+    short sh[3] = {1, 2, 3};
+    for (int enc = 0; enc <= 1; enc++) { /* XDR, raw: the data in one piece */
+        msg_buf_t *b = new_buf(enc);
+        check_iov_matches_serialize(b, 1); /* empty: the header alone */
+        ASSERT_OK(msg_pack(b, PVM_BYTE, big, sizeof(big), 1));
+        ASSERT_OK(msg_pack(b, PVM_SHORT, sh, 3, 1));
+        *msg_buf_hdr(b) = (msg_hdr_t){.tag = 5, .ctx = 1, .src = 0x40001, .dst = 0x80001};
+        check_iov_matches_serialize(b, 1);
+        unsigned char hdr[MSG_WIRE_HDR];
+        struct iovec v[1];
+        ASSERT_EQ(msg_buf_serial_iov(b, hdr, v, 0), PvmOverflow);
+        msg_buf_unref(b);
+    }
+    /* in place: one piece per packed item, read where the user has it */
+    msg_buf_t *b = new_buf(PvmDataInPlace);
+    ASSERT_OK(msg_pack(b, PVM_SHORT, sh, 3, 1));
+    ASSERT_OK(msg_pack(b, PVM_BYTE, big, sizeof(big), 1));
+    ASSERT_OK(msg_pack(b, PVM_SHORT, sh + 1, 2, 1));
+    check_iov_matches_serialize(b, 3);
+    unsigned char hdr[MSG_WIRE_HDR];
+    struct iovec v[2];
+    ASSERT_EQ(msg_buf_serial_iov(b, hdr, v, 2), PvmOverflow); /* more than max */
+    msg_buf_unref(b);
+}
+
+/* util_copy (the copy of message bodies): memcpy's result whatever the
+ * distance between the regions modulo 4 KiB, its vector loop included. */
+#define SPAN (8 * 4096) /* aligned_alloc wants a multiple of the alignment */
+
+TEST(bulk_copy_copies_at_every_distance)
+{
+    static const size_t lens[] = {0, 1, 63, 64, 65, 1023, 1024, 1025, 4099, 20000};
+    unsigned char *src = aligned_alloc(4096, SPAN);
+    unsigned char *dst = aligned_alloc(4096, SPAN);
+    ASSERT(src && dst);
+    for (size_t i = 0; i < SPAN; i++)
+        src[i] = (unsigned char)(i * 131 + 7);
+    for (int d = -70; d <= 70; d++) {
+        for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+            size_t n = lens[l], at = (size_t)(4096 + d);
+            memset(dst, 0xee, SPAN);
+            util_copy(dst + at, src + 4096 + 8, n);
+            ASSERT_MEM_EQ(dst + at, src + 4096 + 8, n);
+            ASSERT_EQ(dst[at - 1], 0xee);
+            ASSERT_EQ(dst[at + n], 0xee);
+        }
+    }
+    free(src);
+    free(dst);
 }
 
 MSGTEST_MAIN()
