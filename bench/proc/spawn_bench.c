@@ -47,13 +47,18 @@ static long rss_kib(int pid)
     return proc_kib(pid, "status", "RssAnon:");
 }
 
-/* Adds the memory of the tasks in tids, when they are processes of their
- * own, to *m; returns how many were (0: they run in this process). */
+/* Adds the memory of the processes the tasks in tids run in, other than
+ * this one, to *m, each process once (UPVM nodes hold many tasks each;
+ * real PVM tasks are one process each); returns how many tasks run in
+ * another process (0: they all run in this one). */
 static int children_mem(const int *tids, int n, struct proc_mem *m)
 {
-    int ntask, self = 0, counted = 0;
+    int ntask, self = 0, counted = 0, npids = 0;
     struct pvmtaskinfo *ti;
     if (pvm_tasks(0, &ntask, &ti) < 0)
+        return 0;
+    int *pids = malloc((size_t)ntask * sizeof *pids);
+    if (!pids)
         return 0;
     for (int i = 0; i < ntask; i++)
         if (ti[i].ti_tid == pvm_mytid())
@@ -61,9 +66,17 @@ static int children_mem(const int *tids, int n, struct proc_mem *m)
     for (int i = 0; i < ntask; i++)
         for (int k = 0; k < n; k++)
             if (ti[i].ti_tid == tids[k] && ti[i].ti_pid != self) {
-                proc_mem_add(m, ti[i].ti_pid);
+                int seen = 0;
+                for (int j = 0; j < npids && !seen; j++)
+                    seen = pids[j] == ti[i].ti_pid;
+                if (!seen) {
+                    proc_mem_add(m, ti[i].ti_pid);
+                    pids[npids++] = ti[i].ti_pid;
+                }
                 counted++;
+                break;
             }
+    free(pids);
     return counted;
 }
 

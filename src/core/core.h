@@ -199,7 +199,8 @@ const char *core_ulp_name(const struct ulp *u, char *buf, size_t len) HIDDEN;
 typedef size_t (*core_describer_t)(const struct ulp *u, char *buf, size_t len);
 void core_set_describer(core_describer_t fn) HIDDEN;
 
-/* Called (on the dying ULP, before it is marked dead) for every ULP exit.
+/* Called (on the dying ULP, before it is marked dead, its exit_status
+ * set) for every ULP exit.
  * Layers register at initialisation; at most 8 hooks. */
 typedef void (*core_exit_hook_t)(struct ulp *u);
 int core_add_exit_hook(core_exit_hook_t hook) HIDDEN NODISCARD;
@@ -245,10 +246,11 @@ struct ulp *core_wake_one(upvm_waitq_t *q) HIDDEN;
 void core_set_swapped_word(int *addr) HIDDEN;
 
 /*
- * End ULP u (not the caller, not main) as if it called upvm_exit(status)
- * the next time it runs: a blocked or sleeping u is woken for that (from
- * its wait queue and timer), a ready one just runs its exit.  Killing a ULP
- * twice keeps the first status.  Code that u would have run is skipped:
+ * End ULP u as if it called upvm_exit(status) the next time it runs: a
+ * blocked or sleeping u is woken for that (from its wait queue and timer),
+ * a ready one just runs its exit; the running one (a frame handler it
+ * polled killed it) ends at its next block, sleep or switch.  Killing a
+ * ULP twice keeps the first status.  Code that u would have run is skipped:
  * what it holds (memory, locks of its own) is not released.
  */
 void core_ulp_kill(struct ulp *u, int status) HIDDEN;

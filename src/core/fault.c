@@ -183,7 +183,7 @@ static void report_overflow(struct ulp *u, const char *name, const siginfo_t *si
 
 static void crash_handler(int sig, siginfo_t *si, void *uctx)
 {
-    char namebuf[32], what[160];
+    char namebuf[160], what[160]; /* "program, PVM task t80003" */
     struct ulp *u = core_on_sched_thread ? core_sched.current : NULL;
     const void *guard = NULL;
     if (u && (sig == SIGSEGV || sig == SIGBUS) && si->si_code > 0)
@@ -248,7 +248,7 @@ static void describe_blocked(struct ulp *u, void *ctx)
     if (++w->total > 20)
         return;
     w->shown++;
-    char namebuf[32];
+    char namebuf[160];
     say("upvm:     ULP %d (%s) waits on %s\n", u->id, core_ulp_name(u, namebuf, sizeof namebuf),
         u->waitq && u->waitq->name ? u->waitq->name : "a wait queue");
 }

@@ -243,7 +243,9 @@ static inline __attribute__((always_inline)) void schedule(void)
     else
         next = schedule_slow();
     if (unlikely(next == core_sched.current)) {
-        next->state = ULP_RUNNING; /* woke by a timer while idling on its stack */
+        next->state = ULP_RUNNING; /* woken while idling on its own stack */
+        if (unlikely(next->kill_pending))
+            die_killed();
         return;
     }
     switch_to(next);
@@ -269,8 +271,17 @@ static inline void enqueue_blocked(upvm_waitq_t *q, int64_t timeout_ns)
         core_timer_add(self, upvm_now_ns() + (uint64_t)timeout_ns);
 }
 
+/* A ULP killed while it ran (by a frame handler it polled) ends instead
+ * of waiting: nothing would ever resume it to die. */
+static inline void die_if_killed(void)
+{
+    if (unlikely(core_sched.current->kill_pending))
+        die_killed();
+}
+
 int core_block(upvm_waitq_t *q, int64_t timeout_ns)
 {
+    die_if_killed();
     enqueue_blocked(q, timeout_ns);
     schedule();
     return core_sched.current->wake_result;
@@ -280,6 +291,7 @@ int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next)
 {
     if (!next || next->state != ULP_READY)
         return core_block(q, timeout_ns);
+    die_if_killed();
     enqueue_blocked(q, timeout_ns);
     list_unlink(&next->link);
     switch_to(next);
@@ -305,10 +317,12 @@ struct ulp *core_wake_one(upvm_waitq_t *q)
 
 void core_ulp_kill(struct ulp *u, int status)
 {
-    if (u->kill_pending || u->state == ULP_DEAD || u == core_sched.current)
+    if (u->kill_pending || u->state == ULP_DEAD)
         return;
     u->kill_pending = true;
     u->kill_status = status;
+    /* The current ULP may also be blocked: the idle loop runs on the
+     * stack of the one that blocked last. */
     if (u->state == ULP_BLOCKED || u->state == ULP_SLEEPING) {
         if (u->state == ULP_BLOCKED)
             list_unlink(&u->link);
@@ -360,6 +374,7 @@ int upvm_sleep_ns(uint64_t ns)
         upvm_yield();
         return 0;
     }
+    die_if_killed();
     struct ulp *self = core_sched.current;
     self->state = ULP_SLEEPING;
     core_timer_add(self, upvm_now_ns() + ns);

@@ -404,9 +404,9 @@ void upvm_exit(int status)
         (void)upvm_join_all();
         exit(status);
     }
+    self->exit_status = status; /* the hooks may report it */
     for (int i = 0; i < nexit_hooks; i++)
         exit_hooks[i](self);
-    self->exit_status = status;
     self->state = ULP_DEAD;
     core_sched.nlive--;
     if (self->joining)

@@ -152,6 +152,19 @@ HIDDEN int net_peer_status(int node);
 HIDDEN enum net_peer_state net_peer_state(int node);
 HIDDEN uint32_t net_events(void);
 
+/*
+ * Boards: NET_BOARD_BYTES of the segment per node slot, zero at first,
+ * that the transport itself never touches.  By convention node n alone
+ * writes board n; anyone may read it, and it outlives node n (the segment
+ * lives while any process of the job maps it), so it holds what the
+ * others must still know after n dies (node/board.h).  net_board: a node's
+ * view (NULL before init, out of range, or with no shared segment);
+ * net_shm_board: the launcher's.
+ */
+#define NET_BOARD_BYTES ((size_t)8192)
+HIDDEN void *net_board(int node);
+HIDDEN void *net_shm_board(net_shm_seg_t *seg, int node);
+
 /* ------------------------------------------------------------ every one */
 
 /* Tears the transport down (pending backlogs are dropped). */

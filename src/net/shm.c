@@ -5,7 +5,10 @@
  * it has no name anywhere and dies with its last mapping, even after
  * SIGKILL).  It holds:
  *
- *   header | node slot x N | ring (0->1) | ring (0->2) | ... | ring (N-1->N-2)
+ *   header | node slot x N | board x N | ring (0->1) | ring (0->2) | ... | ring (N-1->N-2)
+ *
+ * A board (NET_BOARD_BYTES per node) is the node layer's: the transport
+ * never reads or writes it (net_board).
  *
  * One single-producer / single-consumer byte ring per ordered pair of
  * nodes, N*(N-1) in all, so no two processes ever write the same index and
@@ -68,7 +71,7 @@
 
 #define LINE 128
 #define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
-#define SEG_VERSION 2
+#define SEG_VERSION 3 /* 2: boards; 3: records on a line, polled by header */
 #define REC_ALIGN 64 /* records start on a cache line */
 #define CLEAR_AHEAD 2048 /* header slots the producer keeps clear past its tail */
 #define MAX_NODES 4096
@@ -151,9 +154,14 @@ static size_t round_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
 static size_t slots_off(void) { return round_up(sizeof(struct seg_hdr), LINE); }
 
-static size_t rings_off(int n)
+static size_t boards_off(int n)
 {
     return round_up(slots_off() + (size_t)n * sizeof(struct node_slot), 4096);
+}
+
+static size_t rings_off(int n)
+{
+    return boards_off(n) + (size_t)n * NET_BOARD_BYTES;
 }
 
 static struct node_slot *seg_slots(void *base)
@@ -300,6 +308,21 @@ int net_request_start(int node)
     if (!atomic_compare_exchange_strong(&S.slots[node].state, &absent, NET_PEER_STARTING))
         return -EBUSY;
     return 0;
+}
+
+void *net_board(int node)
+{
+    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+        return NULL;
+    return (char *)S.hdr + boards_off(net_cur.nnodes) + (size_t)node * NET_BOARD_BYTES;
+}
+
+void *net_shm_board(net_shm_seg_t *seg, int node)
+{
+    struct seg_hdr *h = seg->base;
+    if (node < 0 || node >= (int)h->nnodes)
+        return NULL;
+    return (char *)seg->base + boards_off((int)h->nnodes) + (size_t)node * NET_BOARD_BYTES;
 }
 
 uint32_t net_events(void)

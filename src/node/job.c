@@ -13,6 +13,7 @@
 
 #include "core/core.h"
 #include "net/net.h"
+#include "node/board.h"
 #include "node/job.h"
 #include "node/launch.h"
 
@@ -22,7 +23,7 @@ enum {
     K_PROBE_ACK,     /* a: wave, b: idle, c: live ULPs; payload: u64 sent, recvd */
     K_SHUTDOWN,      /* a: enum shutdown_mode */
     K_BYE,           /* a node is about to exit after a shutdown */
-    K_GONE_ACK,      /* a: the dead node, b: notifications delivered for it */
+    K_GONE_ACK,      /* a: a dead node, b: notifications delivered for it here */
 };
 
 enum shutdown_mode { SHUT_DONE, SHUT_STUCK, SHUT_DEADLOCK, SHUT_LOST, SHUT_DELETED };
@@ -66,9 +67,14 @@ static struct {
     bool finishing;                  /* node_job_finish runs */
     int verdict;                     /* 0 running, 1 done, 2 stuck */
     uint64_t idle_probe_ns;          /* next idle probe interval */
-    /* node 0: a node died; the others say whether anyone was told */
-    int gone_node, gone_acks_missing, gone_fired;
-    int byes_missing;
+    /* node 0: a node died; the other nodes say whether anyone was told */
+    struct gone_vote {
+        bool pending;
+        int fired;                   /* notifications delivered so far */
+        uint64_t waiting;            /* nodes whose K_GONE_ACK is missing */
+    } gone[NODE_MAX];
+    int byes_missing;                /* shutdown: nodes in bye_due */
+    bool bye_due[NODE_MAX];          /* told to shut down, neither said bye nor died */
 
     /* every node: shutdown ordered */
     bool shutdown;
@@ -78,18 +84,24 @@ static struct {
 
 static void send_bare(int dst, int kind, int a, int b, int c);
 static void shutdown_all(int mode);
-static void lost_node_decision(void);
+static void gone_vote_start(int n, int fired);
+static void gone_vote_drop_voter(int voter);
 
 /* ------------------------------------------------------------ environment */
+
+int node_job_cores(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > NODE_MAX / 2 ? NODE_MAX / 2 : cores > 0 ? (int)cores : 1;
+}
 
 int node_job_nodes_from_env(int dflt)
 {
     const char *s = getenv("UPVM_NODES");
     if (!s || !*s)
         return dflt;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (strcmp(s, "cores") == 0)
-        return cores > NODE_MAX ? NODE_MAX : cores > 0 ? (int)cores : 1;
+        return node_job_cores();
     char *end;
     long n = strtol(s, &end, 10);
     if (*end || n < 1 || n > NODE_MAX / 2) {
@@ -246,6 +258,16 @@ static void dispatch(void *ctx, int src, const void *data, size_t len)
 
 /* ------------------------------------------------------------ membership */
 
+/* Node 0 in shutdown_all: node n said goodbye, or died: it counts once
+ * (a node that said goodbye exits right after, and is seen gone then). */
+static void bye_received(int n)
+{
+    if (n > 0 && n < NODE_MAX && J.bye_due[n]) {
+        J.bye_due[n] = false;
+        J.byes_missing--;
+    }
+}
+
 static void node_gone(int n)
 {
     drop_queue(n);
@@ -261,18 +283,10 @@ static void node_gone(int n)
         J.acked[n] = true;
         J.acks_missing--;
     }
-    if (J.byes_missing > 0)
-        J.byes_missing--;
-    if (deleted || J.shutdown || J.finishing)
-        return;
-    /* node 0: did anyone ask to be told?  The other nodes answer. */
-    J.gone_node = n;
-    J.gone_fired = fired;
-    J.gone_acks_missing = 0;
-    for (int i = 1; i < J.slots; i++)
-        J.gone_acks_missing += J.known[i] == NET_PEER_UP;
-    if (!J.gone_acks_missing)
-        lost_node_decision();
+    bye_received(n); /* a node that died says no goodbye */
+    if (!deleted && !J.shutdown)
+        gone_vote_start(n, fired); /* first: a report on another names n too */
+    gone_vote_drop_voter(n); /* its votes on earlier deaths never come */
 }
 
 static void membership_changed(void)
@@ -395,14 +409,20 @@ static void wave_done(void)
         (void)upvm_wake_one(&J.mainq);
         return;
     }
-    /* Every ULP of the job waits for a message no one will send. */
+    /* Every ULP of the job waits for a message no one will send.  Node 0
+     * lists its ULPs, then the others theirs (on K_SHUTDOWN), then the
+     * advice comes last. */
+    int up = 1;
+    for (int n = 1; n < J.slots; n++)
+        up += J.known[n] == NET_PEER_UP;
     fprintf(stderr, "upvm: deadlock: every ULP of the job's %d node(s) is blocked and no "
-                    "message is in flight:\n", J.slots);
+                    "message is in flight:\n", up);
     if (J.hooks.describe_stuck)
         J.hooks.describe_stuck();
+    fflush(stderr);
+    shutdown_all(SHUT_DEADLOCK);
     fprintf(stderr, "upvm: check the program's receives, barriers and joins; the job ends "
                     "with exit status 70.\n");
-    shutdown_all(SHUT_DEADLOCK);
     fflush(NULL);
     _exit(70);
 }
@@ -458,10 +478,12 @@ static void shutdown_all(int mode)
 {
     J.shutdown = true;
     J.byes_missing = 0;
+    memset(J.bye_due, 0, sizeof J.bye_due);
     for (int n = 1; n < J.slots; n++) {
         if (J.known[n] != NET_PEER_UP)
             continue;
         send_bare(n, K_SHUTDOWN, mode, 0, 0);
+        J.bye_due[n] = true;
         J.byes_missing++;
     }
     /* Wait for the others to say goodbye (their reports come first). */
@@ -486,42 +508,127 @@ static void on_shutdown(int src, const struct node_frame *f, const void *p, size
 
 static void on_bye(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    if (J.byes_missing > 0)
-        J.byes_missing--;
+    bye_received(src);
 }
 
-static void lost_node_decision(void)
+/* "died of signal 9 (Killed)" / "exited with status 3" */
+static const char *fate(int status, char *buf, size_t len)
 {
-    int n = J.gone_node;
-    J.gone_node = 0;
-    char name[32];
-    int status = net_peer_status(n);
-    if (J.gone_fired > 0) {
-        fprintf(stderr, "upvm: %s died (%s %d); the job goes on: %d notification(s) "
-                        "delivered\n", node_job_name(n, name, sizeof name),
-                status > 128 ? "signal" : "exit status", status > 128 ? status - 128 : status,
-                J.gone_fired);
+    if (status > 128)
+        snprintf(buf, len, "died of signal %d (%s)", status - 128, strsignal(status - 128));
+    else
+        snprintf(buf, len, "exited with status %d", status);
+    return buf;
+}
+
+/* "node1 (pid 123) died of signal 9 (Killed)" */
+static const char *node_fate(int n, char *buf, size_t len)
+{
+    char name[32], what[96];
+    snprintf(buf, len, "%s (pid %d) %s", node_job_name(n, name, sizeof name),
+             node_board_pid(net_board(n)), fate(net_peer_status(n), what, sizeof what));
+    return buf;
+}
+
+/* The tasks node n ran, from its board (nothing if none). */
+static void print_lost_tasks(int n)
+{
+    const void *board = net_board(n);
+    int ntasks = node_board_ntasks(board);
+    if (ntasks <= 0)
+        return;
+    fprintf(stderr, "upvm:   its %d task(s), lost:\n", ntasks);
+    node_board_print(stderr, board, "upvm:    ");
+}
+
+/*
+ * Node 0, every node has said how many of its tasks it told of node n's
+ * death: the job goes on if any task was told (the application handles
+ * it) or if n ran no task (nothing is lost); otherwise the job ends with a
+ * report naming n and its tasks, read from n's board (board.h), and n's
+ * exit status (1 if it exited with 0).  Nodes that died at the same time
+ * and are not decided yet are named too.
+ */
+static void lost_node_decision(int n)
+{
+    int fired = J.gone[n].fired, status = net_peer_status(n);
+    char who[192];
+    node_fate(n, who, sizeof who);
+    if (fired > 0 || node_board_ntasks(net_board(n)) <= 0) {
+        if (fired > 0)
+            fprintf(stderr, "upvm: %s; the job goes on: %d notification(s) delivered "
+                            "(pvm_notify)\n", who, fired);
+        else
+            fprintf(stderr, "upvm: %s; the job goes on: it ran no task\n", who);
+        print_lost_tasks(n);
         return;
     }
-    fprintf(stderr, "upvm: %s died (%s %d) and no task asked to be told "
-                    "(pvm_notify PvmHostDelete / PvmTaskExit):\n",
-            node_job_name(n, name, sizeof name), status > 128 ? "signal" : "exit status",
-            status > 128 ? status - 128 : status);
-    if (J.hooks.describe_lost)
-        J.hooks.describe_lost(n);
-    fprintf(stderr, "upvm: ending the job (exit status %d)\n", status ? status : 1);
+    int code = status ? status : 1;
+    fprintf(stderr, "upvm: %s, and no task had asked to be told (pvm_notify PvmHostDelete "
+                    "or PvmTaskExit)\n", who);
+    print_lost_tasks(n);
+    for (int m = 1; m < J.slots; m++) {
+        if (m == n || !(J.gone[m].pending || (J.known[m] == NET_PEER_UP &&
+                                               net_peer_state(m) == NET_PEER_GONE)))
+            continue;
+        fprintf(stderr, "upvm: %s too\n", node_fate(m, who, sizeof who));
+        print_lost_tasks(m);
+    }
+    fprintf(stderr, "upvm: ending the job (exit status %d); to let a job go on when a node "
+                    "dies, ask for PvmHostDelete or PvmTaskExit with pvm_notify\n", code);
     shutdown_all(SHUT_LOST);
     fflush(NULL);
-    _exit(status ? status : 1);
+    _exit(code);
+}
+
+/* The nodes up now, but this one and n. */
+static uint64_t voters(int n)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < J.slots; i++)
+        if (i != J.self && i != n && J.known[i] == NET_PEER_UP)
+            m |= (uint64_t)1 << i;
+    return m;
+}
+
+static void gone_vote_check(int n)
+{
+    if (J.gone[n].pending && !J.gone[n].waiting) {
+        J.gone[n].pending = false;
+        lost_node_decision(n);
+    }
+}
+
+/* Node 0 saw node n die, fired notifications for it here: ask the rest. */
+static void gone_vote_start(int n, int fired)
+{
+    J.gone[n] = (struct gone_vote){.pending = true, .fired = fired, .waiting = voters(n)};
+    gone_vote_check(n);
+}
+
+/* Node 0: voter is gone too: no vote of it will come. */
+static void gone_vote_drop_voter(int voter)
+{
+    for (int n = 0; n < J.slots; n++) {
+        if (!J.gone[n].pending || !(J.gone[n].waiting & ((uint64_t)1 << voter)))
+            continue;
+        J.gone[n].waiting &= ~((uint64_t)1 << voter);
+        gone_vote_check(n);
+    }
 }
 
 static void on_gone_ack(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    if (J.self != 0 || f->a != J.gone_node || J.gone_acks_missing <= 0)
+    /* The sender may have seen the death before this node did. */
+    if (net_events() != J.events_seen)
+        membership_changed();
+    int n = f->a;
+    if (J.self != 0 || n < 0 || n >= J.slots || src >= NODE_MAX || !J.gone[n].pending ||
+        !(J.gone[n].waiting & ((uint64_t)1 << src)))
         return;
-    J.gone_fired += f->b;
-    if (--J.gone_acks_missing == 0)
-        lost_node_decision();
+    J.gone[n].fired += f->b;
+    J.gone[n].waiting &= ~((uint64_t)1 << src);
+    gone_vote_check(n);
 }
 
 /* A node's main ULP after a shutdown order: say goodbye and go. */
@@ -624,11 +731,17 @@ int node_job_start(int nnodes)
     J.events_seen = net_events();
     for (int n = 0; n < J.slots; n++)
         J.known[n] = net_peer_state(n);
+    node_board_open(net_board(node));
     node_on_frame(K_PROBE, on_probe);
     node_on_frame(K_PROBE_ACK, on_probe_ack);
     node_on_frame(K_SHUTDOWN, on_shutdown);
     node_on_frame(K_BYE, on_bye);
     node_on_frame(K_GONE_ACK, on_gone_ack);
     core_set_idle_ops(&job_idle_ops);
+    /* A node started late never sees the deaths before its start; node 0
+     * may count on its vote for them all the same: it told no one. */
+    for (int n = 1; node != 0 && n < J.slots; n++)
+        if (J.known[n] == NET_PEER_GONE)
+            send_bare(0, K_GONE_ACK, n, 0, 0);
     return node;
 }

@@ -21,6 +21,15 @@
  * frames sent == frames received and the same totals mean nothing can
  * change any more: the job is done (no ULP left) or stuck (ULPs all
  * blocked on each other: reported, like a one-node deadlock).
+ *
+ * A node that dies (the launcher marks it GONE in the segment and wakes
+ * every node) is noticed by each node at its next poll: the peer_gone hook
+ * delivers the notifications asked for there, and each node tells node 0
+ * how many.  Node 0 then decides: if some task was told, or the dead node
+ * ran no task, the job goes on (a line says so); otherwise the job ends
+ * with a report naming the node, its pid and its tasks (read from its
+ * board, board.h), and the node's exit status (128 + signal).  This holds
+ * after main has returned too.
  */
 #ifndef UPVM_NODE_JOB_H
 #define UPVM_NODE_JOB_H
@@ -61,6 +70,8 @@ int node_job_start(int nnodes) HIDDEN;
 /* The number of nodes asked for: UPVM_NODES (a count, or "cores"), else
  * dflt.  A bad value is reported and gives dflt. */
 int node_job_nodes_from_env(int dflt) HIDDEN;
+/* One node per online core (at most NODE_MAX / 2: room to add nodes). */
+int node_job_cores(void) HIDDEN;
 
 /* True in a node of a job of more than one node. */
 bool node_job_multi(void) HIDDEN;
@@ -99,9 +110,6 @@ struct node_job_hooks {
     int (*peer_gone)(int n, int status, bool deleted);
     /* Node n came up (added at run time). */
     void (*peer_up)(int n);
-    /* Node 0, a node died and nobody asked to be told: print what was lost
-     * there (its tasks). */
-    void (*describe_lost)(int n);
     /* Every node, the job ends stuck: print this node's blocked tasks. */
     void (*describe_stuck)(void);
 };

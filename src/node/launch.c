@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "net/net.h"
+#include "node/board.h"
 #include "node/launch.h"
 
 #define MAX_NODES 64
@@ -186,6 +187,24 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
 
 /* ------------------------------------------------------------ a job's launcher */
 
+/* Node 0 died of a signal: say so, with the tasks lost (its board). */
+static void report_node0(net_shm_seg_t *seg, const struct node_exit *e, int left)
+{
+    const void *board = net_shm_board(seg, 0);
+    fprintf(stderr, "upvm: node0 (pid %d), the node of the program's main, died of signal "
+                    "%d (%s)\n", -e->pid, e->signal, strsignal(e->signal));
+    int n = node_board_ntasks(board);
+    if (n > 0) {
+        fprintf(stderr, "upvm:   its %d task(s), lost:\n", n);
+        node_board_print(stderr, board, "upvm:    ");
+    }
+    if (left > 0)
+        fprintf(stderr, "upvm: ending the job's other %d node(s) (exit status %d)\n", left,
+                e->status);
+    else
+        fprintf(stderr, "upvm: the job ends (exit status %d)\n", e->status);
+}
+
 /* Fork node `node` of the job; in the child, join the transport and return
  * 0 there (*is_child set); the parent gets the pid. */
 static pid_t job_fork_node(net_shm_seg_t *seg, const net_config_t *cfg, int node,
@@ -272,11 +291,8 @@ int node_job_fork(int nnodes, int capacity)
             if (i == 0) {
                 if (!ending)
                     status = ex[0].status;
-                if (ex[0].signal && left > 0) {
-                    fprintf(stderr, "upvm: node 0 (pid %d) died of signal %d (%s): ending "
-                                    "the job's other %d node(s)\n", -ex[0].pid, ex[0].signal,
-                            strsignal(ex[0].signal), left);
-                }
+                if (ex[0].signal && !ending)
+                    report_node0(seg, &ex[0], left);
                 if (left > 0) /* node 0 ended the job: the others follow */
                     end_all(ex, MAX_NODES, &left);
             } else {

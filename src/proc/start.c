@@ -20,6 +20,7 @@
 #include <sys/personality.h>
 #include <unistd.h>
 
+#include "node/job.h"
 #include "proc/proc.h"
 #include "pvm/pvm.h" /* the launcher sits on top of every layer */
 #include "pvm/remote.h"
@@ -68,12 +69,19 @@ static int run_copies(const char *path, int ninst, char **argv)
         free(ids);
         return 1;
     }
-    int started = pvm_spawn((char *)path, argv + 1, PvmTaskDefault, "", ninst, tids);
+    int started = pvm_spawn_flagged((char *)path, argv + 1, PVM_SPAWN_REPORT_STATUS, "",
+                                    ninst, tids);
     for (int i = 0; i < ninst; i++) {
         struct pvm_task *t = tids[i] > 0 ? pvm_task_by_tid(tids[i]) : NULL;
         ids[i] = t ? t->ulp->id : 0;
     }
-    int status = join_all_of(ids, ninst, started == ninst ? 0 : 1);
+    (void)join_all_of(ids, ninst, 0); /* reaps the ones here */
+    int status = started == ninst ? 0 : 1;
+    for (int i = 0; i < ninst; i++) { /* wherever they ran */
+        int st = tids[i] > 0 ? pvm_wait_status(tids[i]) : 0;
+        if (st != 0 && status == 0)
+            status = st;
+    }
     (void)pvm_exit();
     free(tids);
     free(ids);
@@ -86,10 +94,9 @@ int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
     if (rc != 0)
         return rc;
     node_started = true;
-    /* A job of several nodes (UPVM_NODES / upvm run --nodes): the other
-     * nodes serve from here on and never return.  The default stays one
-     * node until every process-mode test passes on several (issue 5). */
-    (void)pvm_job_start(1);
+    /* A job of one node per core (UPVM_NODES / upvm run --nodes say
+     * otherwise): the other nodes serve from here on and never return. */
+    (void)pvm_job_start(node_job_cores());
     if (ninst > 1 && !envp)
         return run_copies(path, ninst, argv);
     upvm_id_t *ids = calloc((size_t)ninst, sizeof *ids);

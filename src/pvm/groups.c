@@ -39,14 +39,21 @@
  * reduces per host first, at the host's coordinator (its lowest tid), as
  * PVM does; the coordinator's data array ends up holding its host's
  * result.  Contributions travel as PvmDataRaw (PVM uses XDR, which cuts
- * longs to 32 bits).  A later multi-node version keeps these messages and
- * only needs the group table itself to come from one place.
+ * longs to 32 bits).
+ *
+ * In a job of several nodes the table lives on node 0 (pvmgs's place).
+ * Changes (join, leave, barrier, freeze, a task's end) are requests to
+ * it, answered when done, so a barrier's waiters on other nodes block on
+ * their answer; reads (gsize, gettid, getinst, bcast's and gather's
+ * member lists, reduce's plan) work on a copy of the group it sends.  The
+ * data messages go task to task as on one node.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pvm/pvm.h"
+#include "pvm/remote.h"
 
 /* PVM's SYSCTX_DG: the context of the group library's own messages. */
 #define GRP_CTX        0x7fffc
@@ -58,11 +65,13 @@
 
 enum grp_state { GRP_DYNAMIC, GRP_STATIC, GRP_STATIC_DEAD };
 
-/* A task blocked in pvm_barrier or pvm_freezegroup; on its stack, linked
- * in the group's list until released. */
+/* A task blocked in pvm_barrier or pvm_freezegroup, linked in the
+ * group's list until released: on its stack when it is on this node;
+ * malloc'ed, with the request to answer, when it asked from another. */
 struct grp_waiter {
     list_link_t link;
-    struct pvm_task *task;
+    int tid;
+    int node, request;     /* node -1: here */
     bool done;
     int result;
     upvm_waitq_t q;
@@ -70,6 +79,7 @@ struct grp_waiter {
 
 struct grp {
     list_link_t link;      /* grp_list, in creation order */
+    bool copy;             /* a copy from node 0 (grp_view), not the table's */
     int *tids;             /* tids[instance], GRP_FREE for a free slot */
     int cap;               /* slots in tids */
     int ntids;             /* members */
@@ -117,6 +127,11 @@ static void release(list_link_t *list, int result)
     list_link_t *l;
     while ((l = list_pop_front(list))) {
         struct grp_waiter *w = list_entry(l, struct grp_waiter, link);
+        if (w->node >= 0) {
+            pvm_rpc_reply(w->node, w->request, result, NULL, 0);
+            free(w);
+            continue;
+        }
         w->done = true;
         w->result = result;
         (void)core_wake_one(&w->q);
@@ -194,15 +209,14 @@ static void grp_remove(struct grp *g, int inst)
         grp_free(g);
 }
 
-/* Block t on list until released; returns the release's result. */
-static int grp_wait(struct pvm_task *t, list_link_t *list, const char *what)
+/* Block on w, queued by a barrier or freeze, until released; returns the
+ * release's result. */
+static int grp_wait(struct grp_waiter *w, const char *what)
 {
-    struct grp_waiter w = {.task = t};
-    upvm_waitq_init(&w.q, what);
-    list_push_back(list, &w.link);
-    while (!w.done)
-        (void)core_block(&w.q, -1);
-    return w.result;
+    upvm_waitq_init(&w->q, what);
+    while (!w->done)
+        (void)core_block(&w->q, -1);
+    return w->result;
 }
 
 /* The members' tids in instance order, for gather/scatter, which need
@@ -255,87 +269,44 @@ static struct grp_hostinfo host_info(const struct grp *g, int host)
     return h;
 }
 
-/* ------------------------------------------------------------ membership */
+/* ------------------------------------------------------------ the table's side */
 
-#define TASK_OR_SYSERR(t)                                       \
-    struct pvm_task *t = pvm_current();                         \
-    if (unlikely(!t))                                           \
-        return pvm_fail_silent(PvmSysErr)
+/*
+ * What node 0 does for a task, here or on another node (tid names it).
+ * The barrier and freeze ones return ROUND_WAIT with w queued when the
+ * caller has to wait for the others.
+ */
 
-/* Group calls only set pvm_errno (PVM's libgpvm3 never reports). */
-static inline int group_rc(int rc)
+static int table_join(const char *name, int tid)
 {
-    return rc < 0 ? pvm_fail_silent(rc) : rc;
-}
-
-int pvm_joingroup(char *group)
-{
-    TASK_OR_SYSERR(t);
-    if (!group || !*group)
-        return pvm_fail_silent(PvmNullGroup);
-    struct grp *g = grp_find(group);
+    if (!name || !*name)
+        return PvmNullGroup;
+    struct grp *g = grp_find(name);
     bool fresh = !g;
-    if (fresh && !(g = grp_new(group)))
-        return pvm_fail_silent(PvmNoMem);
+    if (fresh && !(g = grp_new(name)))
+        return PvmNoMem;
     if (g->state != GRP_DYNAMIC)
-        return pvm_fail_silent(PvmNotInGroup); /* a (dead) static group */
-    if (inst_of(g, t->tid) >= 0)
-        return pvm_fail_silent(PvmDupGroup);
-    int inst = grp_add(g, t->tid);
+        return PvmNotInGroup; /* a (dead) static group */
+    if (inst_of(g, tid) >= 0)
+        return PvmDupGroup;
+    int inst = grp_add(g, tid);
     if (inst < 0 && fresh)
         grp_free(g);
-    return group_rc(inst);
+    return inst;
 }
 
-static int leave(struct pvm_task *t, const char *group)
+static int table_leave(const char *name, int tid)
 {
     struct grp *g;
-    int rc = grp_get(group, &g);
+    int rc = grp_get(name, &g);
     if (rc)
         return rc;
-    int inst = inst_of(g, t->tid);
+    int inst = inst_of(g, tid);
     if (inst < 0)
         return PvmNotInGroup;
     grp_remove(g, inst);
     return 0;
 }
-
-int pvm_lvgroup(char *group)
-{
-    TASK_OR_SYSERR(t);
-    return group_rc(leave(t, group));
-}
-
-int pvm_getinst(char *group, int tid)
-{
-    TASK_OR_SYSERR(t);
-    pvm_poll_yield(); /* often polled: let the members come */
-    struct grp *g;
-    int rc = grp_get(group, &g);
-    if (rc == 0 && (rc = inst_of(g, tid)) < 0)
-        rc = PvmNotInGroup;
-    return group_rc(rc);
-}
-
-int pvm_gettid(char *group, int inst)
-{
-    TASK_OR_SYSERR(t);
-    pvm_poll_yield(); /* often polled: let the members come */
-    struct grp *g;
-    int rc = grp_get(group, &g);
-    return group_rc(rc ? rc : tid_of(g, inst));
-}
-
-int pvm_gsize(char *group)
-{
-    TASK_OR_SYSERR(t);
-    pvm_poll_yield(); /* often polled: let the members come */
-    struct grp *g;
-    int rc = grp_get(group, &g);
-    return group_rc(rc ? rc : g->ntids);
-}
-
-/* ------------------------------------------------------------ barrier, freeze */
 
 /*
  * pvmgs's barrier and static-group formation share one scheme: the first
@@ -348,7 +319,7 @@ struct grp_round {
     int *count, *reached;
 };
 
-enum { ROUND_WAIT = 0, ROUND_COMPLETE = 1 };
+enum { ROUND_WAIT = 1 << 30, ROUND_COMPLETE = (1 << 30) + 1 };
 
 /* ROUND_WAIT, ROUND_COMPLETE (the caller is the last) or PvmMismatch. */
 static int round_arrive(const struct grp *g, struct grp_round r, int count)
@@ -367,19 +338,19 @@ static int round_arrive(const struct grp *g, struct grp_round r, int count)
     return *r.count == *r.reached ? ROUND_COMPLETE : ROUND_WAIT;
 }
 
-static int barrier(struct pvm_task *t, const char *group, int count)
+static int table_barrier(const char *name, int count, struct grp_waiter *w)
 {
     struct grp *g;
-    int rc = grp_get(group, &g);
+    int rc = grp_get(name, &g);
     if (rc == 0 && g->state == GRP_STATIC_DEAD)
         rc = PvmNoGroup;
-    if (rc == 0 && inst_of(g, t->tid) < 0)
+    if (rc == 0 && inst_of(g, w->tid) < 0)
         rc = PvmNotInGroup;
     if (rc < 0)
         return rc;
     rc = round_arrive(g, (struct grp_round){&g->bar_count, &g->bar_reached}, count);
     if (rc == ROUND_WAIT) /* released with 0, or PvmNoGroup: g may be gone */
-        return grp_wait(t, &g->bar_waiters, "pvm_barrier");
+        list_push_back(&g->bar_waiters, &w->link);
     if (rc == ROUND_COMPLETE) {
         release(&g->bar_waiters, 0);
         g->bar_count = -1;
@@ -388,26 +359,20 @@ static int barrier(struct pvm_task *t, const char *group, int count)
     return rc;
 }
 
-int pvm_barrier(char *group, int count)
-{
-    TASK_OR_SYSERR(t);
-    return group_rc(barrier(t, group, count));
-}
-
-/* Returns the group's size once frozen (to every caller), or an error. */
-static int freeze(struct pvm_task *t, const char *group, int size)
+/* The group's size once frozen (to every caller), or an error. */
+static int table_freeze(const char *name, int size, struct grp_waiter *w)
 {
     struct grp *g;
-    int rc = grp_get(group, &g);
+    int rc = grp_get(name, &g);
     if (rc == 0 && g->state == GRP_STATIC)
         rc = PvmDupGroup;
-    if (rc == 0 && inst_of(g, t->tid) < 0)
+    if (rc == 0 && inst_of(g, w->tid) < 0)
         rc = PvmNotInGroup;
     if (rc < 0)
         return rc;
     rc = round_arrive(g, (struct grp_round){&g->frz_count, &g->frz_reached}, size);
     if (rc == ROUND_WAIT)
-        return grp_wait(t, &g->frz_waiters, "pvm_freezegroup");
+        list_push_back(&g->frz_waiters, &w->link);
     if (rc == ROUND_COMPLETE) {
         g->state = GRP_STATIC;
         release(&g->frz_waiters, g->frz_count);
@@ -416,12 +381,260 @@ static int freeze(struct pvm_task *t, const char *group, int size)
     return rc;
 }
 
+/* tid's records in barrier and freeze queues (it ended while waiting: a
+ * local record was on its stack).  A barrier still counts its arrival. */
+static void drop_waiters(list_link_t *list, int tid)
+{
+    for (list_link_t *l = list->next, *next; l != list; l = next) {
+        next = l->next;
+        struct grp_waiter *w = list_entry(l, struct grp_waiter, link);
+        if (w->tid != tid)
+            continue;
+        list_unlink(l);
+        if (w->node >= 0)
+            free(w);
+    }
+}
+
+/* A task ended: it leaves every group. */
+static void table_task_gone(int tid)
+{
+    for (list_link_t *l = grp_list.next, *next; l != &grp_list; l = next) {
+        next = l->next; /* grp_remove may free this group */
+        struct grp *g = list_entry(l, struct grp, link);
+        drop_waiters(&g->bar_waiters, tid);
+        drop_waiters(&g->frz_waiters, tid);
+        int inst = inst_of(g, tid);
+        if (inst >= 0)
+            grp_remove(g, inst);
+    }
+}
+
+/* ------------------------------------------------------------ node 0 serves */
+
+enum grp_request { GRQ_JOIN, GRQ_LEAVE, GRQ_BARRIER, GRQ_FREEZE, GRQ_VIEW, GRQ_GONE, GRQ_DUMP };
+
+/* A copy of group g for another node: state, ntids, cap, tids[cap]. */
+static void reply_view(int node, int request, const struct grp *g)
+{
+    size_t len = (3 + (size_t)g->cap) * sizeof(int);
+    int *v = malloc(len);
+    if (!v) {
+        pvm_rpc_reply(node, request, PvmNoMem, NULL, 0);
+        return;
+    }
+    v[0] = (int)g->state;
+    v[1] = g->ntids;
+    v[2] = g->cap;
+    memcpy(v + 3, g->tids, (size_t)g->cap * sizeof(int));
+    pvm_rpc_reply(node, request, 0, v, len);
+    free(v);
+}
+
+static void pvm_gsdump_here(void);
+
+/* K_GROUP {a: op, b: request, c: arg; payload: int tid, then the name}. */
+void pvm_groups_serve(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int tid;
+    const char *name = (const char *)p + sizeof tid;
+    if (len < sizeof tid + 1 || name[len - sizeof tid - 1] != '\0') {
+        pvm_rpc_reply(src, f->b, PvmSysErr, NULL, 0);
+        return;
+    }
+    memcpy(&tid, p, sizeof tid);
+    int rc = PvmBadParam;
+    struct grp_waiter *w = NULL;
+    switch (f->a) {
+    case GRQ_JOIN: rc = table_join(name, tid); break;
+    case GRQ_LEAVE: rc = table_leave(name, tid); break;
+    case GRQ_BARRIER:
+    case GRQ_FREEZE:
+        if (!(w = malloc(sizeof *w))) {
+            rc = PvmNoMem;
+            break;
+        }
+        *w = (struct grp_waiter){.tid = tid, .node = src, .request = f->b};
+        rc = f->a == GRQ_BARRIER ? table_barrier(name, f->c, w) : table_freeze(name, f->c, w);
+        if (rc == ROUND_WAIT)
+            return; /* answered when released */
+        free(w);
+        break;
+    case GRQ_VIEW: {
+        struct grp *g;
+        if ((rc = grp_get(name, &g)) == 0) {
+            reply_view(src, f->b, g);
+            return;
+        }
+        break;
+    }
+    case GRQ_GONE: table_task_gone(tid); return; /* no answer */
+    case GRQ_DUMP: pvm_gsdump_here(); rc = 0; break;
+    }
+    pvm_rpc_reply(src, f->b, rc, NULL, 0);
+}
+
+void pvm_groups_node_gone(int n)
+{
+    /* Its tasks are gone: they leave, as pvmgs hears of a host's tasks. */
+    for (bool again = true; again;) {
+        again = false;
+        list_for_each(l, &grp_list) {
+            struct grp *g = list_entry(l, struct grp, link);
+            for (int i = 0; i < g->cap && !again; i++)
+                if (g->tids[i] != GRP_FREE && pvm_tid_node(g->tids[i]) == n) {
+                    table_task_gone(g->tids[i]); /* may free g: look again */
+                    again = true;
+                }
+            if (again)
+                break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ asking node 0 */
+
+static bool table_here(void)
+{
+    return node_job_self() == 0;
+}
+
+/* A request to node 0 for tid; the result (and *data, *len if given). */
+static int ask(int op, int tid, const char *name, int arg, void **data, size_t *len)
+{
+    return pvm_rpc(0, K_GROUP, op, arg, &tid, sizeof tid, name, strlen(name) + 1, PvmSysErr,
+                   data, len);
+}
+
+/* The group called name to read: the table's own on node 0, else a copy
+ * from it (grp_done frees it).  0, PvmNullGroup or PvmNoGroup. */
+static int grp_view(const char *name, struct grp **out)
+{
+    if (table_here() || !name || !*name)
+        return grp_get(name, out);
+    void *data = NULL;
+    size_t len = 0;
+    int rc = ask(GRQ_VIEW, 0, name, 0, &data, &len);
+    const int *v = data;
+    if (rc == 0 && (len < 3 * sizeof(int) || len != (3 + (size_t)v[2]) * sizeof(int)))
+        rc = PvmSysErr;
+    struct grp *g = rc == 0 ? calloc(1, sizeof *g + strlen(name) + 1) : NULL;
+    int *tids = g ? malloc((size_t)v[2] * sizeof *tids + 1) : NULL;
+    if (rc == 0 && (!g || !tids))
+        rc = PvmNoMem;
+    if (rc == 0) {
+        *g = (struct grp){.copy = true, .tids = tids, .state = (enum grp_state)v[0],
+                          .ntids = v[1], .cap = v[2], .bar_count = -1, .frz_count = -1};
+        memcpy(tids, v + 3, (size_t)g->cap * sizeof *tids);
+        strcpy(g->name, name);
+        *out = g;
+    } else {
+        free(g);
+        free(tids);
+    }
+    free(data);
+    return rc;
+}
+
+static void grp_done(struct grp *g)
+{
+    if (g && g->copy) {
+        free(g->tids);
+        free(g);
+    }
+}
+
+/* A barrier or freeze: here, or by a request whose answer comes when the
+ * round is complete. */
+static int round_trip(int op, struct pvm_task *t, const char *name, int count)
+{
+    if (!table_here())
+        return ask(op, t->tid, name ? name : "", count, NULL, NULL);
+    struct grp_waiter w = {.tid = t->tid, .node = -1};
+    upvm_waitq_init(&w.q, op == GRQ_BARRIER ? "pvm_barrier" : "pvm_freezegroup");
+    int rc = op == GRQ_BARRIER ? table_barrier(name, count, &w) : table_freeze(name, count, &w);
+    return rc == ROUND_WAIT ? grp_wait(&w, w.q.name) : rc;
+}
+
+/* ------------------------------------------------------------ membership */
+
+#define TASK_OR_SYSERR(t)                                       \
+    struct pvm_task *t = pvm_current();                         \
+    if (unlikely(!t))                                           \
+        return pvm_fail_silent(PvmSysErr)
+
+/* Group calls only set pvm_errno (PVM's libgpvm3 never reports). */
+static inline int group_rc(int rc)
+{
+    return rc < 0 ? pvm_fail_silent(rc) : rc;
+}
+
+int pvm_joingroup(char *group)
+{
+    TASK_OR_SYSERR(t);
+    if (!group || !*group)
+        return pvm_fail_silent(PvmNullGroup);
+    return group_rc(table_here() ? table_join(group, t->tid)
+                                 : ask(GRQ_JOIN, t->tid, group, 0, NULL, NULL));
+}
+
+int pvm_lvgroup(char *group)
+{
+    TASK_OR_SYSERR(t);
+    if (!group || !*group)
+        return pvm_fail_silent(PvmNullGroup);
+    return group_rc(table_here() ? table_leave(group, t->tid)
+                                 : ask(GRQ_LEAVE, t->tid, group, 0, NULL, NULL));
+}
+
+int pvm_getinst(char *group, int tid)
+{
+    TASK_OR_SYSERR(t);
+    pvm_poll_yield(); /* often polled: let the members come */
+    struct grp *g = NULL;
+    int rc = grp_view(group, &g);
+    if (rc == 0 && (rc = inst_of(g, tid)) < 0)
+        rc = PvmNotInGroup;
+    grp_done(g);
+    return group_rc(rc);
+}
+
+int pvm_gettid(char *group, int inst)
+{
+    TASK_OR_SYSERR(t);
+    pvm_poll_yield(); /* often polled: let the members come */
+    struct grp *g = NULL;
+    int rc = grp_view(group, &g);
+    rc = rc ? rc : tid_of(g, inst);
+    grp_done(g);
+    return group_rc(rc);
+}
+
+int pvm_gsize(char *group)
+{
+    TASK_OR_SYSERR(t);
+    pvm_poll_yield(); /* often polled: let the members come */
+    struct grp *g = NULL;
+    int rc = grp_view(group, &g);
+    rc = rc ? rc : g->ntids;
+    grp_done(g);
+    return group_rc(rc);
+}
+
+/* ------------------------------------------------------------ barrier, freeze */
+
+int pvm_barrier(char *group, int count)
+{
+    TASK_OR_SYSERR(t);
+    return group_rc(round_trip(GRQ_BARRIER, t, group, count));
+}
+
 int pvm_freezegroup(char *group, int size)
 {
     struct pvm_task *t = pvm_current();
     if (unlikely(!t))
         return PvmSysErr;
-    return freeze(t, group, size); /* PVM does not set pvm_errno here */
+    return round_trip(GRQ_FREEZE, t, group, size); /* PVM does not set pvm_errno here */
 }
 
 /* ------------------------------------------------------------ bcast */
@@ -450,14 +663,15 @@ static int bcast_list(const struct grp *g, int self, int *n)
 int pvm_bcast(char *group, int msgtag)
 {
     TASK_OR_SYSERR(t);
-    struct grp *g;
-    int n = 0, rc = grp_get(group, &g);
+    struct grp *g = NULL;
+    int n = 0, rc = grp_view(group, &g);
     if (rc == 0 && g->state == GRP_STATIC_DEAD)
         rc = PvmNoGroup;
     if (rc == 0 && g->ntids == 1 && inst_of(g, t->tid) >= 0)
         rc = PvmNoInst; /* the caller is the only member */
     if (rc == 0)
         rc = bcast_list(g, t->tid, &n);
+    grp_done(g);
     if (rc == 0)
         rc = pvm_mcast(bcast_tids, n, msgtag); /* reports its own errors */
     return group_rc(rc > 0 ? 0 : rc);
@@ -495,7 +709,8 @@ static int grp_send(struct pvm_task *t, int tid, int tag, int type, const void *
     if (tag < 0 && !t->opt[PvmResvTids])
         return PvmBadParam;
     struct pvm_task *dst = pvm_task_by_tid(tid);
-    if (!dst)
+    int node = dst || !pvm_multi() ? -1 : pvm_tid_node(tid);
+    if (!dst && (node < 0 || node == node_job_self()))
         return 0;
     msg_buf_t *b;
     int rc = msg_buf_new(GRP_ENCODING, &b);
@@ -506,6 +721,11 @@ static int grp_send(struct pvm_task *t, int tid, int tag, int type, const void *
         return rc;
     }
     *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = GRP_CTX, .src = t->tid, .dst = tid};
+    if (!dst) { /* on another node */
+        rc = pvm_remote_send(b, tid);
+        msg_buf_unref(b);
+        return rc;
+    }
     return pvm_deliver(dst, b);
 }
 
@@ -538,18 +758,18 @@ struct reduce_plan {
 static int reduce_plan(struct pvm_task *t, const char *group, int rootinst, int type,
                        struct reduce_plan *p)
 {
-    struct grp *g;
-    int rc = grp_get(group, &g);
-    if (rc)
-        return rc;
-    if (inst_of(g, t->tid) < 0)
-        return PvmNotInGroup;
-    if ((p->root = tid_of(g, rootinst)) < 0)
-        return p->root;
-    if ((rc = item_size(type)) < 0)
-        return rc;
-    p->host = host_info(g, host_of(t->tid));
-    return 0;
+    struct grp *g = NULL;
+    int rc = grp_view(group, &g);
+    if (rc == 0 && inst_of(g, t->tid) < 0)
+        rc = PvmNotInGroup;
+    if (rc == 0 && (p->root = tid_of(g, rootinst)) < 0)
+        rc = p->root;
+    if (rc == 0 && (rc = item_size(type)) > 0)
+        rc = 0;
+    if (rc == 0)
+        p->host = host_info(g, host_of(t->tid));
+    grp_done(g);
+    return rc;
 }
 
 /* Receive n contributions (from anyone) and fold each into data. */
@@ -614,23 +834,19 @@ int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info
 static int locate(struct pvm_task *t, const char *group, int rootinst, struct grp **g,
                   int *roottid, int *myinst)
 {
-    int rc = grp_get(group, g);
-    if (rc)
-        return rc;
-    if ((*roottid = tid_of(*g, rootinst)) < 0)
-        return *roottid;
-    if ((*myinst = inst_of(*g, t->tid)) < 0)
-        return PvmNotInGroup;
-    return 0;
+    *g = NULL;
+    int rc = grp_view(group, g);
+    if (rc == 0 && (*roottid = tid_of(*g, rootinst)) < 0)
+        rc = *roottid;
+    if (rc == 0 && (*myinst = inst_of(*g, t->tid)) < 0)
+        rc = PvmNotInGroup;
+    return rc;
 }
 
-static int gather_root(struct pvm_task *t, struct grp *g, char *result, const void *data,
-                       int count, int type, int tag, int myinst)
+static int gather_root(struct pvm_task *t, const int *tids, int n, char *result,
+                       const void *data, int count, int type, int tag, int myinst)
 {
-    int *tids, n;
-    int rc = tidlist_no_holes(g, &tids, &n);
-    if (rc)
-        return rc;
+    int rc = 0;
     size_t chunk = (size_t)count * (size_t)item_size(type);
     for (int i = 0; i < n && rc == 0; i++) {
         if (i == myinst)
@@ -638,7 +854,6 @@ static int gather_root(struct pvm_task *t, struct grp *g, char *result, const vo
         else
             rc = grp_recv(t, tids[i], tag, type, result + (size_t)i * chunk, count);
     }
-    free(tids);
     return rc;
 }
 
@@ -648,15 +863,17 @@ static int gather(struct pvm_task *t, void *result, void *data, int count, int t
     if (!data || count <= 0 || item_size(type) < 0)
         return PvmBadParam;
     struct grp *g;
-    int roottid, myinst;
+    int roottid, myinst, *tids = NULL, n = 0;
     int rc = locate(t, group, rootinst, &g, &roottid, &myinst);
-    if (rc)
-        return rc;
-    if (myinst != rootinst)
-        return grp_send(t, roottid, tag, type, data, count);
-    if (!result)
-        return PvmBadParam;
-    return gather_root(t, g, result, data, count, type, tag, myinst);
+    if (rc == 0 && myinst == rootinst) /* the list first: g goes now */
+        rc = result ? tidlist_no_holes(g, &tids, &n) : PvmBadParam;
+    grp_done(g);
+    if (rc == 0)
+        rc = myinst != rootinst
+                 ? grp_send(t, roottid, tag, type, data, count)
+                 : gather_root(t, tids, n, result, data, count, type, tag, myinst);
+    free(tids);
+    return rc;
 }
 
 int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, char *group,
@@ -667,13 +884,10 @@ int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, ch
     return rc < 0 ? pvm_fail(t, "pvm_gather", rc) : 0;
 }
 
-static int scatter_root(struct pvm_task *t, struct grp *g, void *result, const char *data,
-                        int count, int type, int tag, int myinst)
+static int scatter_root(struct pvm_task *t, const int *tids, int n, void *result,
+                        const char *data, int count, int type, int tag, int myinst)
 {
-    int *tids, n;
-    int rc = tidlist_no_holes(g, &tids, &n);
-    if (rc)
-        return rc;
+    int rc = 0;
     size_t chunk = (size_t)count * (size_t)item_size(type);
     for (int i = 0; i < n && rc == 0; i++) {
         if (i == myinst)
@@ -681,7 +895,6 @@ static int scatter_root(struct pvm_task *t, struct grp *g, void *result, const c
         else
             rc = grp_send(t, tids[i], tag, type, data + (size_t)i * chunk, count);
     }
-    free(tids);
     return rc;
 }
 
@@ -691,15 +904,17 @@ static int scatter(struct pvm_task *t, void *result, void *data, int count, int 
     if (!result || count <= 0 || item_size(type) < 0)
         return PvmBadParam;
     struct grp *g;
-    int roottid, myinst;
+    int roottid, myinst, *tids = NULL, n = 0;
     int rc = locate(t, group, rootinst, &g, &roottid, &myinst);
-    if (rc)
-        return rc;
-    if (myinst != rootinst)
-        return grp_recv(t, roottid, tag, type, result, count);
-    if (!data)
-        return PvmBadParam;
-    return scatter_root(t, g, result, data, count, type, tag, myinst);
+    if (rc == 0 && myinst == rootinst) /* the list first: g goes now */
+        rc = data ? tidlist_no_holes(g, &tids, &n) : PvmBadParam;
+    grp_done(g);
+    if (rc == 0)
+        rc = myinst != rootinst
+                 ? grp_recv(t, roottid, tag, type, result, count)
+                 : scatter_root(t, tids, n, result, data, count, type, tag, myinst);
+    free(tids);
+    return rc;
 }
 
 int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag, char *group,
@@ -810,14 +1025,15 @@ UPVM_API void pvm_gsdump(void);
 int pvm_grphostinfo(char *group, int hosttid, int *coord, int *nmem_onhost, int *nhosts)
 {
     TASK_OR_SYSERR(t);
-    struct grp *g;
-    int rc = grp_get(group, &g);
+    struct grp *g = NULL;
+    int rc = grp_view(group, &g);
     struct grp_hostinfo h = {-1, 0, 0};
     if (rc == 0) {
         h = host_info(g, host_of(hosttid));
         if (h.nmembers == 0)
             h = (struct grp_hostinfo){-1, 0, 0}, rc = PvmNoGroup;
     }
+    grp_done(g);
     *coord = h.coord;
     *nmem_onhost = h.nmembers;
     *nhosts = h.nhosts;
@@ -829,15 +1045,17 @@ int pvm_grphostinfo(char *group, int hosttid, int *coord, int *nmem_onhost, int 
 int pvm_grpvhostinfo(char *group, int **coordv, int **nmem_onhostv, int *nhosts)
 {
     TASK_OR_SYSERR(t);
-    struct grp *g;
-    int rc = grp_get(group, &g);
+    struct grp *g = NULL;
+    int rc = grp_view(group, &g);
     int n = 0;
     int *vhost_coords = NULL, *vhost_counts = NULL;
     if (rc == 0) {
         vhost_coords = pvm_task_result(t, PVM_RESULT_VHOST_COORDS, (size_t)g->ntids, sizeof(int));
         vhost_counts = pvm_task_result(t, PVM_RESULT_VHOST_COUNTS, (size_t)g->ntids, sizeof(int));
-        if (!vhost_coords || !vhost_counts)
+        if (!vhost_coords || !vhost_counts) {
+            grp_done(g);
             return PvmOutOfRes;
+        }
         /* hosts in increasing host part, as pvmgs sorts them */
         for (int host = 0; host >= 0;) {
             int next = -1;
@@ -854,6 +1072,7 @@ int pvm_grpvhostinfo(char *group, int **coordv, int **nmem_onhostv, int *nhosts)
             host = next + (1 << PVM_TID_HOST_SHIFT);
         }
     }
+    grp_done(g);
     *coordv = vhost_coords;
     *nmem_onhostv = vhost_counts;
     *nhosts = n;
@@ -874,10 +1093,8 @@ static void dump_group(const struct grp *g)
 }
 
 /* What pvmgs prints when asked to dump its tables (on stderr). */
-void pvm_gsdump(void)
+static void pvm_gsdump_here(void)
 {
-    if (core_enter() != 0)
-        return;
     int n = 0;
     list_for_each(l, &grp_list)
         n++;
@@ -886,28 +1103,26 @@ void pvm_gsdump(void)
         dump_group(list_entry(l, struct grp, link));
 }
 
-/* ------------------------------------------------------------ task exit */
-
-/* t's records in barrier and freeze queues (it was ended while waiting:
- * the records are on its stack).  A barrier still counts its arrival. */
-static void drop_waiters(list_link_t *list, struct pvm_task *t)
+void pvm_gsdump(void)
 {
-    for (list_link_t *l = list->next, *next; l != list; l = next) {
-        next = l->next;
-        if (list_entry(l, struct grp_waiter, link)->task == t)
-            list_unlink(l);
-    }
+    if (core_enter() != 0)
+        return;
+    if (table_here())
+        pvm_gsdump_here();
+    else
+        (void)ask(GRQ_DUMP, 0, "", 0, NULL, NULL);
 }
+
+/* ------------------------------------------------------------ task exit */
 
 void pvm_groups_task_leave(struct pvm_task *t)
 {
-    for (list_link_t *l = grp_list.next, *next; l != &grp_list; l = next) {
-        next = l->next; /* grp_remove may free this group */
-        struct grp *g = list_entry(l, struct grp, link);
-        drop_waiters(&g->bar_waiters, t);
-        drop_waiters(&g->frz_waiters, t);
-        int inst = inst_of(g, t->tid);
-        if (inst >= 0)
-            grp_remove(g, inst);
+    if (table_here()) {
+        table_task_gone(t->tid);
+        return;
     }
+    /* Told, not asked: the task is ending (its answer would find no one). */
+    int tid = t->tid;
+    struct node_frame f = {K_GROUP, GRQ_GONE, 0, 0};
+    (void)node_send(0, &f, &tid, sizeof tid, "", 1);
 }

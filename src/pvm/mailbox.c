@@ -34,11 +34,17 @@
  * putinfo makes the lookup succeed (or fail with something other than
  * PvmNotFound); the putinfo retries the lookup for every waiter on that
  * name, in arrival order, on the waiter's behalf, as the pvmd does.
+ *
+ * In a job of several nodes the database lives on node 0 (the master
+ * pvmd's place): the other nodes' calls are requests to it carrying the
+ * message's serialised form both ways; a waiting recvinfo is answered
+ * when a putinfo satisfies it.  A task's end tidies its entries there.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pvm/pvm.h"
+#include "pvm/remote.h"
 
 struct mb_entry {
     list_link_t link;      /* mb_class.entries, by increasing index */
@@ -58,13 +64,15 @@ struct mb_class {
  * stack, linked in mb_waiters until it has run again. */
 struct mb_waiter {
     list_link_t link;
-    struct pvm_task *task;
-    const char *name;      /* the caller's string (it is blocked) */
+    int tid;
+    int node, request;     /* node -1: here; else malloc'ed, answer request */
+    const char *name;      /* the caller's string (it is blocked), or owned */
     int index, flags;
     bool done;             /* result and msg are set */
     int result;            /* the lookup's result */
     msg_buf_t *msg;
     upvm_waitq_t q;
+    char owned_name[];     /* a remote waiter's copy of the name */
 };
 
 /* The array pvm_getmboxinfo last returned to a task, freed by its next
@@ -231,17 +239,26 @@ static int mb_delete(int tid, const char *name, int index)
 
 /* ------------------------------------------------------------ waiters */
 
+static void reply_lookup(int node, int request, int rc, msg_buf_t *msg);
+
 /* A putinfo on name: retry the lookup of every waiter for it. */
 static void wake_waiters(const char *name)
 {
-    list_for_each(l, &mb_waiters) {
+    for (list_link_t *l = mb_waiters.next, *next; l != &mb_waiters; l = next) {
+        next = l->next;
         struct mb_waiter *w = list_entry(l, struct mb_waiter, link);
         if (w->done || strcmp(w->name, name) != 0)
             continue;
         msg_buf_t *msg = NULL;
-        int rc = mb_lookup(w->task->tid, w->name, w->index, w->flags, &msg);
+        int rc = mb_lookup(w->tid, w->name, w->index, w->flags, &msg);
         if (rc == PvmNotFound)
             continue;
+        if (w->node >= 0) { /* asked from another node */
+            reply_lookup(w->node, w->request, rc, msg);
+            list_unlink(l);
+            free(w);
+            continue;
+        }
         w->done = true;
         w->result = rc;
         w->msg = msg;
@@ -254,7 +271,8 @@ static void wake_waiters(const char *name)
 static int wait_for_info(struct pvm_task *t, const char *name, int index, int flags,
                          msg_buf_t **out)
 {
-    struct mb_waiter w = {.task = t, .name = name, .index = index, .flags = flags};
+    struct mb_waiter w = {.tid = t->tid, .node = -1, .name = name, .index = index,
+                          .flags = flags};
     upvm_waitq_init(&w.q, "pvm_recvinfo(PvmMboxWaitForInfo)");
     list_push_back(&mb_waiters, &w.link);
     while (!w.done)
@@ -262,6 +280,253 @@ static int wait_for_info(struct pvm_task *t, const char *name, int index, int fl
     list_unlink(&w.link);
     *out = w.msg;
     return w.result;
+}
+
+/* ------------------------------------------------------------ node 0 serves */
+
+enum mb_request { MBQ_PUT, MBQ_LOOKUP, MBQ_DELETE, MBQ_INFO, MBQ_GONE };
+
+/* A request's fixed part; the name (NUL-terminated) and, for a put, the
+ * message's serialised form follow. */
+struct mb_wire {
+    int32_t tid, index, flags;
+};
+
+static void *info_build(list_link_t *classes, const char *pattern, int *n_out);
+static void tidy_entries(int tid);
+static bool match_anywhere(const char *s, const char *p);
+static int count_entries(const struct mb_class *c);
+
+/* The answer to a lookup: its result, and the message when found. */
+static void reply_lookup(int node, int request, int rc, msg_buf_t *msg)
+{
+    size_t len = rc >= 0 ? msg_buf_serial_size(msg) : 0;
+    void *wire = len ? malloc(len) : NULL;
+    if (len && (!wire || msg_buf_serialize(msg, wire, len, &len) != 0)) {
+        rc = PvmNoMem;
+        len = 0;
+    }
+    pvm_rpc_reply(node, request, rc, wire, len);
+    free(wire);
+    msg_buf_unref(msg);
+}
+
+static void serve_lookup(int src, int request, const struct mb_wire *q, const char *name)
+{
+    msg_buf_t *msg = NULL;
+    int rc = mb_lookup(q->tid, name, q->index, q->flags, &msg);
+    if (rc != PvmNotFound || !(q->flags & PvmMboxWaitForInfo)) {
+        reply_lookup(src, request, rc, msg);
+        return;
+    }
+    size_t nlen = strlen(name) + 1;
+    struct mb_waiter *w = malloc(sizeof *w + nlen);
+    if (!w) {
+        pvm_rpc_reply(src, request, PvmNoMem, NULL, 0);
+        return;
+    }
+    *w = (struct mb_waiter){.tid = q->tid, .node = src, .request = request,
+                            .index = q->index, .flags = q->flags};
+    w->name = memcpy(w->owned_name, name, nlen);
+    list_push_back(&mb_waiters, &w->link);
+}
+
+/* getmboxinfo's answer: per class its name, entry count, and the count's
+ * (index, owner, flags) triples. */
+static void serve_info(int src, int request, const char *pattern)
+{
+    size_t len = 0;
+    list_for_each(l, &mb_classes) {
+        const struct mb_class *c = list_entry(l, struct mb_class, link);
+        if (match_anywhere(c->name, pattern))
+            len += strlen(c->name) + 1 + sizeof(int) * (1 + 3 * (size_t)count_entries(c));
+    }
+    unsigned char *buf = malloc(len + 1), *p = buf;
+    if (!buf) {
+        pvm_rpc_reply(src, request, PvmNoMem, NULL, 0);
+        return;
+    }
+    list_for_each(l, &mb_classes) {
+        const struct mb_class *c = list_entry(l, struct mb_class, link);
+        if (!match_anywhere(c->name, pattern))
+            continue;
+        p = (unsigned char *)stpcpy((char *)p, c->name) + 1;
+        int n = count_entries(c);
+        memcpy(p, &n, sizeof n);
+        p += sizeof n;
+        list_for_each(el, &c->entries) {
+            const struct mb_entry *e = entry_of(el);
+            int v[3] = {e->index, e->owner, e->flags};
+            memcpy(p, v, sizeof v);
+            p += sizeof v;
+        }
+    }
+    pvm_rpc_reply(src, request, 0, buf, len);
+    free(buf);
+}
+
+static void serve_put(int src, int request, const struct mb_wire *q, const char *name,
+                      const void *wire, size_t len)
+{
+    msg_buf_t *msg;
+    int rc = msg_buf_deserialize(wire, len, &msg);
+    if (rc == 0 && (rc = mb_insert(q->tid, name, q->index, q->flags, msg)) < 0)
+        msg_buf_unref(msg);
+    pvm_rpc_reply(src, request, rc, NULL, 0);
+    if (rc >= 0)
+        wake_waiters(name);
+}
+
+/* K_MBOX {a: op, b: request; payload: struct mb_wire, name, message}. */
+void pvm_mbox_serve(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    struct mb_wire q;
+    const char *name = (const char *)p + sizeof q;
+    const char *nul = len > sizeof q ? memchr(name, 0, len - sizeof q) : NULL;
+    if (!nul) {
+        pvm_rpc_reply(src, f->b, PvmSysErr, NULL, 0);
+        return;
+    }
+    memcpy(&q, p, sizeof q);
+    const char *rest = nul + 1;
+    switch (f->a) {
+    case MBQ_PUT:
+        serve_put(src, f->b, &q, name, rest, len - (size_t)(rest - (const char *)p));
+        break;
+    case MBQ_LOOKUP: serve_lookup(src, f->b, &q, name); break;
+    case MBQ_DELETE: pvm_rpc_reply(src, f->b, mb_delete(q.tid, name, q.index), NULL, 0); break;
+    case MBQ_INFO: serve_info(src, f->b, name); break;
+    case MBQ_GONE: tidy_entries(q.tid); break; /* told, not asked */
+    default: pvm_rpc_reply(src, f->b, PvmBadParam, NULL, 0); break;
+    }
+}
+
+/* ------------------------------------------------------------ here or node 0 */
+
+static bool db_here(void)
+{
+    return node_job_self() == 0;
+}
+
+/* A request to node 0; the result (and *data, *len if given). */
+static int ask(int op, int tid, const char *name, int index, int flags, const void *extra,
+               size_t extra_len, void **data, size_t *len)
+{
+    size_t nlen = strlen(name) + 1;
+    size_t total = sizeof(struct mb_wire) + nlen;
+    unsigned char *req = malloc(total);
+    if (!req)
+        return PvmNoMem;
+    struct mb_wire q = {tid, index, flags};
+    memcpy(req, &q, sizeof q);
+    memcpy(req + sizeof q, name, nlen);
+    int rc = pvm_rpc(0, K_MBOX, op, 0, req, total, extra, extra_len, PvmSysErr, data, len);
+    free(req);
+    return rc;
+}
+
+/* Insert msg (consumed on success); wakes the waiters it satisfies. */
+static int db_insert(int tid, const char *name, int req, int flags, msg_buf_t *msg)
+{
+    if (db_here()) {
+        int rc = mb_insert(tid, name, req, flags, msg);
+        if (rc >= 0)
+            wake_waiters(name);
+        return rc;
+    }
+    size_t len = msg_buf_serial_size(msg);
+    void *wire = malloc(len ? len : 1);
+    int rc = wire ? msg_buf_serialize(msg, wire, len, &len) : PvmNoMem;
+    if (rc == 0)
+        rc = ask(MBQ_PUT, tid, name, req, flags, wire, len, NULL, NULL);
+    free(wire);
+    if (rc >= 0)
+        msg_buf_unref(msg); /* node 0 holds its copy */
+    return rc;
+}
+
+static int wait_for_info(struct pvm_task *t, const char *name, int index, int flags,
+                         msg_buf_t **out);
+
+/* Look up (and with PvmMboxWaitForInfo wait) for t: mb_lookup's results. */
+static int db_lookup(struct pvm_task *t, const char *name, int index, int flags,
+                     msg_buf_t **out)
+{
+    if (db_here()) {
+        int rc = mb_lookup(t->tid, name, index, flags, out);
+        if (rc == PvmNotFound && (flags & PvmMboxWaitForInfo))
+            rc = wait_for_info(t, name, index, flags, out);
+        return rc;
+    }
+    void *data = NULL;
+    size_t len = 0;
+    int rc = ask(MBQ_LOOKUP, t->tid, name, index, flags, NULL, 0, &data, &len);
+    if (rc >= 0) {
+        int drc = msg_buf_deserialize(data, len, out);
+        if (drc != 0)
+            rc = drc;
+    }
+    free(data);
+    return rc;
+}
+
+static int db_delete(int tid, const char *name, int index)
+{
+    return db_here() ? mb_delete(tid, name, index)
+                     : ask(MBQ_DELETE, tid, name, index, 0, NULL, 0, NULL, NULL);
+}
+
+/* getmboxinfo's block: built here, or from node 0's answer through a
+ * list of classes rebuilt (entries without messages) for info_build. */
+static void *db_info(const char *pattern, int *n)
+{
+    if (db_here())
+        return info_build(&mb_classes, pattern, n);
+    void *data = NULL;
+    size_t len = 0;
+    if (ask(MBQ_INFO, 0, pattern, 0, 0, NULL, 0, &data, &len) != 0)
+        return NULL;
+    list_link_t classes = {&classes, &classes};
+    const unsigned char *p = data, *end = p + len;
+    bool ok = true;
+    while (ok && p < end) {
+        const unsigned char *nul = memchr(p, 0, (size_t)(end - p));
+        int count = 0;
+        ok = nul && (size_t)(end - nul - 1) >= sizeof count;
+        struct mb_class *c = NULL;
+        if (ok) {
+            memcpy(&count, nul + 1, sizeof count);
+            ok = count >= 0 && (size_t)(end - nul - 1 - sizeof count) >= 3 * sizeof(int) *
+                                                                         (size_t)count;
+        }
+        if (ok && (c = malloc(sizeof *c + (size_t)(nul - p) + 1))) {
+            memcpy(c->name, p, (size_t)(nul - p) + 1);
+            list_init(&c->entries);
+            list_push_back(&classes, &c->link);
+        }
+        ok = ok && c;
+        p = ok ? nul + 1 + sizeof count : end;
+        for (int i = 0; ok && i < count; i++, p += 3 * sizeof(int)) {
+            struct mb_entry *e = calloc(1, sizeof *e);
+            if (!(ok = e != NULL))
+                break;
+            int v[3];
+            memcpy(v, p, sizeof v);
+            *e = (struct mb_entry){.index = v[0], .owner = v[1], .flags = v[2]};
+            list_push_back(&c->entries, &e->link);
+        }
+    }
+    void *block = ok ? info_build(&classes, "", n) : NULL;
+    list_link_t *l;
+    while ((l = list_pop_front(&classes))) {
+        struct mb_class *c = list_entry(l, struct mb_class, link);
+        list_link_t *el;
+        while ((el = list_pop_front(&c->entries)))
+            free(entry_of(el));
+        free(c);
+    }
+    free(data);
+    return block;
 }
 
 /* ------------------------------------------------------------ the calls */
@@ -288,11 +553,10 @@ int pvm_putinfo(char *name, int bufid, int flags)
     if (!b)
         return pvm_fail(t, "pvm_putinfo", PvmNoSuchBuf);
     int rc = msg_buf_ref(b, &msg);
-    if (rc == 0 && (rc = mb_insert(t->tid, name, -1, flags, msg)) < 0)
+    if (rc == 0 && (rc = db_insert(t->tid, name, -1, flags, msg)) < 0)
         msg_buf_unref(msg);
     if (rc < 0)
         return fail_unless(t, "pvm_putinfo", rc, PvmDenied, PvmExists);
-    wake_waiters(name);
     return rc;
 }
 
@@ -306,9 +570,7 @@ int pvm_recvinfo(char *name, int index, int flags)
     /* Like a receive, it frees the receive buffer first, found or not. */
     pvm_set_rbuf_replacing(t, 0);
     msg_buf_t *msg = NULL;
-    int rc = mb_lookup(t->tid, name, index, flags, &msg);
-    if (rc == PvmNotFound && (flags & PvmMboxWaitForInfo))
-        rc = wait_for_info(t, name, index, flags, &msg);
+    int rc = db_lookup(t, name, index, flags, &msg);
     if (rc >= 0 && (rc = pvm_buf_install(t, msg)) < 0)
         msg_buf_unref(msg);
     if (rc < 0)
@@ -322,7 +584,7 @@ int pvm_delinfo(char *name, int index, int flags)
     TASK_OR_FAIL(t, "pvm_delinfo");
     if (!name_ok(name) || index < 0)
         return pvm_fail(t, "pvm_delinfo", PvmBadParam);
-    int rc = mb_delete(t->tid, name, index);
+    int rc = db_delete(t->tid, name, index);
     return rc < 0 ? pvm_fail_silent(rc) : rc; /* NotFound, Denied: silent */
 }
 
@@ -413,11 +675,11 @@ static void fill_class(struct pvmmboxinfo *mi, const struct mb_class *c, int **i
  * The matching classes in one malloc'ed block: the records, then every
  * class's three int arrays, then the names.  *n gets the count.
  */
-static void *info_build(const char *pattern, int *n_out)
+static void *info_build(list_link_t *classes, const char *pattern, int *n_out)
 {
     int n = 0;
     size_t nints = 0, nchars = 0;
-    list_for_each(l, &mb_classes) {
+    list_for_each(l, classes) {
         const struct mb_class *c = list_entry(l, struct mb_class, link);
         if (!match_anywhere(c->name, pattern))
             continue;
@@ -432,7 +694,7 @@ static void *info_build(const char *pattern, int *n_out)
     int *ints = (int *)(mi + n);
     char *chars = (char *)(ints + nints);
     int i = 0;
-    list_for_each(l, &mb_classes) {
+    list_for_each(l, classes) {
         const struct mb_class *c = list_entry(l, struct mb_class, link);
         if (match_anywhere(c->name, pattern))
             fill_class(&mi[i++], c, &ints, &chars);
@@ -447,7 +709,7 @@ int pvm_getmboxinfo(char *pattern, int *nclasses, struct pvmmboxinfo **classes)
     infolist_drop(t->tid);
     int n = 0;
     struct mb_infolist *h = malloc(sizeof *h);
-    void *block = h ? info_build(pattern ? pattern : "", &n) : NULL;
+    void *block = h ? db_info(pattern ? pattern : "", &n) : NULL;
     if (!block) {
         free(h);
         return pvm_fail(t, "pvm_getmboxinfo", PvmNoMem);
@@ -474,13 +736,12 @@ int pvm_insert(char *name, int req, int data)
     if (rc == 0) {
         msg_buf_hdr(msg)->src = t->tid;
         if ((rc = msg_pack(msg, PVM_INT, &data, 1, 1)) == 0)
-            rc = mb_insert(t->tid, name, req, MB_INSERT_FLAGS, msg);
+            rc = db_insert(t->tid, name, req, MB_INSERT_FLAGS, msg);
         if (rc < 0)
             msg_buf_unref(msg);
     }
     if (rc < 0)
         return fail_unless(t, "pvm_insert", rc, PvmDupEntry, PvmDupEntry);
-    wake_waiters(name);
     return rc;
 }
 
@@ -493,7 +754,7 @@ int pvm_lookup(char *name, int req, int *datap)
     /* -1: the first entry there is.  The receive buffer is not touched. */
     int flags = req < 0 ? PvmMboxFirstAvail : PvmMboxDefault;
     msg_buf_t *msg = NULL;
-    int rc = mb_lookup(t->tid, name, req < 0 ? 0 : req, flags, &msg);
+    int rc = db_lookup(t, name, req < 0 ? 0 : req, flags, &msg);
     if (rc < 0)
         return fail_unless(t, "pvm_lookup", rc, PvmNoEntry, PvmNoEntry);
     if (datap && msg_unpack(msg, PVM_INT, datap, 1, 1) != 0) {
@@ -508,7 +769,7 @@ int pvm_delete(char *name, int req)
     TASK_OR_FAIL(t, "pvm_delete");
     if (!name_ok(name) || req < 0)
         return pvm_fail(t, "pvm_delete", PvmBadParam);
-    int rc = mb_delete(t->tid, name, req);
+    int rc = db_delete(t->tid, name, req);
     /* PVM's pvm_delete goes through pvm_delinfo, which reports nothing;
      * then only PvmNoEntry stays quiet. */
     return rc < 0 ? fail_unless(t, "pvm_delete", rc, PvmNoEntry, PvmNoEntry) : rc;
@@ -539,23 +800,56 @@ static void tidy_entries(int tid)
     }
 }
 
-/* A waiter that is ended while blocked (pvm_kill) leaves no record. */
-static void drop_waiters(struct pvm_task *t)
+/* tid's waiting lookups: it ended while blocked (pvm_kill): a local
+ * record was on its stack; a remote one is freed. */
+static void drop_waiters(int tid, int node)
 {
     for (list_link_t *l = mb_waiters.next, *next; l != &mb_waiters; l = next) {
         next = l->next;
         struct mb_waiter *w = list_entry(l, struct mb_waiter, link);
-        if (w->task != t)
+        if (tid ? w->tid != tid : w->node != node)
             continue;
         list_unlink(&w->link);
         msg_buf_unref(w->msg);
         w->msg = NULL;
+        if (w->node >= 0)
+            free(w);
     }
 }
 
 void pvm_mbox_task_leave(struct pvm_task *t)
 {
-    drop_waiters(t);
-    tidy_entries(t->tid);
     infolist_drop(t->tid);
+    if (db_here()) {
+        drop_waiters(t->tid, -1);
+        tidy_entries(t->tid);
+        return;
+    }
+    /* Told, not asked: the task is ending. */
+    struct mb_wire q = {t->tid, 0, 0};
+    struct node_frame f = {K_MBOX, MBQ_GONE, 0, 0};
+    (void)node_send(0, &f, &q, sizeof q, "", 1);
+}
+
+void pvm_mbox_node_gone(int n)
+{
+    drop_waiters(0, n);
+    /* the entries of its tasks (an owner of another node's tid part may
+     * have moved there: the directory knows) */
+    for (bool again = true; again;) {
+        again = false;
+        list_for_each(cl, &mb_classes) {
+            struct mb_class *c = list_entry(cl, struct mb_class, link);
+            list_for_each(l, &c->entries) {
+                int owner = entry_of(l)->owner;
+                if (owner && pvm_tid_node(owner) == n) {
+                    tidy_entries(owner); /* may free c: look again */
+                    again = true;
+                    break;
+                }
+            }
+            if (again)
+                break;
+        }
+    }
 }

@@ -27,19 +27,6 @@
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 
-enum {
-    K_MSG = NODE_KIND_USER, /* a: dst tid; payload: serialised message */
-    K_REPLY,                /* a: request id, b: result; payload: data */
-    K_SPAWN,                /* b: id, c: count; payload: struct spawn_spec + strings */
-    K_SIBS,                 /* c: n; payload: n tids */
-    K_NOTIFY,               /* a: watched tid, b: id, c: watcher; payload: ctx, cancel, tag */
-    K_NOTIFY_FIRE,          /* a: watcher, b: watched tid, c: tag; payload: ctx */
-    K_KILL,                 /* a: tid, b: signal */
-    K_PSTAT,                /* a: tid, b: id */
-    K_TASKS,                /* a: where, b: id; reply: struct wire_task records */
-    K_ADDHOST,              /* b: id (to node 0); reply: the new node */
-    K_DELHOST,              /* a: node, b: id (to node 0) */
-};
 
 static struct node_dir dir;
 static bool multi;
@@ -48,6 +35,7 @@ static bool multi;
 
 struct rpc {
     list_link_t link;
+    struct ulp *owner;         /* the ULP waiting (its stack holds this) */
     int id, node;
     bool done;
     int result;
@@ -61,7 +49,7 @@ static list_link_t rpcs = {&rpcs, &rpcs};
 static void rpc_begin(struct rpc *r, int node)
 {
     static int next_id;
-    *r = (struct rpc){.id = ++next_id, .node = node};
+    *r = (struct rpc){.id = ++next_id, .node = node, .owner = core_current()};
     upvm_waitq_init(&r->q, "a reply from another node");
     list_push_back(&rpcs, &r->link);
 }
@@ -89,6 +77,31 @@ static void reply(int node, int id, int result, const void *p, size_t len)
 {
     struct node_frame f = {K_REPLY, id, result, 0};
     (void)node_send(node, &f, p, len, NULL, 0);
+}
+
+void pvm_rpc_reply(int node, int id, int result, const void *p, size_t len)
+{
+    reply(node, id, result, p, len);
+}
+
+int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
+            const void *p2, size_t l2, int dead, void **data, size_t *len)
+{
+    struct rpc r;
+    rpc_begin(&r, node);
+    struct node_frame f = {kind, a, r.id, c};
+    int rc = dead;
+    if (node_send(node, &f, p1, l1, p2, l2) == 0)
+        rc = rpc_wait(&r);
+    else
+        list_unlink(&r.link);
+    if (data) {
+        *data = r.data;
+        *len = r.len;
+    } else {
+        free(r.data);
+    }
+    return rc;
 }
 
 static void on_reply(int src, const struct node_frame *f, const void *p, size_t len)
@@ -346,6 +359,93 @@ static const char *get_str(const unsigned char **p, const unsigned char *end)
     return s;
 }
 
+/* ------------------------------------------------------------ exit statuses */
+
+/* Here: a task whose exit status goes back to the node that spawned it. */
+struct status_report {
+    list_link_t link;
+    upvm_id_t ulp;
+    int tid, node;
+};
+
+/* There: statuses that came back, not yet waited for. */
+struct status_arrived {
+    list_link_t link;
+    int tid, status;
+};
+
+static list_link_t status_reports = {&status_reports, &status_reports};
+static list_link_t statuses = {&statuses, &statuses};
+static upvm_waitq_t statusq = UPVM_WAITQ_INITIALIZER(statusq, "an exit status");
+
+int pvm_report_status(int node, struct pvm_task *t)
+{
+    struct status_report *r = malloc(sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    *r = (struct status_report){.ulp = t->ulp->id, .tid = t->tid, .node = node};
+    list_push_back(&status_reports, &r->link);
+    return 0;
+}
+
+static void status_arrive(int tid, int status)
+{
+    struct status_arrived *a = malloc(sizeof *a);
+    if (!a)
+        return; /* the waiter sees the task gone with its node, at worst */
+    *a = (struct status_arrived){.tid = tid, .status = status};
+    list_push_back(&statuses, &a->link);
+    while (core_wake_one(&statusq))
+        ;
+}
+
+void pvm_remote_on_exit(struct ulp *u)
+{
+    /* killed while it waited for an answer: its record goes with its stack */
+    for (list_link_t *l = rpcs.next, *next; l != &rpcs; l = next) {
+        next = l->next;
+        if (list_entry(l, struct rpc, link)->owner == u)
+            list_unlink(l);
+    }
+    list_for_each(l, &status_reports) {
+        struct status_report *r = list_entry(l, struct status_report, link);
+        if (r->ulp != u->id)
+            continue;
+        struct node_frame f = {K_STATUS, r->tid, u->exit_status, 0};
+        if (r->node == node_job_self())
+            status_arrive(r->tid, u->exit_status);
+        else
+            (void)node_send(r->node, &f, NULL, 0, NULL, 0);
+        list_unlink(l);
+        free(r);
+        return;
+    }
+}
+
+static void on_status(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    status_arrive(f->a, f->b);
+}
+
+int pvm_wait_status(int tid)
+{
+    for (;;) {
+        list_for_each(l, &statuses) {
+            struct status_arrived *a = list_entry(l, struct status_arrived, link);
+            if (a->tid == tid) {
+                int status = a->status;
+                list_unlink(l);
+                free(a);
+                return status;
+            }
+        }
+        int node = multi ? pvm_tid_node(tid) : 0;
+        if (node < 0 || !node_job_up(node))
+            return 128 + SIGKILL;
+        (void)core_block(&statusq, -1);
+    }
+}
+
 static void on_spawn(int src, const struct node_frame *f, const void *payload, size_t len)
 {
     const unsigned char *p = payload, *end = p + len;
@@ -368,7 +468,7 @@ static void on_spawn(int src, const struct node_frame *f, const void *payload, s
     if (!tids || !argv || !name || !path) {
         reply(src, f->b, PvmOutOfRes, NULL, 0);
     } else {
-        struct pvm_spawn_origin o = {spec.ptid, spec.ctx};
+        struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src};
         pvm_spawn_here(&o, spec.flag, name, spec.program ? path : NULL, argv, count, tids,
                        true);
         reply(src, f->b, 0, tids, (size_t)count * sizeof *tids);
@@ -743,6 +843,12 @@ static int peer_gone(int n, int status, bool deleted)
     int fired = 0;
     int host = (n + 1) << PVM_TID_HOST_SHIFT;
     rpc_fail_node(n, PvmHostFail);
+    if (node_job_self() == 0) {
+        pvm_groups_node_gone(n);
+        pvm_mbox_node_gone(n);
+    }
+    while (core_wake_one(&statusq)) /* statuses that never come */
+        ;
     for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
         next = l->next;
         struct remote_watch *w = list_entry(l, struct remote_watch, link);
@@ -768,12 +874,6 @@ static int peer_gone(int n, int status, bool deleted)
     return fired;
 }
 
-static void describe_lost(int n)
-{
-    fprintf(stderr, "upvm:     its tasks (host t%x) are lost\n",
-            (unsigned)((n + 1) << PVM_TID_HOST_SHIFT));
-}
-
 static void describe_stuck(void)
 {
     int listed = 0;
@@ -787,9 +887,10 @@ static void describe_stuck(void)
             off += snprintf(line + off, sizeof line - (size_t)off, " ...");
             break;
         }
+        const char *name = *k->name ? k->name : k->ulp->name ? k->ulp->name : "";
         if ((size_t)off < sizeof line - 80)
             off += snprintf(line + off, sizeof line - (size_t)off, " t%x%s%s",
-                            (unsigned)k->tid, *k->name ? "/" : "", k->name);
+                            (unsigned)k->tid, *name ? "/" : "", name);
     }
     if (listed)
         fprintf(stderr, "%s\n", line);
@@ -842,9 +943,12 @@ int pvm_job_start(int dflt_nodes)
     node_on_frame(K_TASKS, on_tasks);
     node_on_frame(K_ADDHOST, on_addhost);
     node_on_frame(K_DELHOST, on_delhost);
+    node_on_frame(K_STATUS, on_status);
+    node_on_frame(K_GROUP, pvm_groups_serve);
+    node_on_frame(K_MBOX, pvm_mbox_serve);
     static const struct node_job_hooks hooks = {
         .peer_gone = peer_gone, .peer_up = peer_up,
-        .describe_lost = describe_lost, .describe_stuck = describe_stuck,
+        .describe_stuck = describe_stuck,
     };
     node_job_set_hooks(&hooks);
     pvm_node.host_tid = (node + 1) << PVM_TID_HOST_SHIFT;

@@ -8,7 +8,49 @@
 
 #include <stdbool.h>
 
+#include "node/job.h"
 #include "pvm/pvm.h"
+
+/*
+ * The PVM layer's frames between nodes (node/job.h: kind and three
+ * integers, then a payload).  Requests that need an answer carry an id
+ * in `b` and get a K_REPLY {a: id, b: result; payload: data} back.
+ */
+enum pvm_frame_kind {
+    K_MSG = NODE_KIND_USER, /* a: dst tid; payload: serialised message */
+    K_REPLY,                /* a: request id, b: result; payload: data */
+    K_SPAWN,                /* b: id, c: count; payload: struct spawn_spec + strings */
+    K_SIBS,                 /* c: n; payload: n tids */
+    K_NOTIFY,               /* a: watched tid, b: id, c: watcher; payload: ctx, cancel, tag */
+    K_NOTIFY_FIRE,          /* a: watcher, b: watched tid, c: tag; payload: ctx */
+    K_KILL,                 /* a: tid, b: signal */
+    K_PSTAT,                /* a: tid, b: id */
+    K_TASKS,                /* a: where, b: id; reply: struct wire_task records */
+    K_ADDHOST,              /* b: id (to node 0); reply: the new node */
+    K_DELHOST,              /* a: node, b: id (to node 0) */
+    K_STATUS,               /* a: tid, b: its exit status (PVM_SPAWN_REPORT_STATUS) */
+    K_GROUP,                /* to node 0, a: op, b: id, c: arg; payload: tid, name (groups.c) */
+    K_MBOX,                 /* to node 0, a: op, b: id; payload: mailbox.c's request */
+};
+
+/*
+ * pvm_rpc - send a request frame {kind, a, id, c} with payload p1 + p2 to
+ * node and block the calling ULP until the answer comes: its result, and
+ * in *data (malloc'ed, NULL when empty; data may be NULL to drop it) and
+ * *len what came with it.  `dead` when the node is not running or dies
+ * before it answers.
+ */
+int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
+            const void *p2, size_t l2, int dead, void **data, size_t *len) HIDDEN;
+/* The answer to request id from node (a K_REPLY). */
+void pvm_rpc_reply(int node, int id, int result, const void *p, size_t len) HIDDEN;
+
+/* The groups' and the mailbox's servers on node 0 (groups.c, mailbox.c):
+ * requests, and a node's death (its tasks leave). */
+void pvm_groups_serve(int src, const struct node_frame *f, const void *p, size_t len) HIDDEN;
+void pvm_groups_node_gone(int n) HIDDEN;
+void pvm_mbox_serve(int src, const struct node_frame *f, const void *p, size_t len) HIDDEN;
+void pvm_mbox_node_gone(int n) HIDDEN;
 
 /*
  * Start the job's nodes (UPVM_NODES, else dflt_nodes) if this is a job of
@@ -54,10 +96,33 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp,
 int pvm_remote_addhost(void) HIDDEN;
 int pvm_remote_delhost(int n) HIDDEN;
 
+/*
+ * Exit statuses across nodes, for the launcher's copies (upvm run -n N):
+ * a spawn with this flag bit (never a PVM one: pvm_spawn masks it) asks
+ * the nodes that run the tasks to send each one's exit status back to
+ * the spawning node, where pvm_remote_wait_status waits for it.
+ */
+#define PVM_SPAWN_REPORT_STATUS (1 << 30)
+
+/* pvm_spawn with internal flag bits allowed. */
+int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
+                      int *tids) HIDDEN;
+/* Wait until the task tid (spawned from here with PVM_SPAWN_REPORT_STATUS)
+ * has ended: its exit status, or 128 + SIGKILL when its node died first.
+ * Works in a job of one node too. */
+int pvm_wait_status(int tid) HIDDEN;
+/* The new task t's exit status goes to node (task.c, for the flag above):
+ * 0 or -ENOMEM. */
+int pvm_report_status(int node, struct pvm_task *t) HIDDEN;
+/* Every ULP's exit (task.c's exit hook): sends its status if asked, and
+ * forgets the requests it was waiting on (it was killed). */
+void pvm_remote_on_exit(struct ulp *u) HIDDEN;
+
 /* ---- task.c, for the requests remote.c serves */
 
 struct pvm_spawn_origin {
     int ptid, ctx;
+    int node;                 /* the spawner's */
 };
 
 /* Start count tasks here (program: a file, else name is registered);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
+#include "node/board.h"
 #include "node/job.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
@@ -230,6 +231,7 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
     list_push_back(&pvm_node.tasks, &t->node_link);
     pvm_node.ntasks++;
     u->ext[ULP_EXT_PVM] = t;
+    node_board_add(t->tid, u->name); /* for the report if this node dies */
     return t;
 }
 
@@ -258,12 +260,16 @@ static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *
     } else if (t) {
         t->sibs_pending = true; /* spawned for another node's task */
     }
+    if (t && (flag & PVM_SPAWN_REPORT_STATUS) && pvm_report_status(o->node, t) != 0) {
+        pvm_task_leave(t);
+        return NULL;
+    }
     return t;
 }
 
 static struct pvm_spawn_origin origin_of(const struct pvm_task *t)
 {
-    return (struct pvm_spawn_origin){t->tid, t->ctx};
+    return (struct pvm_spawn_origin){t->tid, t->ctx, node_job_self()};
 }
 
 /* Deliver every PvmTaskExit notification waiting on t. */
@@ -298,6 +304,7 @@ void pvm_task_leave(struct pvm_task *t)
     pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = NULL;
     list_unlink(&t->node_link);
     pvm_node.ntasks--;
+    node_board_remove(t->tid);
     t->ulp->ext[ULP_EXT_PVM] = NULL;
     fire_exit_watches(t);
     sibs_unref(t->sibs);
@@ -310,6 +317,7 @@ void pvm_task_leave(struct pvm_task *t)
 
 static void on_ulp_exit(struct ulp *u)
 {
+    pvm_remote_on_exit(u);
     struct pvm_task *t = u->ext[ULP_EXT_PVM];
     if (t)
         pvm_task_leave(t);
@@ -433,6 +441,8 @@ static char **argv_build(const char *name, char **argv, int *argc_out)
 /* Does `where` name this host (PvmTaskHost)? */
 static bool is_this_host(const char *where)
 {
+    if (pvm_multi())
+        return pvm_node_by_name(where) == node_job_self();
     return where && (strcmp(where, ".") == 0 || strcmp(where, "localhost") == 0 ||
                      strcmp(where, pvm_node.hostname) == 0);
 }
@@ -463,6 +473,8 @@ static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const stru
     upvm_attr_t attr = {0, NULL, UPVM_DETACHED};
     upvm_id_t id = upvm_create(named_task_entry, arg, &attr);
     struct ulp *u = id > 0 ? core_ulp_lookup(id) : NULL;
+    if (u)
+        u->name = e->name; /* before child_new, which publishes it */
     struct pvm_task *t = u ? child_new(parent, u, flag, sibs) : NULL;
     if (!t) {
         free(v);
@@ -473,7 +485,6 @@ static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const stru
     t->name = e->name;
     t->argc = argc;
     t->argv = v;
-    u->name = e->name;
     *tid_out = t->tid;
     return 0;
 }
@@ -609,21 +620,29 @@ static int spawn_placed(struct pvm_task *t, int flag, const char *where,
 
 int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
 {
+    return pvm_spawn_flagged(file, argv, flag & ~PVM_SPAWN_REPORT_STATUS, where, ntask, tids);
+}
+
+int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask, int *tids)
+{
     struct pvm_task *t = pvm_current();
     if (!t)
         return pvm_fail(NULL, "pvm_spawn", PvmSysErr);
     if (ntask < 1)
         return pvm_fail(t, "pvm_spawn", PvmBadParam);
-    int err = pvm_multi() ? 0 : spawn_placement(flag, where);
     struct task_entry entry = {NULL, NULL};
     char path[PATH_MAX], dir[PATH_MAX];
     bool program = false; /* process mode: a file; else a registered function */
-    if (!err && !(file && *file && registry_find(file, &entry))) {
+    bool found = file && *file && registry_find(file, &entry);
+    if (!found)
         program = file && *file && proc_find(file, spawner_dir(dir, sizeof dir), path,
                                              sizeof path) == 0;
-        if (!program)
-            err = PvmNoFile;
-    }
+    /* A thread-mode task of a process-mode copy shares that copy's
+     * globals: it runs on the copy's node, whatever the job's size. */
+    bool placed = pvm_multi() && !(found && proc_current());
+    int err = placed ? 0 : spawn_placement(flag, where);
+    if (!err && !found && !program)
+        err = PvmNoFile;
     struct pvm_sibs *sibs = err ? NULL : malloc(sizeof *sibs + (size_t)ntask * sizeof(int));
     int *result = err ? NULL : malloc((size_t)ntask * sizeof *result);
     if (!err && (!sibs || !result))
@@ -638,7 +657,7 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     sibs->refs = 1;
     sibs->n = 0;
     struct pvm_spawn_origin o = origin_of(t);
-    int started = pvm_multi()
+    int started = placed
                       ? spawn_placed(t, flag, where, &entry, file, program ? path : NULL, argv,
                                      sibs, ntask, result)
                       : spawn_local(&o, flag, &entry, file, program ? path : NULL, argv, sibs,
@@ -700,6 +719,8 @@ static void task_kill(struct pvm_task *k)
     struct ulp *u = k->ulp;
     if (u != core_sched.main)
         core_ulp_kill(u, 128 + SIGTERM); /* first: it may wait on k's queue */
+    if (u == core_sched.current && u->state == ULP_RUNNING && u != core_sched.main)
+        return; /* killed from a handler it polled: it leaves as it ends */
     pvm_task_leave(k);
     if (u == core_sched.main) {
         /* The node's main ULP cannot end alone: like a PVM process killed

@@ -39,7 +39,7 @@ static const char run_help[] =
     "Options:\n"
     "  -n N        number of copies (1 .. 1000000)\n"
     "  --nodes K   run the job on K node processes (1 .. 32, or \"cores\";\n"
-    "              default 1; UPVM_NODES does the same).\n"
+    "              default: one per online core; UPVM_NODES does the same).\n"
     "              Node 0 runs PROGRAM; pvm_spawn spreads tasks over the nodes\n"
     "  --placement block|cyclic\n"
     "              where pvm_spawn puts tasks that name no host: cyclic (the\n"
