@@ -71,7 +71,7 @@
 
 #define LINE 128
 #define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
-#define SEG_VERSION 2
+#define SEG_VERSION 3 /* 2: boards; 3: records on a line, polled by header */
 #define REC_ALIGN 64 /* records start on a cache line */
 #define CLEAR_AHEAD 2048 /* header slots the producer keeps clear past its tail */
 #define MAX_NODES 4096
