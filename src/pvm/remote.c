@@ -63,10 +63,11 @@ static int rpc_wait(struct rpc *r)
     return r->result;
 }
 
-static int rpc_send(struct rpc *r, struct node_frame *f, const void *p, size_t len, int dead)
+static int rpc_send(struct rpc *r, struct node_frame *f, const void *p1, size_t l1,
+                    const void *p2, size_t l2, int dead)
 {
     f->b = r->id;
-    if (node_send(r->node, f, p, len, NULL, 0) != 0) {
+    if (node_send(r->node, f, p1, l1, p2, l2) != 0) {
         list_unlink(&r->link);
         return dead;
     }
@@ -89,12 +90,8 @@ int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
 {
     struct rpc r;
     rpc_begin(&r, node);
-    struct node_frame f = {kind, a, r.id, c};
-    int rc = dead;
-    if (node_send(node, &f, p1, l1, p2, l2) == 0)
-        rc = rpc_wait(&r);
-    else
-        list_unlink(&r.link);
+    struct node_frame f = {kind, a, 0, c};
+    int rc = rpc_send(&r, &f, p1, l1, p2, l2, dead);
     if (data) {
         *data = r.data;
         *len = r.len;
@@ -331,7 +328,7 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
     struct rpc r;
     rpc_begin(&r, node);
     struct node_frame f = {K_SPAWN, 0, 0, count};
-    int rc = rpc_send(&r, &f, buf, bytes, PvmNoHost);
+    int rc = rpc_send(&r, &f, buf, bytes, NULL, 0, PvmNoHost);
     free(buf);
     if (rc == 0 && r.len == (size_t)count * sizeof(int)) {
         memcpy(tids, r.data, r.len);
@@ -395,8 +392,7 @@ static void status_arrive(int tid, int status)
         return; /* the waiter sees the task gone with its node, at worst */
     *a = (struct status_arrived){.tid = tid, .status = status};
     list_push_back(&statuses, &a->link);
-    while (core_wake_one(&statusq))
-        ;
+    (void)upvm_wake_all(&statusq);
 }
 
 void pvm_remote_on_exit(struct ulp *u)
@@ -555,7 +551,7 @@ int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel
     /* A round trip, so that a task already gone is told of at once. */
     struct rpc r;
     rpc_begin(&r, node);
-    int installed = rpc_send(&r, &f, extra, sizeof extra, 0);
+    int installed = rpc_send(&r, &f, extra, sizeof extra, NULL, 0, 0);
     free(r.data);
     if (!installed) {
         list_for_each(l, &remote_watches) {
@@ -666,7 +662,7 @@ int pvm_remote_pstat(int tid)
     struct rpc r;
     rpc_begin(&r, node);
     struct node_frame f = {K_PSTAT, tid, 0, 0};
-    int rc = rpc_send(&r, &f, NULL, 0, PvmNoTask);
+    int rc = rpc_send(&r, &f, NULL, 0, NULL, 0, PvmNoTask);
     free(r.data);
     return rc;
 }
@@ -759,7 +755,7 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaski
             struct rpc r;
             rpc_begin(&r, nodes[i]);
             struct node_frame f = {K_TASKS, where, 0, 0};
-            n = rpc_send(&r, &f, NULL, 0, 0);
+            n = rpc_send(&r, &f, NULL, 0, NULL, 0, 0);
             w = r.data;
             if (n < 0 || (size_t)n * sizeof *w != r.len)
                 n = 0;
@@ -804,7 +800,7 @@ int pvm_remote_addhost(void)
         struct rpc r;
         rpc_begin(&r, 0);
         struct node_frame f = {K_ADDHOST, 0, 0, 0};
-        n = rpc_send(&r, &f, NULL, 0, -EHOSTDOWN);
+        n = rpc_send(&r, &f, NULL, 0, NULL, 0, -EHOSTDOWN);
         free(r.data);
     }
     if (n < 0)
@@ -826,7 +822,7 @@ int pvm_remote_delhost(int n)
     struct rpc r;
     rpc_begin(&r, 0);
     struct node_frame f = {K_DELHOST, n, 0, 0};
-    int rc = rpc_send(&r, &f, NULL, 0, -EHOSTDOWN);
+    int rc = rpc_send(&r, &f, NULL, 0, NULL, 0, -EHOSTDOWN);
     free(r.data);
     return rc;
 }
@@ -847,8 +843,7 @@ static int peer_gone(int n, int status, bool deleted)
         pvm_groups_node_gone(n);
         pvm_mbox_node_gone(n);
     }
-    while (core_wake_one(&statusq)) /* statuses that never come */
-        ;
+    (void)upvm_wake_all(&statusq); /* statuses that never come */
     for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
         next = l->next;
         struct remote_watch *w = list_entry(l, struct remote_watch, link);
