@@ -300,6 +300,57 @@ UPVM_API int upvm_run_program(const char *path, int ninst, char **argv, char **e
  */
 UPVM_API void upvm_program_start(int argc, char **argv, char **envp);
 
+/* ------------------------------------------------------------- migration */
+
+/*
+ * Migration (docs/migration.md): a process-mode task moves to another node
+ * of its job while the program runs, and the program cannot tell: its tid,
+ * addresses, messages, groups, notifies and PVM state stay what they were.
+ *
+ * A migration takes effect when the task is not running: at once when it is
+ * blocked (in a receive, sleeping) or ready; a task in a long computation
+ * moves at its next PVM call, yield or upvm_migrate_point().
+ *
+ * upvm_migrate - move the task tid (0: the caller) to node `node`
+ * (0 .. upvm_nodes() - 1).  Blocks the calling ULP (the others run) until
+ * the task runs on that node or the migration is refused; a task that
+ * moves itself returns on the new node.  Returns 0 (also when the task is
+ * there already), or a negative PVM error code:
+ *   PvmBadParam  node is not a running node of this job, or tid is no tid
+ *   PvmNoTask    no such task
+ *   PvmNotImpl   refused: upvm_migrate_error() says why (a thread-mode
+ *                task, a task holding open files or sockets, nodes whose
+ *                library layout differs, ...)
+ *   PvmSysErr    not on a node's scheduler thread, or out of memory
+ * Any task may move any other; a refused migration changes nothing.
+ */
+UPVM_API int upvm_migrate(int tid, int node);
+
+/* Why the calling node's last upvm_migrate failed: a sentence naming the
+ * task and what to do ("" after a success).  Valid until the next call. */
+UPVM_API const char *upvm_migrate_error(void);
+
+/* A safe point for long computations: if a migration of the calling task
+ * was asked for, it happens here (the call returns on the new node);
+ * otherwise it costs a load and a branch. */
+UPVM_API void upvm_migrate_point(void);
+
+/* The node that runs task tid as this node knows it (0: the caller's own
+ * node), -1 when tid names no task of the job; and the job's node count. */
+UPVM_API int upvm_node_of(int tid);
+UPVM_API int upvm_nodes(void);
+
+/* Timings of the calling node's last successful upvm_migrate, in ns:
+ * total: from the request to the task running on its new node;
+ * obtrusiveness: from the request reaching the source node to the task's
+ * last byte leaving it (MPVM's metric); bytes: memory moved. */
+struct upvm_migrate_stats {
+    uint64_t total_ns;
+    uint64_t obtrusive_ns;
+    uint64_t bytes;
+};
+UPVM_API int upvm_migrate_stats(struct upvm_migrate_stats *out);
+
 /* ------------------------------------------------------------- stacks */
 
 /* The stack size a ULP gets when its attr says 0 (UPVM_STACK_SIZE). */
