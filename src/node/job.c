@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "net/net.h"
 #include "node/board.h"
+#include "node/control.h"
 #include "node/job.h"
 #include "node/launch.h"
 
@@ -311,6 +312,8 @@ static void job_poll(void)
 {
     if (unlikely(net_events() != J.events_seen))
         membership_changed();
+    if (unlikely(atomic_load_explicit(&node_ctl_pending, memory_order_acquire)))
+        node_ctl_serve(); /* node 0: requests from outside (upvm migrate) */
     if (list_empty(&core_sched.runq)) {
         /* Idle: frames one at a time until one makes a ULP ready, which
          * then runs at once.  Looking for a next frame first would put a
@@ -674,6 +677,7 @@ int node_job_finish(int status)
             (void)upvm_sleep_ns(pause_ns);
         pause_ns = pause_ns ? (pause_ns < 50000000 ? pause_ns * 2 : pause_ns) : 100000;
     }
+    node_ctl_stop(); /* the job is over: nothing more to migrate */
     if (J.verdict == 2) {
         fprintf(stderr, "upvm: main exited; %ld ULP(s) of the job still waiting for "
                         "messages were ended with it:\n", J.sum_live);
@@ -738,6 +742,8 @@ int node_job_start(int nnodes)
     node_on_frame(K_BYE, on_bye);
     node_on_frame(K_GONE_ACK, on_gone_ack);
     core_set_idle_ops(&job_idle_ops);
+    if (node == 0)
+        node_ctl_start();
     /* A node started late never sees the deaths before its start; node 0
      * may count on its vote for them all the same: it told no one. */
     for (int n = 1; node != 0 && n < J.slots; n++)

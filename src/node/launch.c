@@ -21,6 +21,7 @@
 
 #include "net/net.h"
 #include "node/board.h"
+#include "node/control.h"
 #include "node/launch.h"
 
 #define MAX_NODES 64
@@ -259,6 +260,7 @@ int node_job_fork(int nnodes, int capacity)
     memset(ex, 0, sizeof ex);
     pid_t self = getpid();
     int left = 0;
+    node_ctl_prepare(self); /* node 0 creates it; this process removes it */
     for (int i = 0; i < nnodes; i++)
         net_shm_set_state(seg, i, NET_PEER_UP, 0);
     for (int i = 0; i < nnodes; i++) {
@@ -269,6 +271,7 @@ int node_job_fork(int nnodes, int capacity)
         if (pid < 0) {
             rc = -errno;
             end_all(ex, i, &left);
+            node_ctl_cleanup();
             sigprocmask(SIG_SETMASK, &oldmask, NULL);
             net_shm_destroy(seg);
             return rc;
@@ -313,6 +316,7 @@ int node_job_fork(int nnodes, int capacity)
             end_all(ex, MAX_NODES, &left);
         }
     }
+    node_ctl_cleanup(); /* every node is gone, node 0 however it ended */
     net_shm_destroy(seg);
     fflush(NULL);
     _exit(status);

@@ -1,0 +1,45 @@
+/*
+ * control.c - the launcher's part of the control socket (control.h): the
+ * socket's name, and its removal when the job is over.
+ */
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "node/control.h"
+
+struct node_ctl_where node_ctl_where;
+
+void node_ctl_prepare(pid_t launcher)
+{
+    struct node_ctl_where *w = &node_ctl_where;
+    w->pid = (long)launcher;
+    w->path[0] = w->tmp[0] = '\0';
+    if (ctl_dir_name(w->dir, sizeof w->dir) != 0 ||
+        !ctl_sock_path(w->path, sizeof w->path, w->dir, w->pid) ||
+        (size_t)snprintf(w->tmp, sizeof w->tmp, "%s/.job-%ld.new", w->dir, w->pid) >=
+            sizeof w->tmp)
+        w->path[0] = '\0'; /* node 0 says why */
+}
+
+/* Remove path if it is a socket (the name is ours, so it is our job's; the
+ * check only keeps a stray file of another kind). */
+static void unlink_socket(const char *path)
+{
+    struct stat st;
+    if (path[0] && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+        (void)unlink(path);
+}
+
+void node_ctl_cleanup(void)
+{
+    struct node_ctl_where *w = &node_ctl_where;
+    if (!w->path[0])
+        return;
+    unlink_socket(w->path);
+    unlink_socket(w->tmp); /* node 0 died between bind and rename */
+    /* Nothing of ours is left in /tmp once the last job ends; a job that
+     * starts meanwhile recreates the directory (control_server.c). */
+    (void)rmdir(w->dir);
+    w->path[0] = '\0';
+}

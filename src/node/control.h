@@ -1,0 +1,67 @@
+/*
+ * control.h - the job's control socket: how `upvm migrate` and `upvm jobs`
+ * reach a running job from outside (docs/usage.md, "Migrating from
+ * outside"; paths and protocol words: control_path.h).
+ *
+ * Who does what:
+ *   - the launcher (launch.c) names the socket before it forks the nodes
+ *     (node_ctl_prepare), and removes it when the job is over, however it
+ *     ended (node_ctl_cleanup): it outlives every node, node 0 killed by
+ *     SIGKILL included;
+ *   - node 0 (job.c) creates the socket and starts one kernel thread that
+ *     serves it (node_ctl_start).  The thread reads requests, hands each to
+ *     the scheduler thread through a mutex-protected queue (setting
+ *     node_ctl_pending and waking node 0 with net_wake), and writes the
+ *     replies.  The scheduler thread drains the queue from its transport
+ *     poll (node_ctl_serve), starts migrations, and hands replies back; it
+ *     never waits for a client and never does socket I/O.
+ *
+ * A socket left by a job whose launcher was killed with SIGKILL is removed
+ * by the next job's node 0 (any socket of this user's directory that nobody
+ * listens on).
+ */
+#ifndef UPVM_NODE_CONTROL_H
+#define UPVM_NODE_CONTROL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "node/control_path.h"
+#include "util/compiler.h"
+
+/* This job's socket: set by node_ctl_prepare in the launcher, inherited by
+ * the nodes it forks.  path[0] == '\0': none (no directory name fits). */
+struct node_ctl_where {
+    long pid;                   /* the launcher's */
+    char dir[CTL_PATH_MAX];
+    char path[CTL_PATH_MAX];    /* dir/job-<pid>.sock */
+    char tmp[CTL_PATH_MAX];     /* dir/.job-<pid>.new: bound, then renamed to path */
+};
+extern struct node_ctl_where node_ctl_where HIDDEN;
+
+/* The launcher, before it forks the nodes: name the socket (nothing is
+ * created here). */
+void node_ctl_prepare(pid_t launcher) HIDDEN;
+
+/* The launcher, when every node is gone: remove the socket (and its
+ * directory if it is empty now).  Safe to call when there is none. */
+void node_ctl_cleanup(void) HIDDEN;
+
+/* Node 0 of a job of several, once, on the scheduler thread: create the
+ * socket and start serving it.  A failure is said on stderr (the job runs
+ * on, unreachable from outside). */
+void node_ctl_start(void) HIDDEN;
+
+/* Node 0 at the job's end: stop serving (clients get no answer), join the
+ * thread, close everything, remove the socket.  No-op if not started. */
+void node_ctl_stop(void) HIDDEN;
+
+/* Set by the server thread when a request waits for the scheduler thread;
+ * node 0's transport poll then calls node_ctl_serve. */
+extern atomic_int node_ctl_pending HIDDEN;
+
+/* The scheduler thread: start the requests that wait. */
+void node_ctl_serve(void) HIDDEN;
+
+#endif /* UPVM_NODE_CONTROL_H */

@@ -1,0 +1,682 @@
+/*
+ * control_server.c - node 0's control socket server (control.h).
+ *
+ * Two threads share this file's state:
+ *   - the server thread owns the sockets: it accepts, reads one request
+ *     line per connection, answers malformed ones itself, queues the others
+ *     for the scheduler thread (S.in), and writes the replies the scheduler
+ *     thread queues back (S.out) before closing the connection;
+ *   - the scheduler thread (node_ctl_serve, from job.c's poll; and the
+ *     migration callbacks) turns requests into replies.
+ * S.lock guards S.in, S.out and S.stopping only; nobody holds it across a
+ * system call, so the scheduler thread never waits on a client.  Replies
+ * are a few hundred bytes written once to a fresh socket, with
+ * MSG_DONTWAIT: a client that does not read cannot stall the server either.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pvm3.h>
+
+#include "migrate/migrate.h"
+#include "net/net.h"
+#include "node/control.h"
+#include "node/job.h"
+
+#define CONN_MAX        16       /* connections served at once; more wait in the backlog */
+#define READ_TIMEOUT_MS 5000     /* a client has this long to send its request */
+#define PROBE_MS        100      /* how long a stale-socket probe may wait */
+#define THREAD_STACK    (256 * 1024)
+
+enum req_kind { REQ_PING, REQ_MIGRATE };
+
+/* One request, from its line to its reply. */
+struct ctl_req {
+    struct ctl_req *next;
+    int conn;                    /* S.conn index ... */
+    unsigned gen;                /* ... and its generation: a closed one's reply is dropped */
+    enum req_kind kind;
+    int tid, node;
+    char reply[CTL_REPLY_MAX];   /* no newline */
+};
+
+/* A client connection (the server thread's). */
+struct conn {
+    int fd;                      /* -1: free */
+    unsigned gen;
+    bool waiting;                /* its request is with the scheduler thread */
+    uint64_t deadline_ms;        /* for its request line */
+    size_t len;
+    char buf[CTL_REQUEST_MAX];
+};
+
+static struct {
+    bool started;
+    int lfd, efd;                /* the listening socket; the server's wake-up */
+    pthread_t thread;
+    pthread_mutex_t lock;
+    struct ctl_req *in, **in_tail;    /* to the scheduler thread */
+    struct ctl_req *out, **out_tail;  /* to the server thread */
+    bool stopping;
+    struct ctl_req *inflight;    /* migrations under way (scheduler thread) */
+    struct conn conn[CONN_MAX];
+    char program[64];
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .lfd = -1, .efd = -1};
+
+atomic_int node_ctl_pending;
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------ the queues */
+
+static void push(struct ctl_req ***tail, struct ctl_req *r)
+{
+    r->next = NULL;
+    **tail = r;
+    *tail = &r->next;
+}
+
+static struct ctl_req *take_all(struct ctl_req **head, struct ctl_req ***tail)
+{
+    struct ctl_req *r = *head;
+    *head = NULL;
+    *tail = head;
+    return r;
+}
+
+static void free_all(struct ctl_req *r)
+{
+    while (r) {
+        struct ctl_req *next = r->next;
+        free(r);
+        r = next;
+    }
+}
+
+/* Server thread: a request for the scheduler thread. */
+static void to_sched(struct ctl_req *r)
+{
+    pthread_mutex_lock(&S.lock);
+    push(&S.in_tail, r);
+    pthread_mutex_unlock(&S.lock);
+    /* After the push: the scheduler clears the flag before it takes the
+     * queue, so a request is never left behind a cleared flag. */
+    atomic_store_explicit(&node_ctl_pending, 1, memory_order_release);
+    net_wake(0);
+}
+
+static void wake_server(void)
+{
+    uint64_t one = 1;
+    ssize_t n = write(S.efd, &one, sizeof one); /* non-blocking: never waits */
+    (void)n;
+}
+
+/* Scheduler thread: r's reply is ready.  Once the server is stopping
+ * nobody will write it. */
+static void to_server(struct ctl_req *r)
+{
+    pthread_mutex_lock(&S.lock);
+    bool stopping = S.stopping;
+    if (!stopping)
+        push(&S.out_tail, r);
+    pthread_mutex_unlock(&S.lock);
+    if (stopping)
+        free(r);
+    else
+        wake_server();
+}
+
+/* ------------------------------------------------------------ replies (scheduler thread) */
+
+/* 123.4 us / 12.3 ms / 1.2 s */
+static const char *fmt_ns(uint64_t ns, char *buf, size_t len)
+{
+    if (ns < 10000000)
+        snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+    else if (ns < 10000000000)
+        snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(buf, len, "%.1f s", (double)ns / 1e9);
+    return buf;
+}
+
+/* 512 B / 4.0 KiB / 1.0 MiB / 1.2 GiB */
+static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+    if (b < 1024)
+        snprintf(buf, len, "%u B", (unsigned)b);
+    else if (b < 1024 * 1024)
+        snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+    else if (b < 1024ull * 1024 * 1024)
+        snprintf(buf, len, "%.1f MiB", (double)b / (1024 * 1024));
+    else
+        snprintf(buf, len, "%.1f GiB", (double)b / (1024.0 * 1024 * 1024));
+    return buf;
+}
+
+/* When a refusal comes without its sentence. */
+static const char *rc_text(int rc)
+{
+    switch (rc) {
+    case PvmBadParam: return "bad parameter";
+    case PvmNoTask:   return "no such task";
+    case PvmNotImpl:  return "not implemented";
+    case PvmSysErr:   return "system error";
+    default:          return "failed";
+    }
+}
+
+static void reply_error(struct ctl_req *r, int rc, const char *why)
+{
+    snprintf(r->reply, sizeof r->reply, "error: %s", why && *why ? why : rc_text(rc));
+}
+
+static void inflight_remove(struct ctl_req *r)
+{
+    for (struct ctl_req **p = &S.inflight; *p; p = &(*p)->next) {
+        if (*p == r) {
+            *p = r->next;
+            return;
+        }
+    }
+}
+
+static void migrate_done(void *ctx, const struct migrate_result *m)
+{
+    struct ctl_req *r = ctx;
+    inflight_remove(r);
+    if (m->rc != 0) {
+        reply_error(r, m->rc, m->why);
+    } else {
+        char from[16] = "node?", total[32], obtr[32], bytes[32];
+        if (m->from >= 0)
+            snprintf(from, sizeof from, "node%d", m->from);
+        snprintf(r->reply, sizeof r->reply, "ok t%x %s -> node%d in %s (obtrusiveness %s, %s)",
+                 (unsigned)m->tid, from, m->to, fmt_ns(m->total_ns, total, sizeof total),
+                 fmt_ns(m->obtrusive_ns, obtr, sizeof obtr),
+                 fmt_bytes(m->bytes, bytes, sizeof bytes));
+    }
+    to_server(r);
+}
+
+/* "node0 node1 node3": the nodes up now. */
+static void nodes_up(char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int n = 0; n < node_job_slots() && off < len; n++)
+        if (node_job_up(n))
+            off += (size_t)snprintf(buf + off, len - off, "%snode%d", off ? " " : "", n);
+}
+
+static int count_up(void)
+{
+    int k = 0;
+    for (int n = 0; n < node_job_slots(); n++)
+        k += node_job_up(n);
+    return k;
+}
+
+/* Start a migration; the reply comes from migrate_done, or now. */
+static void serve_migrate(struct ctl_req *r)
+{
+    if (!node_job_up(r->node)) {
+        char up[256];
+        nodes_up(up, sizeof up);
+        snprintf(r->reply, sizeof r->reply, "error: no node%d in this job (its nodes: %s)",
+                 r->node, up);
+        to_server(r);
+        return;
+    }
+    r->next = S.inflight;
+    S.inflight = r;
+    /* r may be answered, and freed, before this returns 0: not touched then */
+    int rc = migrate_request_async(r->tid, r->node, migrate_done, r);
+    if (rc != 0) {
+        inflight_remove(r);
+        reply_error(r, rc, NULL);
+        to_server(r);
+    }
+}
+
+void node_ctl_serve(void)
+{
+    atomic_store_explicit(&node_ctl_pending, 0, memory_order_relaxed);
+    pthread_mutex_lock(&S.lock);
+    struct ctl_req *r = take_all(&S.in, &S.in_tail);
+    pthread_mutex_unlock(&S.lock);
+    while (r) {
+        struct ctl_req *next = r->next;
+        if (r->kind == REQ_PING) {
+            snprintf(r->reply, sizeof r->reply, "job %ld nodes %d program %s",
+                     node_ctl_where.pid, count_up(), S.program);
+            to_server(r);
+        } else {
+            serve_migrate(r);
+        }
+        r = next;
+    }
+}
+
+/* ------------------------------------------------------------ connections (server thread) */
+
+static void conn_close(struct conn *c)
+{
+    close(c->fd);
+    c->fd = -1;
+    c->gen++;
+    c->waiting = false;
+}
+
+/* Write text and a newline, then close: one non-blocking send. */
+static void conn_reply(struct conn *c, const char *text)
+{
+    char line[CTL_REPLY_MAX + 1];
+    int n = snprintf(line, sizeof line, "%s\n", text);
+    ssize_t w = send(c->fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)w; /* a client that left or does not read gets nothing */
+    conn_close(c);
+}
+
+/* A request line: answered here when malformed, else queued. */
+static void conn_request(struct conn *c, char *line)
+{
+    char err[CTL_REPLY_MAX];
+    char *save, *words[4];
+    int n = 0;
+    for (char *w = strtok_r(line, " \t\r", &save); w && n < 4; w = strtok_r(NULL, " \t\r", &save))
+        words[n++] = w;
+    struct ctl_req r = {.conn = (int)(c - S.conn), .gen = c->gen};
+    if (n == 1 && !strcmp(words[0], "ping")) {
+        r.kind = REQ_PING;
+    } else if (n == 3 && !strcmp(words[0], "migrate")) {
+        r.kind = REQ_MIGRATE;
+        if (ctl_parse_tid(words[1], &r.tid) != 0) {
+            snprintf(err, sizeof err, "error: bad tid '%.40s' (t40002, 0x40002 or decimal)",
+                     words[1]);
+            conn_reply(c, err);
+            return;
+        }
+        if (ctl_parse_node(words[2], &r.node) != 0) {
+            snprintf(err, sizeof err, "error: bad node '%.40s' (a number, or node1 ...)",
+                     words[2]);
+            conn_reply(c, err);
+            return;
+        }
+    } else {
+        snprintf(err, sizeof err, "error: unknown request '%.40s' (ping, migrate <tid> <node>)",
+                 n ? words[0] : "");
+        conn_reply(c, err);
+        return;
+    }
+    struct ctl_req *q = malloc(sizeof *q);
+    if (!q) {
+        conn_reply(c, "error: out of memory");
+        return;
+    }
+    *q = r;
+    c->waiting = true;
+    to_sched(q);
+}
+
+static void conn_readable(struct conn *c)
+{
+    ssize_t n = recv(c->fd, c->buf + c->len, sizeof c->buf - 1 - c->len, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n < 0 || (n == 0 && c->len == 0)) {
+        conn_close(c); /* gone without a word (a probe, sweep_stale) */
+        return;
+    }
+    c->len += (size_t)n;
+    c->buf[c->len] = '\0';
+    char *nl = strchr(c->buf, '\n');
+    if (nl) {
+        *nl = '\0';
+    } else if (n > 0) { /* no line yet */
+        if (c->len == sizeof c->buf - 1)
+            conn_reply(c, "error: request too long");
+        return;
+    }
+    conn_request(c, c->buf); /* a line, or what came before the client stopped writing */
+}
+
+static void conn_event(struct conn *c, short revents)
+{
+    if (!c->waiting)
+        conn_readable(c);
+    else if (revents & (POLLHUP | POLLERR))
+        conn_close(c); /* it left: its reply will be dropped */
+}
+
+/* Only the job's user (or root) may talk to it, whatever happened to the
+ * directory's permissions since. */
+static bool peer_allowed(int fd)
+{
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 &&
+           (cr.uid == geteuid() || cr.uid == 0);
+}
+
+static void accept_one(void)
+{
+    int fd = accept4(S.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
+            usleep(100000); /* out of descriptors: let the backlog wait */
+        return;
+    }
+    for (int i = 0; i < CONN_MAX; i++) {
+        struct conn *c = &S.conn[i];
+        if (c->fd >= 0)
+            continue;
+        *c = (struct conn){.fd = fd, .gen = c->gen, .deadline_ms = now_ms() + READ_TIMEOUT_MS};
+        if (!peer_allowed(fd))
+            conn_reply(c, "error: this job belongs to another user");
+        return;
+    }
+    close(fd); /* not reached: the listener is polled only with a free slot */
+}
+
+/* Write the replies the scheduler thread made. */
+static void deliver_replies(void)
+{
+    pthread_mutex_lock(&S.lock);
+    struct ctl_req *r = take_all(&S.out, &S.out_tail);
+    pthread_mutex_unlock(&S.lock);
+    while (r) {
+        struct ctl_req *next = r->next;
+        struct conn *c = &S.conn[r->conn];
+        if (c->fd >= 0 && c->gen == r->gen)
+            conn_reply(c, r->reply);
+        free(r);
+        r = next;
+    }
+}
+
+/* Connections that sent no request in time; the poll timeout till the
+ * next such deadline. */
+static int expire(uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+    for (int i = 0; i < CONN_MAX; i++) {
+        struct conn *c = &S.conn[i];
+        if (c->fd < 0 || c->waiting)
+            continue;
+        if (c->deadline_ms <= now)
+            conn_reply(c, "error: no request within 5 s");
+        else if (c->deadline_ms < next)
+            next = c->deadline_ms;
+    }
+    return next == UINT64_MAX ? -1 : (int)(next - now);
+}
+
+/* ------------------------------------------------------------ the server thread */
+
+/* Remove the sockets of this directory that nobody listens on: left by
+ * jobs whose launcher was killed (SIGKILL leaves it no time).  A live
+ * job's socket answers (or, with a full backlog, makes us wait): kept. */
+static void sweep_stale(void)
+{
+    DIR *d = opendir(node_ctl_where.dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[CTL_PATH_MAX];
+    while ((e = readdir(d))) {
+        long pid = ctl_sock_pid(e->d_name);
+        if (pid < 0 || pid == node_ctl_where.pid ||
+            !ctl_sock_path(path, sizeof path, node_ctl_where.dir, pid))
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode))
+            continue;
+        int fd = ctl_connect(path, PROBE_MS);
+        if (fd == -ECONNREFUSED)
+            (void)unlink(path);
+        else if (fd >= 0)
+            close(fd);
+    }
+    closedir(d);
+}
+
+static bool stopping(void)
+{
+    pthread_mutex_lock(&S.lock);
+    bool s = S.stopping;
+    pthread_mutex_unlock(&S.lock);
+    return s;
+}
+
+/* One round: wait for the wake-up, a client or a deadline, then serve. */
+static bool serve_round(void)
+{
+    struct pollfd p[CONN_MAX + 2];
+    int at[CONN_MAX + 2], n = 2;
+    bool room = false;
+    for (int i = 0; i < CONN_MAX; i++) {
+        if (S.conn[i].fd < 0) {
+            room = true;
+            continue;
+        }
+        p[n] = (struct pollfd){S.conn[i].fd, S.conn[i].waiting ? 0 : POLLIN, 0};
+        at[n++] = i;
+    }
+    p[0] = (struct pollfd){S.efd, POLLIN, 0};
+    p[1] = (struct pollfd){room ? S.lfd : -1, POLLIN, 0}; /* -1: not polled */
+    if (poll(p, (nfds_t)n, expire(now_ms())) < 0)
+        return true; /* EINTR cannot come (signals blocked); ENOMEM: again */
+    for (int k = 2; k < n; k++)
+        if (p[k].revents)
+            conn_event(&S.conn[at[k]], p[k].revents);
+    if (p[0].revents) {
+        uint64_t v;
+        ssize_t r = read(S.efd, &v, sizeof v);
+        (void)r;
+        if (stopping())
+            return false;
+        deliver_replies();
+    }
+    if (p[1].revents)
+        accept_one();
+    return true;
+}
+
+static void *server_main(void *arg)
+{
+    sweep_stale();
+    while (serve_round())
+        ;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ start, stop (scheduler thread) */
+
+/* The program the job runs, for ping: "upvm run [options] PROG ..." gives
+ * PROG, anything else its argv[0]; without its directory. */
+static void find_program(char *out, size_t len)
+{
+    char buf[4096];
+    const char *argv[64];
+    int argc = 0, fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    for (char *s = buf; s < buf + (n > 0 ? n : 0) && argc < 64; s += strlen(s) + 1)
+        argv[argc++] = s;
+    const char *prog = argc ? argv[0] : "?";
+    const char *base = strrchr(prog, '/');
+    if (argc > 1 && !strcmp(base ? base + 1 : prog, "upvm") && !strcmp(argv[1], "run")) {
+        for (int i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--nodes") ||
+                !strcmp(argv[i], "--placement")) {
+                i++; /* and its value */
+                continue;
+            }
+            if (!strcmp(argv[i], "--") && i + 1 < argc) {
+                prog = argv[i + 1];
+                break;
+            }
+            if (argv[i][0] != '-') {
+                prog = argv[i];
+                break;
+            }
+        }
+    }
+    base = strrchr(prog, '/');
+    snprintf(out, len, "%s", base ? base + 1 : prog);
+}
+
+/* Bind the temporary name, then rename it into place once it listens, so
+ * that a socket under the real name always answers while its job lives
+ * (sweep_stale relies on that).  The listening socket, or -1 with why. */
+static int bind_listen(const struct node_ctl_where *w, char *why, size_t len)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", w->tmp);
+    for (int tries = 0;; tries++) {
+        if (ctl_dir_ensure(w->dir, why, len) != 0)
+            return -1;
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            break;
+        (void)unlink(w->tmp); /* left by an earlier job with our pid */
+        if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && chmod(w->tmp, 0600) == 0 &&
+            listen(fd, CONN_MAX) == 0)
+            return fd;
+        int err = errno;
+        close(fd);
+        (void)unlink(w->tmp);
+        /* An ending job's launcher removed the empty directory meanwhile. */
+        if (err != ENOENT || tries == 3) {
+            errno = err;
+            break;
+        }
+    }
+    snprintf(why, len, "cannot create %s: %s", w->tmp, strerror(errno));
+    return -1;
+}
+
+static int make_socket(char *why, size_t len)
+{
+    const struct node_ctl_where *w = &node_ctl_where;
+    if (!w->path[0]) {
+        snprintf(why, len, "no directory for it: $XDG_RUNTIME_DIR and /tmp give paths too "
+                           "long for a socket");
+        return -1;
+    }
+    int fd = bind_listen(w, why, len);
+    if (fd < 0)
+        return -1;
+    /* A socket under our name is a dead job's (same pid), unless it answers:
+     * a job with our pid in another pid namespace sharing the directory. */
+    int other = ctl_connect(w->path, PROBE_MS);
+    if (other >= 0 || other == -EAGAIN) {
+        if (other >= 0)
+            close(other);
+        snprintf(why, len, "%s belongs to another running job", w->path);
+    } else if (rename(w->tmp, w->path) == 0) {
+        return fd;
+    } else {
+        snprintf(why, len, "cannot create %s: %s", w->path, strerror(errno));
+    }
+    close(fd);
+    (void)unlink(w->tmp);
+    return -1;
+}
+
+static int start_thread(void)
+{
+    pthread_attr_t attr;
+    sigset_t all, old;
+    if (pthread_attr_init(&attr) != 0)
+        return -1;
+    (void)pthread_attr_setstacksize(&attr, THREAD_STACK);
+    /* Every signal stays with the scheduler thread, as before the server
+     * existed: the thread starts with all of them blocked. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&S.thread, &attr, server_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    errno = rc;
+    return rc == 0 ? 0 : -1;
+}
+
+void node_ctl_start(void)
+{
+    if (S.started)
+        return;
+    char why[CTL_REPLY_MAX];
+    S.lfd = make_socket(why, sizeof why);
+    if (S.lfd < 0)
+        goto fail;
+    S.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    for (int i = 0; i < CONN_MAX; i++)
+        S.conn[i].fd = -1;
+    S.in_tail = &S.in;
+    S.out_tail = &S.out;
+    find_program(S.program, sizeof S.program);
+    if (S.efd >= 0 && start_thread() == 0) {
+        S.started = true;
+        return;
+    }
+    snprintf(why, sizeof why, "cannot start its thread: %s", strerror(errno));
+    if (S.efd >= 0)
+        close(S.efd);
+    close(S.lfd);
+    (void)unlink(node_ctl_where.path);
+    S.lfd = S.efd = -1;
+fail:
+    fprintf(stderr, "upvm: no control socket for this job (upvm migrate cannot reach it): "
+                    "%s\n", why);
+}
+
+void node_ctl_stop(void)
+{
+    if (!S.started)
+        return;
+    S.started = false;
+    pthread_mutex_lock(&S.lock);
+    S.stopping = true;
+    pthread_mutex_unlock(&S.lock);
+    wake_server();
+    pthread_join(S.thread, NULL);
+    for (int i = 0; i < CONN_MAX; i++)
+        if (S.conn[i].fd >= 0)
+            conn_close(&S.conn[i]);
+    free_all(take_all(&S.in, &S.in_tail));
+    free_all(take_all(&S.out, &S.out_tail));
+    /* S.inflight stay: their callbacks may still come, and free them. */
+    close(S.lfd);
+    close(S.efd);
+    S.lfd = S.efd = -1;
+    /* Gone from the directory at once: a client now finds no job rather
+     * than one that does not answer.  The launcher removes it too. */
+    struct stat st;
+    if (lstat(node_ctl_where.path, &st) == 0 && S_ISSOCK(st.st_mode))
+        (void)unlink(node_ctl_where.path);
+}
