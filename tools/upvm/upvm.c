@@ -2,6 +2,8 @@
  * upvm - the UPVM command.
  *
  *   upvm run [-n N] [-t] [--] PROGRAM [ARGS...]
+ *   upvm migrate [--job PID] TID NODE
+ *   upvm jobs
  *   upvm run --help | upvm --help | upvm --version
  *
  * `upvm run` starts a job: N copies (default 1) of PROGRAM, a program built
@@ -11,15 +13,24 @@
  * start an SPMD program.  The job ends when every ULP has ended; the exit
  * status is the first non-zero status of the copies (0 when all
  * succeeded).
+ *
+ * `upvm migrate` and `upvm jobs` talk to running jobs of several nodes
+ * through their control sockets (src/node/control_path.h): one request
+ * line, the job's reply lines.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <upvm.h>
+
+#include "node/control_path.h"
 
 static const char run_help[] =
     "usage: upvm run [-n N] [--nodes K] [--placement block|cyclic] [-t] [--] PROGRAM [ARGS...]\n"
@@ -142,10 +153,281 @@ static int cmd_run(int argc, char **argv)
     return upvm_run_program(path, (int)n, argv + i, NULL);
 }
 
+/* ------------------------------------------------------------ migrate, jobs */
+
+static const char migrate_help[] =
+    "usage: upvm migrate [--job PID] TID NODE\n"
+    "\n"
+    "Move task TID of a running job to node NODE of that job, and print how it\n"
+    "went, as the job answers:\n"
+    "  ok t80001 node1 -> node0 in 123.4 us (obtrusiveness 56.7 us, 1.0 MiB)\n"
+    "or error: WHY.  TID as PVM writes it: t80001, 0x80001 or decimal; NODE\n"
+    "as pvm_config names it, node0, or its number, 0.  Only process-mode\n"
+    "tasks move (programs built with upvmcc).\n"
+    "\n"
+    "The job is reached through its control socket, which only its user can\n"
+    "use: $XDG_RUNTIME_DIR/upvm/job-PID.sock, or /tmp/upvm-UID/job-PID.sock\n"
+    "without XDG_RUNTIME_DIR; PID is the job's first process (the one started\n"
+    "from the shell).  Only jobs of several nodes have one.\n"
+    "\n"
+    "Options:\n"
+    "  --job PID   the job (upvm jobs lists them); needed only when several\n"
+    "              run\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "Exit status: 0 when the task moved, 1 when the job refused or the move\n"
+    "failed (or no job answered), 2 for a usage error.\n";
+
+static const char jobs_help[] =
+    "usage: upvm jobs\n"
+    "\n"
+    "List your running UPVM jobs of several nodes: the job's pid (the process\n"
+    "started from the shell), its node count and its program.  Each job is\n"
+    "asked through its control socket (see upvm migrate --help); a job busy\n"
+    "for more than 2 s is listed as not answering.\n"
+    "\n"
+    "Exit status: 0, or 1 when the sockets' directory is unusable.\n";
+
+#define PING_MS     2000   /* a job's node 0 answers a ping within this */
+#define MIGRATE_MS  60000  /* ... and a migration within this */
+#define MAX_JOBS    256
+
+struct job {
+    long pid;
+    int nodes;            /* -1: did not answer */
+    char program[64];
+};
+
+static int cmd_error(const char *cmd, int status, const char *what)
+{
+    fprintf(stderr, "upvm %s: %s\n", cmd, what);
+    if (status == 2)
+        fprintf(stderr, "(upvm %s --help explains the options)\n", cmd);
+    return status;
+}
+
+/* The sockets' directory: 0, 1 when there is none yet (no job ever ran),
+ * -1 when it cannot be used (said). */
+static int jobs_dir(const char *cmd, char *dir, size_t len)
+{
+    char why[512];
+    if (ctl_dir_name(dir, len) != 0) {
+        cmd_error(cmd, 1, "no directory for control sockets: paths too long");
+        return -1;
+    }
+    int rc = ctl_dir_check(dir, why, sizeof why);
+    if (rc == -1)
+        cmd_error(cmd, 1, why);
+    return rc == -2 ? 1 : rc;
+}
+
+/* Send one request line to the socket at path; the reply (all its lines)
+ * into buf.  0, or -errno: -ENOENT (no such socket), -ECONNREFUSED (its
+ * job is gone), -EAGAIN (no answer within timeout_ms). */
+static int ask(const char *path, const char *req, char *buf, size_t len, int timeout_ms)
+{
+    int fd = ctl_connect(path, timeout_ms);
+    if (fd < 0)
+        return fd;
+    size_t got = 0;
+    int rc = send(fd, req, strlen(req), MSG_NOSIGNAL) < 0 ? -errno : 0;
+    while (rc == 0 && got < len - 1) {
+        ssize_t n = recv(fd, buf + got, len - 1 - got, 0);
+        if (n == 0)
+            break;
+        if (n < 0)
+            rc = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        else
+            got += (size_t)n;
+    }
+    buf[got] = '\0';
+    close(fd);
+    return rc == 0 && got == 0 ? -ECONNRESET : rc; /* closed without a word: stopping */
+}
+
+/* The job whose socket is DIR/job-<pid>.sock, asked who it is: 0, or
+ * -errno from ask (-EAGAIN: it exists but does not answer now). */
+static int ping_job(const char *dir, long pid, struct job *j)
+{
+    char path[CTL_PATH_MAX], reply[512];
+    if (!ctl_sock_path(path, sizeof path, dir, pid))
+        return -ENAMETOOLONG;
+    *j = (struct job){.pid = pid, .nodes = -1, .program = "?"};
+    int rc = ask(path, "ping\n", reply, sizeof reply, PING_MS);
+    if (rc == -EAGAIN)
+        return rc;
+    long p;
+    int off = 0;
+    if (rc == 0 && sscanf(reply, "job %ld nodes %d program %n", &p, &j->nodes, &off) == 2 &&
+        off > 0) {
+        reply[strcspn(reply, "\n")] = '\0';
+        snprintf(j->program, sizeof j->program, "%s", reply + off);
+        return 0;
+    }
+    return rc ? rc : -EPROTO;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    long x = ((const struct job *)a)->pid, y = ((const struct job *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+/* The running jobs (answering or not; sockets left by ended jobs are
+ * skipped, and kept), by pid.  Their number. */
+static int list_jobs(const char *dir, struct job *jobs, int max)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        long pid = ctl_sock_pid(e->d_name);
+        int rc = pid > 0 ? ping_job(dir, pid, &jobs[n]) : -ENOENT;
+        if (rc == 0 || rc == -EAGAIN)
+            n++;
+    }
+    closedir(d);
+    qsort(jobs, (size_t)n, sizeof *jobs, by_pid);
+    return n;
+}
+
+static void print_jobs(FILE *f, const struct job *jobs, int n)
+{
+    fprintf(f, "%8s %6s  %s\n", "PID", "NODES", "PROGRAM");
+    for (int i = 0; i < n; i++) {
+        if (jobs[i].nodes < 0)
+            fprintf(f, "%8ld %6s  (not answering: busy)\n", jobs[i].pid, "?");
+        else
+            fprintf(f, "%8ld %6d  %s\n", jobs[i].pid, jobs[i].nodes, jobs[i].program);
+    }
+}
+
+static int cmd_jobs(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        fputs(jobs_help, stdout);
+        return 0;
+    }
+    if (argc > 1)
+        return cmd_error("jobs", 2, "takes no arguments");
+    char dir[CTL_PATH_MAX];
+    int rc = jobs_dir("jobs", dir, sizeof dir);
+    if (rc < 0)
+        return 1;
+    static struct job jobs[MAX_JOBS];
+    int n = rc == 0 ? list_jobs(dir, jobs, MAX_JOBS) : 0;
+    if (n == 0)
+        printf("no running UPVM job of yours (none in %s)\n", dir);
+    else
+        print_jobs(stdout, jobs, n);
+    return 0;
+}
+
+/* The job to talk to: --job's, or the only one running.  Its pid, or the
+ * exit status (negated) when there is none to choose. */
+static long pick_job(const char *dir, int have_dir, long want)
+{
+    static struct job jobs[MAX_JOBS];
+    if (want > 0)
+        return want;
+    int n = have_dir == 0 ? list_jobs(dir, jobs, MAX_JOBS) : 0;
+    if (n == 1)
+        return jobs[0].pid;
+    if (n == 0) {
+        fprintf(stderr, "upvm migrate: no running UPVM job of yours (none in %s); only "
+                        "jobs of several nodes can be reached\n", dir);
+        return -1;
+    }
+    fprintf(stderr, "upvm migrate: %d jobs are running; say which with --job PID:\n", n);
+    print_jobs(stderr, jobs, n);
+    return -2;
+}
+
+/* Why a job could not be asked, as a line. */
+static int unreachable(long pid, const char *path, int rc)
+{
+    if (rc == -ENOENT)
+        fprintf(stderr, "upvm migrate: no job with pid %ld (no %s); upvm jobs lists the "
+                        "running ones\n", pid, path);
+    else if (rc == -ECONNREFUSED || rc == -ECONNRESET)
+        fprintf(stderr, "upvm migrate: job %ld has ended\n", pid);
+    else if (rc == -EAGAIN)
+        fprintf(stderr, "upvm migrate: job %ld did not answer within %d s\n", pid,
+                MIGRATE_MS / 1000);
+    else
+        fprintf(stderr, "upvm migrate: cannot reach job %ld through %s: %s\n", pid, path,
+                strerror(-rc));
+    return 1;
+}
+
+/* Options and operands: 0, or a usage error's status (said). */
+static int migrate_args(int argc, char **argv, long *job, int *tid, int *node, bool *help)
+{
+    const char *ops[2];
+    int nops = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            *help = true;
+            return 0;
+        }
+        if (!strcmp(argv[i], "--job") && i + 1 < argc) {
+            char *end;
+            *job = strtol(argv[++i], &end, 10);
+            if (*end || *job <= 0 || *job >= 1L << 30)
+                return cmd_error("migrate", 2, "--job wants the pid of a running job");
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cmd_error("migrate", 2, "unknown option (or --job without a pid)");
+        } else if (nops < 2) {
+            ops[nops++] = argv[i];
+        } else {
+            return cmd_error("migrate", 2, "too many arguments: TID and NODE only");
+        }
+    }
+    if (nops < 2)
+        return cmd_error("migrate", 2, "wants a TID and a NODE");
+    if (ctl_parse_tid(ops[0], tid) != 0)
+        return cmd_error("migrate", 2, "bad TID: write it as t80001, 0x80001 or in decimal");
+    if (ctl_parse_node(ops[1], node) != 0)
+        return cmd_error("migrate", 2, "bad NODE: node0 .. node63, or its number");
+    return 0;
+}
+
+static int cmd_migrate(int argc, char **argv)
+{
+    long want = 0;
+    int tid, node;
+    bool help = false;
+    int rc = migrate_args(argc, argv, &want, &tid, &node, &help);
+    if (help)
+        fputs(migrate_help, stdout);
+    if (rc != 0 || help)
+        return rc;
+    char dir[CTL_PATH_MAX], path[CTL_PATH_MAX], req[64], reply[4096];
+    int have = jobs_dir("migrate", dir, sizeof dir);
+    if (have < 0)
+        return 1;
+    long pid = pick_job(dir, have, want);
+    if (pid < 0)
+        return (int)-pid;
+    if (!ctl_sock_path(path, sizeof path, dir, pid))
+        return cmd_error("migrate", 1, "socket path too long");
+    snprintf(req, sizeof req, "migrate t%x %d\n", (unsigned)tid, node);
+    rc = ask(path, req, reply, sizeof reply, MIGRATE_MS);
+    if (rc != 0)
+        return unreachable(pid, path, rc);
+    bool ok = strncmp(reply, "ok ", 3) == 0;
+    fputs(reply, ok ? stdout : stderr);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         printf("usage: upvm run [-n N] PROGRAM [ARGS...]   (upvm run --help)\n"
+               "       upvm migrate [--job PID] TID NODE    (upvm migrate --help)\n"
+               "       upvm jobs                            (upvm jobs --help)\n"
                "       upvm --version\n");
         return argc < 2 ? 2 : 0;
     }
@@ -153,6 +435,10 @@ int main(int argc, char **argv)
         printf("upvm (UPVM) 0.1.0\n");
         return 0;
     }
+    if (!strcmp(argv[1], "migrate"))
+        return cmd_migrate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "jobs"))
+        return cmd_jobs(argc - 1, argv + 1);
     if (strcmp(argv[1], "run") != 0) {
         fprintf(stderr, "upvm: unknown command '%s' (upvm --help)\n", argv[1]);
         return 2;
