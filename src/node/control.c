@@ -34,7 +34,10 @@ static void unlink_socket(const char *path)
 void node_ctl_cleanup(void)
 {
     struct node_ctl_where *w = &node_ctl_where;
-    if (!w->path[0])
+    char why[CTL_REPLY_MAX];
+    /* Only in a directory node 0 would use: never someone else's, or one
+     * the user set up otherwise (node 0 refused it). */
+    if (!w->path[0] || ctl_dir_check(w->dir, why, sizeof why) != 0)
         return;
     unlink_socket(w->path);
     unlink_socket(w->tmp); /* node 0 died between bind and rename */

@@ -5,8 +5,10 @@
 # lose a node, checked from outside: the exit status, what the job printed (the
 # notifications, the report naming the node and its tasks), and that
 # nothing of the job is left behind: no process (found by a unique word in
-# the job's command line and by its session) and no new file in /dev/shm or
-# /tmp.  Every wait is bounded: a hang fails the test instead of blocking.
+# the job's command line and by its session), no new file in /dev/shm or
+# /tmp, and no control socket (the job's XDG_RUNTIME_DIR is the test's own,
+# so that its socket is looked for there).  Every wait is bounded: a hang
+# fails the test instead of blocking.
 #
 # CASE:
 #   watched       kill -9 node1, whose tasks and host main watches (pvm_notify):
@@ -52,8 +54,12 @@ mark="upvm-death-mark-$case-$$-$RANDOM"
 work="$PWD/node-death-$mode-$case.$$" # not in /tmp, which is watched
 mkdir -p "$work" || exit 1
 out="$work/out"
+# The job's control socket goes to $runtime/upvm (src/node/control_path.h);
+# a socket path has at most 107 bytes, hence a short directory of its own.
+runtime=$(mktemp -d /tmp/upvm-ctl.XXXXXX) || exit 1
+sock=
 launcher=
-trap 'rm -rf "$work"; [ -n "$launcher" ] && pkill -KILL -s "$launcher" 2>/dev/null' EXIT
+trap 'rm -rf "$work" "$runtime"; [ -n "$launcher" ] && pkill -KILL -s "$launcher" 2>/dev/null' EXIT
 
 fail() {
     echo "FAIL ($case): $*"
@@ -71,10 +77,13 @@ now_ms() { date +%s%3N; }
 #    processes of this user come and go meanwhile (the suite's other tests
 #    under ctest -j, an MPI job...), so only the names UPVM or PVM would
 #    use count: those with "upvm" or "pvm" in them, less the suite's own
-#    temporary directories.
+#    temporary directories, and less /tmp/upvm-<uid>, where the control
+#    sockets of the other tests' jobs come and go (this job's goes to
+#    $runtime: checked on its own).
 listing() {
     find /dev/shm /tmp -mindepth 1 -maxdepth 1 -user "$(id -u)" 2>/dev/null |
-        grep -i 'pvm' | grep -Ev '^/tmp/(upvm-(proc|pvmex|loader|scale)|pvmprobe)[.-]' | sort
+        grep -i 'pvm' | grep -Ev '^/tmp/(upvm-(proc|pvmex|loader|scale|ctl)|pvmprobe)[.-]' |
+        grep -vx "/tmp/upvm-$(id -u)" | sort
 }
 
 uses_no_files() {
@@ -83,7 +92,8 @@ uses_no_files() {
         # (the program, its library and the test's own files count only
         # when the checkout itself is not under /tmp)
         files=$({ ls -l "/proc/$p/fd" | awk '{ print $NF }'; awk '{ print $6 }' "/proc/$p/maps"; } 2>/dev/null |
-                grep -E '^/(tmp|dev/shm)/' | grep -vF -e "$build/" -e "$repo/" -e "$work/" | sort -u)
+                grep -E '^/(tmp|dev/shm)/' |
+                grep -vF -e "$build/" -e "$repo/" -e "$work/" -e "$runtime/" | sort -u)
         [ -z "$files" ] || fail "process $p of the job uses files in /tmp or /dev/shm: $files"
     done
 }
@@ -122,7 +132,7 @@ fi
 # Start the job in its own session (so that a group signal reaches it, and
 # its session id names all of it), in mode $1; wait until it is set up.
 start() {
-    setsid "${job[@]}" "$1" "$mark" >"$out" 2>&1 &
+    XDG_RUNTIME_DIR=$runtime setsid "${job[@]}" "$1" "$mark" >"$out" 2>&1 &
     launcher=$!
     local deadline=$((SECONDS + START_S))
     until grep -q '^READY$' "$out" 2>/dev/null; do
@@ -136,6 +146,9 @@ start() {
     [ -z "$sid" ] || [ "$sid" = "$launcher" ] ||
         fail "the launcher is not the leader of its own session"
     uses_no_files
+    sock=$runtime/upvm/job-$launcher.sock # node 0 made it before main went on
+    [ -S "$sock" ] || kill -0 "$launcher" 2>/dev/null || sock= # (ended already)
+    [ -z "$sock" ] || [ -S "$sock" ] || fail "the job has no control socket $sock"
 }
 
 # pid of node $1, as the job printed it; checked to be a process of the job.
@@ -171,6 +184,8 @@ check_nothing_left() {
     local new
     new=$(comm -13 <(echo "$before") <(listing))
     [ -z "$new" ] || fail "new files in /dev/shm or /tmp: $new"
+    [ -z "$sock" ] || [ ! -e "$sock" ] || fail "the job's control socket $sock is left"
+    [ -z "$sock" ] || [ ! -e "$runtime/upvm" ] || fail "the control socket directory is left"
     launcher=
 }
 
@@ -305,6 +320,10 @@ kill-launcher)
     kill -KILL "$launcher"
     finish
     expect_status 137
+    # Nobody is left to remove the control socket: the next job's node 0
+    # does (tests/tools/test-upvm-ctl.sh, case stale).
+    [ -S "$sock" ] || fail "the control socket of a job killed with SIGKILL went (how?)"
+    sock=
     check_nothing_left
     for p in $pids; do
         ! alive "$p" || fail "node process $p outlived its launcher"

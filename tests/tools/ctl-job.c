@@ -10,6 +10,7 @@
  *
  *   master tMASTER
  *   worker tWORKER
+ *   node0 pid PID         (the process that is node 0)
  *   READY
  *
  * then waits, in 20 ms timed receives (so that the job is never all
@@ -62,7 +63,8 @@ int main(int argc, char **argv)
     if (me < 0 || pvm_spawn((char *)(slash ? slash + 1 : argv[0]), args, PvmTaskHost,
                             "node1", 1, &tid) != 1)
         fail("cannot start the worker on node1");
-    printf("master t%x\nworker t%x\nREADY\n", (unsigned)me, (unsigned)tid);
+    printf("master t%x\nworker t%x\nnode0 pid %d\nREADY\n", (unsigned)me, (unsigned)tid,
+           (int)getpid());
     while (access(argv[1], F_OK) != 0) {
         struct timeval tv = {0, 20000};
         (void)pvm_trecv(-1, 99, &tv); /* nothing comes: a 20 ms nap */
