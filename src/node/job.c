@@ -312,8 +312,10 @@ static void job_poll(void)
 {
     if (unlikely(net_events() != J.events_seen))
         membership_changed();
-    if (unlikely(atomic_load_explicit(&node_ctl_pending, memory_order_acquire)))
-        node_ctl_serve(); /* node 0: requests from outside (upvm migrate) */
+    /* node 0: requests from outside (upvm migrate); none once the job
+     * ends: their clients see the socket close */
+    if (unlikely(atomic_load_explicit(&node_ctl_pending, memory_order_acquire)) && !J.shutdown)
+        node_ctl_serve();
     if (list_empty(&core_sched.runq)) {
         /* Idle: frames one at a time until one makes a ULP ready, which
          * then runs at once.  Looking for a next frame first would put a
