@@ -299,40 +299,44 @@ static void conn_reply(struct conn *c, const char *text)
     conn_close(c);
 }
 
+/* The words of a request line into r; NULL, or the error reply. */
+static const char *parse_request(char *line, struct ctl_req *r, char *err, size_t len)
+{
+    char *save, *w[4];
+    int n = 0;
+    for (char *t = strtok_r(line, " \t\r", &save); t && n < 4;
+         t = strtok_r(NULL, " \t\r", &save))
+        w[n++] = t;
+    if (n && !strcmp(w[0], "ping")) {
+        r->kind = REQ_PING;
+        return n == 1 ? NULL : "error: ping takes no arguments";
+    }
+    if (!n || strcmp(w[0], "migrate") != 0) {
+        snprintf(err, len, "error: unknown request '%.40s' (ping, migrate <tid> <node>)",
+                 n ? w[0] : "");
+        return err;
+    }
+    r->kind = REQ_MIGRATE;
+    if (n != 3)
+        return "error: migrate wants <tid> <node>";
+    if (ctl_parse_tid(w[1], &r->tid) != 0)
+        snprintf(err, len, "error: bad tid '%.40s' (t40002, 0x40002 or decimal)", w[1]);
+    else if (ctl_parse_node(w[2], &r->node) != 0)
+        snprintf(err, len, "error: bad node '%.40s' (a number, or node1 ...)", w[2]);
+    else
+        return NULL;
+    return err;
+}
+
 /* A request line: answered here when malformed, else queued. */
 static void conn_request(struct conn *c, char *line)
 {
     char err[CTL_REPLY_MAX];
-    char *save, *words[4];
-    int n = 0;
-    for (char *w = strtok_r(line, " \t\r", &save); w && n < 4; w = strtok_r(NULL, " \t\r", &save))
-        words[n++] = w;
     struct ctl_req r = {.conn = (int)(c - S.conn), .gen = c->gen};
-    if (n == 1 && !strcmp(words[0], "ping")) {
-        r.kind = REQ_PING;
-    } else if (n == 3 && !strcmp(words[0], "migrate")) {
-        r.kind = REQ_MIGRATE;
-        if (ctl_parse_tid(words[1], &r.tid) != 0) {
-            snprintf(err, sizeof err, "error: bad tid '%.40s' (t40002, 0x40002 or decimal)",
-                     words[1]);
-            conn_reply(c, err);
-            return;
-        }
-        if (ctl_parse_node(words[2], &r.node) != 0) {
-            snprintf(err, sizeof err, "error: bad node '%.40s' (a number, or node1 ...)",
-                     words[2]);
-            conn_reply(c, err);
-            return;
-        }
-    } else {
-        snprintf(err, sizeof err, "error: unknown request '%.40s' (ping, migrate <tid> <node>)",
-                 n ? words[0] : "");
-        conn_reply(c, err);
-        return;
-    }
-    struct ctl_req *q = malloc(sizeof *q);
+    const char *bad = parse_request(line, &r, err, sizeof err);
+    struct ctl_req *q = bad ? NULL : malloc(sizeof *q);
     if (!q) {
-        conn_reply(c, "error: out of memory");
+        conn_reply(c, bad ? bad : "error: out of memory");
         return;
     }
     *q = r;
@@ -486,8 +490,10 @@ static bool serve_round(void)
     }
     p[0] = (struct pollfd){S.efd, POLLIN, 0};
     p[1] = (struct pollfd){room ? S.lfd : -1, POLLIN, 0}; /* -1: not polled */
-    if (poll(p, (nfds_t)n, expire(now_ms())) < 0)
-        return true; /* EINTR cannot come (signals blocked); ENOMEM: again */
+    if (poll(p, (nfds_t)n, expire(now_ms())) < 0) {
+        usleep(10000); /* ENOMEM (EINTR cannot come: signals blocked): again */
+        return true;
+    }
     for (int k = 2; k < n; k++)
         if (p[k].revents)
             conn_event(&S.conn[at[k]], p[k].revents);
@@ -512,7 +518,7 @@ static void *server_main(void *arg)
     return NULL;
 }
 
-/* ------------------------------------------------------------ start, stop (scheduler thread) */
+/* ------------------------------------------------------------ start, stop (scheduler) */
 
 /* The program the job runs, for ping: "upvm run [options] PROG ..." gives
  * PROG, anything else its argv[0]; without its directory. */

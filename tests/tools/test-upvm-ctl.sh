@@ -170,6 +170,8 @@ jobs)
     run 0 "^error: unknown request ''" "$raw" send "${S[0]}" $'\n'
     run 0 "^error: bad tid 'zz'" "$raw" send "${S[0]}" $'migrate zz 1\n'
     run 0 "^error: bad node 'x'" "$raw" send "${S[0]}" $'migrate t1 x\n'
+    run 0 "^error: migrate wants <tid> <node>$" "$raw" send "${S[0]}" $'migrate t1 1 2\n'
+    run 0 "^error: ping takes no arguments$" "$raw" send "${S[0]}" $'ping me\n'
     run 0 "^error: request too long$" "$raw" send "${S[0]}" "$(printf 'x%.0s' {1..300})"
     run 0 "^job ${L[0]} nodes 2 program ctl-job$" "$raw" send "${S[0]}" $'ping\n'
     run 0 "^job ${L[0]} nodes 2 program ctl-job$" "$raw" send "${S[0]}" "ping" # ended by EOF
