@@ -14,9 +14,9 @@
 #include "core/core.h"
 #include "net/net.h"
 #include "node/board.h"
-#include "node/control.h"
 #include "node/job.h"
 #include "node/launch.h"
+#include "node/control.h"
 
 /* The node layer's own frame kinds. */
 enum {
