@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "net/net.h"
 #include "node/board.h"
+#include "mem/mem.h"
 #include "node/job.h"
 #include "node/launch.h"
 
@@ -720,6 +721,11 @@ int node_job_start(int nnodes)
     int capacity = nnodes + (nnodes < 4 ? 4 : nnodes);
     if (capacity > NODE_MAX)
         capacity = NODE_MAX;
+    /* Every node hands out slots from one bitmap, so that a ULP's slot is
+     * its own on every node (migration keeps its addresses). */
+    int rc = mem_window_share();
+    if (rc != 0)
+        return rc;
     int node = node_job_fork(nnodes, capacity);
     if (node < 0)
         return node;

@@ -321,7 +321,7 @@ int pvm_addmhf(int src, int tag, int ctx, int (*fn)(int))
             return pvm_fail(t, "pvm_addmhf", PvmExists);
     }
     if (free_slot < 0) {
-        struct pvm_mhf *m = realloc(t->mhfs, (size_t)(t->nmhfs + 1) * sizeof *m);
+        struct pvm_mhf *m = pvm_task_realloc(t, t->mhfs, (size_t)(t->nmhfs + 1) * sizeof *m);
         if (!m)
             return pvm_fail(t, "pvm_addmhf", PvmNoMem);
         t->mhfs = m;
