@@ -555,7 +555,7 @@ static void on_prep(int src, const struct node_frame *f, const void *p, size_t l
     struct loader_error err = {0, ""};
     struct loader_image *img = NULL;
     if (proc_move_prepare(&m, &img, &err) != 0) {
-        snprintf(why, sizeof why, "node %d cannot take t%x: %s", node_job_self(),
+        snprintf(why, sizeof why, "node %d cannot take t%x: %.400s", node_job_self(),
                  (unsigned)f->a, err.msg);
         prep_answer(src, f->a, PvmNotImpl, why);
         return;
