@@ -54,6 +54,7 @@ struct ulp {
     bool joining;            /* someone waits in upvm_join for it */
     bool owns_stack;         /* false for main (the thread's own stack) */
     bool kill_pending;       /* core_ulp_kill: exit when next resumed */
+    bool migrate_pending;    /* a migration waits for it to stop running */
     upvm_id_t id;
 
     /* blocking and timers */
@@ -262,6 +263,44 @@ void core_ulp_kill(struct ulp *u, int status) HIDDEN;
  * caller.  No deadlock is reported.
  */
 int core_drain(void) HIDDEN;
+
+/* ------------------------------------------------------------ migration */
+
+/*
+ * A ULP taken off this node for migration (src/migrate): everything the
+ * core knew of it, so that another node can put it back exactly as it
+ * was: ready, blocked on a wait queue that lies in its own memory (a
+ * task's receive queue), or sleeping, with the same timer deadline (the
+ * monotonic clock is the host's).  The register context is on the ULP's
+ * stack; ctx.sp says where.
+ */
+struct core_frozen {
+    struct ulp u;          /* a copy; node-local links are not meaningful */
+    uint8_t state;         /* READY, BLOCKED or SLEEPING */
+    bool timed;            /* a deadline was armed */
+    upvm_waitq_t *waitq;   /* BLOCKED: where (inside the ULP's own memory) */
+};
+
+/*
+ * Can u be frozen now?  It must not be running (nor idling on its own
+ * stack), be ready, sleeping, or blocked on a queue inside [lo, hi) (its
+ * own memory), and not be killed or joined.  Returns NULL, or why not.
+ */
+const char *core_ulp_freezable(const struct ulp *u, const void *lo, const void *hi) HIDDEN;
+
+/* Take u off this node (core_ulp_freezable said yes): out of the run
+ * queue, timers and id table; its object is freed; nothing runs its exit.
+ * Its stack and memory are the caller's to move. */
+void core_ulp_freeze(struct ulp *u, struct core_frozen *out) HIDDEN;
+
+/* The other end: a new ULP object (a new id) for f, put where f was
+ * (run queue, its wait queue, timers).  0 or -ENOMEM. */
+int core_ulp_thaw(const struct core_frozen *f, struct ulp **out) HIDDEN NODISCARD;
+
+/* Called on a ULP with migrate_pending that is about to stop running
+ * (block, sleep, yield): the migration layer's moment to act.  The ULP
+ * goes on to stop as it meant to. */
+void core_set_migrate_hook(void (*hook)(struct ulp *u)) HIDDEN;
 
 /* ------------------------------------------------------------ timers */
 

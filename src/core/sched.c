@@ -92,9 +92,26 @@ void core_set_swapped_word(int *addr)
     word_slot = addr;
 }
 
+static void (*migrate_hook)(struct ulp *u);
+
+void core_set_migrate_hook(void (*hook)(struct ulp *u))
+{
+    migrate_hook = hook;
+}
+
 static _Noreturn NOINLINE void die_killed(void)
 {
     upvm_exit(core_sched.current->kill_status);
+}
+
+/* A ULP about to stop running with something pending: killed, it ends;
+ * wanted elsewhere, the migration layer hears of it. */
+static NOINLINE void attention(struct ulp *self)
+{
+    if (self->kill_pending)
+        die_killed();
+    if (self->migrate_pending && migrate_hook)
+        migrate_hook(self);
 }
 
 static void ulp_entry(void *from);
@@ -275,8 +292,9 @@ static inline void enqueue_blocked(upvm_waitq_t *q, int64_t timeout_ns)
  * of waiting: nothing would ever resume it to die. */
 static inline void die_if_killed(void)
 {
-    if (unlikely(core_sched.current->kill_pending))
-        die_killed();
+    struct ulp *self = core_sched.current;
+    if (unlikely(self->kill_pending | self->migrate_pending))
+        attention(self);
 }
 
 int core_block(upvm_waitq_t *q, int64_t timeout_ns)
@@ -338,6 +356,7 @@ void upvm_yield(void)
 {
     if (unlikely(core_enter() != 0))
         return;
+    die_if_killed(); /* also: a migration waiting for this ULP to stop */
     if (core_sched.idle)
         core_sched.idle->poll(); /* a polling loop must see other nodes' messages */
     if (list_empty(&core_sched.runq) && !core_sched.ntimers)

@@ -487,3 +487,77 @@ int upvm_run(upvm_entry_t fn, void *arg, const upvm_attr_t *attr)
         return id;
     return upvm_join_all();
 }
+
+/* ------------------------------------------------------------ migration */
+
+const char *core_ulp_freezable(const struct ulp *u, const void *lo, const void *hi)
+{
+    if (u == core_sched.current || u == core_sched.main)
+        return "it is running";
+    if (u->kill_pending || u->state == ULP_DEAD)
+        return "it is ending";
+    if (u->joining)
+        return "another ULP of its node waits for its end (upvm_join)";
+    if (!u->started)
+        return "it has not started yet";
+    if (u->state == ULP_BLOCKED &&
+        ((const char *)u->waitq < (const char *)lo || (const char *)u->waitq >= (const char *)hi))
+        return "it waits for something of its node (a reply, a barrier, a mailbox entry)";
+    if (u->state != ULP_READY && u->state != ULP_BLOCKED && u->state != ULP_SLEEPING)
+        return "it is running";
+    return NULL;
+}
+
+void core_ulp_freeze(struct ulp *u, struct core_frozen *out)
+{
+    out->state = u->state;
+    out->timed = u->timer_index != ULP_NO_TIMER;
+    out->waitq = u->state == ULP_BLOCKED ? u->waitq : NULL;
+    if (u->state != ULP_SLEEPING)
+        list_unlink(&u->link); /* the run queue, or its wait queue */
+    core_timer_cancel(u);
+    out->u = *u;
+    core_sched.nlive--;
+    id_unregister(u);
+    ulp_obj_free(u);
+}
+
+int core_ulp_thaw(const struct core_frozen *f, struct ulp **out)
+{
+    struct ulp *u = ulp_obj_alloc();
+    if (!u)
+        return -ENOMEM;
+    int rc = core_timer_reserve((uint32_t)core_sched.nlive + 1);
+    if (rc == 0)
+        rc = id_register(u);
+    if (rc != 0) {
+        ulp_obj_free(u);
+        return rc;
+    }
+    upvm_id_t id = u->id;
+    *u = f->u;
+    u->id = id;
+    u->timer_index = ULP_NO_TIMER;
+    u->migrate_pending = false;
+    u->kill_pending = false;
+    u->joining = false;
+    list_init(&u->link);
+    upvm_waitq_init(&u->exitq, "upvm_join");
+#if UPVM_ASAN
+    u->asan_fake_stack = NULL; /* the sanitizer's, on the other node */
+#endif
+    core_sched.nlive++;
+    if (f->state == ULP_READY) {
+        core_make_ready(u);
+    } else {
+        u->state = f->state;
+        if (f->state == ULP_BLOCKED) {
+            u->waitq = f->waitq;
+            list_push_back(&f->waitq->head, &u->link);
+        }
+        if (f->timed)
+            core_timer_add(u, f->u.deadline_ns);
+    }
+    *out = u;
+    return 0;
+}

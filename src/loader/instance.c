@@ -280,6 +280,21 @@ int loader_instantiate_flags(struct loader_image *img, void *base, loader_resolv
     return 0;
 }
 
+int loader_map_readonly(struct loader_image *img, void *base, struct loader_error *err)
+{
+    uintptr_t b = (uintptr_t)base;
+    for (unsigned i = 0; i < img->nseg; i++) {
+        const struct loader_seg *sg = &img->seg[i];
+        if (sg->prot & PROT_WRITE)
+            continue; /* the caller's: it brings the bytes */
+        int rc = map_segment(img, sg, b, false);
+        if (rc)
+            return loader_fail(err, rc, "%s: cannot map a segment: %s", img->path,
+                               strerror(-rc));
+    }
+    return 0;
+}
+
 /* The writable segments' pages: [*lo, *hi) relative to the base. */
 static void writable_range(const struct loader_image *img, uint64_t *lo, uint64_t *hi)
 {

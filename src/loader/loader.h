@@ -130,6 +130,15 @@ int loader_reinstantiate(struct loader_image *img, void *base, loader_resolver_t
                          void *inst_ctx, struct loader_instance *out,
                          struct loader_error *err) HIDDEN NODISCARD;
 
+/*
+ * Map img's read-only segments at base (from the file, as
+ * loader_instantiate does), and nothing else: for an instance that comes
+ * from another node (migration), whose writable pages, already relocated,
+ * the caller maps and fills.  0, or an error (mmap failed) in *err.
+ */
+int loader_map_readonly(struct loader_image *img, void *base, struct loader_error *err) HIDDEN
+    NODISCARD;
+
 /* Where img's writable segments are: returns their length in bytes (page
  * rounded) and sets *offset to their first byte relative to the base. */
 size_t loader_image_writable(const struct loader_image *img, size_t *offset) HIDDEN;

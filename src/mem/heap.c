@@ -566,6 +566,7 @@ void mem_heap_stats(const mem_heap_t *h, struct mem_heap_stats *out)
 {
     out->in_use = h->in_use;
     out->committed = (size_t)(h->commit_end - h->lo);
+    out->extent = (size_t)(h->top - h->lo);
     out->allocations = h->nlive;
 }
 

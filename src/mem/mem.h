@@ -61,6 +61,21 @@ int mem_slot_alloc(void) HIDDEN NODISCARD;
  * never handed out again. */
 void mem_slot_free(int i) HIDDEN;
 
+/* Make the slot bitmap the job's: a shared mapping that the nodes forked
+ * after this call inherit, so that each slot is handed out once in the
+ * whole job and a migrating ULP finds its slot free everywhere (slots
+ * already in use stay in use).  The launcher, before it forks.  0 or a
+ * negative errno. */
+int mem_window_share(void) HIDDEN NODISCARD;
+
+/* Slot i's ULP left this node (it migrated): its mappings here go (back to
+ * the PROT_NONE reservation), but the slot stays in use: the ULP still
+ * owns it, on another node, which frees it when the ULP ends there. */
+void mem_slot_evict(int i) HIDDEN;
+
+/* Is slot i handed out (on any node of the job)? */
+bool mem_slot_taken(int i) HIDDEN;
+
 /* The first byte of slot i. */
 static inline void *mem_slot_base(const struct mem_window *w, int i)
 {
@@ -118,6 +133,8 @@ bool mem_heap_owns(const mem_heap_t *h, const void *p) HIDDEN;
 struct mem_heap_stats {
     size_t in_use;      /* live blocks, with their 8-byte headers */
     size_t committed;
+    size_t extent;      /* from the region's start to the top of what was
+                         * ever carved: the part a migration copies */
     size_t allocations; /* live blocks */
 };
 void mem_heap_stats(const mem_heap_t *h, struct mem_heap_stats *out) HIDDEN;

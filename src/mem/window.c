@@ -27,8 +27,11 @@
  * kernel refuses because the process has hit vm.max_map_count, the error
  * says so and gives the sysctl that raises it.
  *
- * The bitmap lives in ordinary malloc memory of the node: it describes the
- * window, it is not part of any ULP's state.
+ * The bitmap lives in ordinary malloc memory of a node on its own.  In a
+ * job of several nodes it is shared by all of them (mem_window_share, a
+ * MAP_SHARED page range the launcher makes before it forks the nodes), so a
+ * slot is handed out once in the whole job: a ULP that migrates finds its
+ * slot free on every node.  Shared words change with atomic operations.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -62,6 +65,7 @@ static struct {
     uint64_t *map;   /* bit set = slot in use; bits past nslots are set */
     uint32_t nwords;
     uint32_t hint;   /* no free bit in map[0 .. hint) */
+    bool shared;     /* map is the job's (mem_window_share) */
 } win;
 
 /* ------------------------------------------------------------ settings */
@@ -201,14 +205,54 @@ static int reserve(uintptr_t base, size_t len)
 static int make_bitmap(uint32_t nslots)
 {
     uint32_t nwords = (nslots + 63) / 64;
-    uint64_t *map = calloc(nwords, sizeof *map);
+    uint64_t *map = win.shared ? win.map : calloc(nwords, sizeof *map);
     if (!map)
         return -ENOMEM;
+    if (win.shared && win.nwords != nwords) /* settings differ from the launcher's */
+        return bad_setting("UPVM_SLOTS", getenv("UPVM_SLOTS"),
+                           "every node of a job needs the same window settings");
     if (nslots % 64) /* the tail of the last word is never free */
-        map[nwords - 1] = ~0ULL << (nslots % 64);
+        __atomic_fetch_or(&map[nwords - 1], ~0ULL << (nslots % 64), __ATOMIC_RELAXED);
     win.map = map;
     win.nwords = nwords;
     win.hint = 0;
+    return 0;
+}
+
+/* The window's settings, without reserving it. */
+static int read_settings(uintptr_t *base, size_t *slot, uint32_t *nslots)
+{
+    int r;
+    if ((r = read_base(base)) || (r = read_slot_size(slot)) ||
+        (r = read_slots(*base, *slot, nslots)))
+        return r;
+    return 0;
+}
+
+int mem_window_share(void)
+{
+    if (win.shared)
+        return 0;
+    uintptr_t base;
+    size_t slot;
+    uint32_t nslots;
+    int r = win.ready ? 0 : read_settings(&base, &slot, &nslots);
+    if (r)
+        return r;
+    if (win.ready)
+        nslots = win.w.nslots;
+    uint32_t nwords = (nslots + 63) / 64;
+    uint64_t *map = mmap(NULL, (size_t)nwords * sizeof *map, PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
+        return -errno;
+    if (win.ready) { /* slots already in use (the master's) stay in use */
+        memcpy(map, win.map, (size_t)nwords * sizeof *map);
+        free(win.map);
+    }
+    win.map = map;
+    win.nwords = nwords;
+    win.shared = true;
     return 0;
 }
 
@@ -220,15 +264,16 @@ int mem_window_init(void)
     size_t slot;
     uint32_t nslots;
     int r;
-    if ((r = read_base(&base)) || (r = read_slot_size(&slot)) ||
-        (r = read_slots(base, slot, &nslots)))
+    if ((r = read_settings(&base, &slot, &nslots)))
         return r;
     size_t len = (size_t)nslots * slot;
     if ((r = make_bitmap(nslots)))
         return r;
     if ((r = reserve(base, len))) {
-        free(win.map);
-        win.map = NULL;
+        if (!win.shared) {
+            free(win.map);
+            win.map = NULL;
+        }
         return r;
     }
     win.w = (struct mem_window){base, slot, nslots};
@@ -252,12 +297,16 @@ int mem_slot_alloc(void)
             return r;
     }
     for (uint32_t i = win.hint; i < win.nwords; i++) {
-        if (win.map[i] == ~0ULL)
-            continue;
-        unsigned bit = (unsigned)__builtin_ctzll(~win.map[i]);
-        win.map[i] |= 1ULL << bit;
-        win.hint = i;
-        return (int)(i * 64 + bit);
+        uint64_t word = __atomic_load_n(&win.map[i], __ATOMIC_RELAXED);
+        while (word != ~0ULL) {
+            unsigned bit = (unsigned)__builtin_ctzll(~word);
+            /* another node may take a bit of the same word meanwhile */
+            if (__atomic_compare_exchange_n(&win.map[i], &word, word | 1ULL << bit, false,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+                win.hint = i;
+                return (int)(i * 64 + bit);
+            }
+        }
     }
     win.hint = win.nwords;
     return -ENOSPC;
@@ -266,7 +315,46 @@ int mem_slot_alloc(void)
 static bool slot_in_use(int i)
 {
     return win.ready && i >= 0 && (uint32_t)i < win.w.nslots &&
-           (win.map[i / 64] >> (i % 64) & 1);
+           (__atomic_load_n(&win.map[i / 64], __ATOMIC_RELAXED) >> (i % 64) & 1);
+}
+
+/* Give slot i's address range back to the reservation (PROT_NONE, no
+ * memory): false when the kernel refuses. */
+static bool slot_unmap(int i)
+{
+    void *lo = mem_slot_base(&win.w, i);
+    /* Unmap first: that only removes mappings, so it works even at the
+     * kernel's mapping limit, where replacing them in one call (which may
+     * split a neighbour first) can fail.  The single thread of the node
+     * keeps anyone from taking the hole before it is reserved again. */
+    (void)munmap(lo, win.w.slot_size);
+    void *p = mmap(lo, win.w.slot_size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED)
+        return false;
+#if UPVM_ASAN
+    /* A heap in the slot poisoned its free blocks; the next owner starts
+     * clean (ASan releases the shadow pages of big ranges, so this is cheap). */
+    ASAN_UNPOISON_MEMORY_REGION(lo, win.w.slot_size);
+#endif
+    return true;
+}
+
+void mem_slot_evict(int i)
+{
+    if (!slot_in_use(i)) {
+        fprintf(stderr, "upvm: mem_slot_evict(%d): not a slot in use (a bug in "
+                        "the caller)\n", i);
+        abort();
+    }
+    if (!slot_unmap(i))
+        fprintf(stderr, "upvm: cannot unmap slot %d after its ULP left: %s\n", i,
+                strerror(errno));
+}
+
+bool mem_slot_taken(int i)
+{
+    return slot_in_use(i);
 }
 
 void mem_slot_free(int i)
@@ -276,15 +364,7 @@ void mem_slot_free(int i)
                         "the caller)\n", i);
         abort();
     }
-    void *lo = mem_slot_base(&win.w, i);
-    /* Unmap first: that only removes mappings, so it works even at the
-     * kernel's mapping limit, where replacing them in one call (which may
-     * split a neighbour first) can fail.  The single thread of the node
-     * keeps anyone from taking the hole before it is reserved again. */
-    (void)munmap(lo, win.w.slot_size);
-    void *p = mmap(lo, win.w.slot_size, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-    if (p == MAP_FAILED) {
+    if (!slot_unmap(i)) {
         /* Replacing the slot's mappings may need a VMA more than the limit
          * allows.  Keep the slot marked in use: it is never handed out
          * with stale contents. */
@@ -292,12 +372,7 @@ void mem_slot_free(int i)
                 i, strerror(errno));
         return;
     }
-#if UPVM_ASAN
-    /* A heap in the slot poisoned its free blocks; the next owner starts
-     * clean (ASan releases the shadow pages of big ranges, so this is cheap). */
-    ASAN_UNPOISON_MEMORY_REGION(lo, win.w.slot_size);
-#endif
-    win.map[i / 64] &= ~(1ULL << (i % 64));
+    __atomic_fetch_and(&win.map[i / 64], ~(1ULL << (i % 64)), __ATOMIC_RELEASE);
     if ((uint32_t)i / 64 < win.hint)
         win.hint = (uint32_t)i / 64;
 }

@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "net/net.h"
 #include "node/board.h"
+#include "mem/mem.h"
 #include "node/job.h"
 #include "node/launch.h"
 #include "node/control.h"
@@ -134,6 +135,12 @@ void node_on_frame(unsigned kind, node_frame_fn fn)
 {
     if (kind < NODE_KIND_MAX)
         J.handlers[kind] = fn;
+}
+
+void node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    if (f->kind < NODE_KIND_MAX && J.handlers[f->kind])
+        J.handlers[f->kind](src, f, payload, len);
 }
 
 void node_job_set_hooks(const struct node_job_hooks *h)
@@ -726,6 +733,11 @@ int node_job_start(int nnodes)
     int capacity = nnodes + (nnodes < 4 ? 4 : nnodes);
     if (capacity > NODE_MAX)
         capacity = NODE_MAX;
+    /* Every node hands out slots from one bitmap, so that a ULP's slot is
+     * its own on every node (migration keeps its addresses). */
+    int rc = mem_window_share();
+    if (rc != 0)
+        return rc;
     int node = node_job_fork(nnodes, capacity);
     if (node < 0)
         return node;

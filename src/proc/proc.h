@@ -18,7 +18,9 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/uio.h>
 
 #include "core/core.h"
 #include "loader/loader.h"
@@ -60,6 +62,10 @@ struct proc {
 
     struct proc_task *tasks; /* its upvm_task_register calls */
     int ntasks;
+
+    int fds[16];          /* files and sockets it opened (they pin it) */
+    int nfds;
+    bool fds_overflow;    /* opened more than fds[] holds */
 
     struct proc_atexit *atexits;
     int natexits, capatexits;
@@ -116,5 +122,43 @@ void *proc_output_resolve(const char *name, struct proc *p) HIDDEN;
 
 /* Report "upvm: ULP 3 (master, PVM task t40001) called fork(): ..." */
 void proc_refuse(const char *call, const char *why) HIDDEN;
+
+/* ------------------------------------------------------------ migration */
+
+/* What the destination needs before the bytes come (move.c). */
+struct proc_move {
+    int32_t slot;
+    uint64_t stack_size;
+    uint64_t heap_committed;
+    char path[PATH_MAX];   /* the program's file */
+};
+
+/* The most ranges proc_move_ranges gives. */
+#define PROC_MOVE_RANGES 3
+
+void proc_move_info(const struct proc *p, struct proc_move *out) HIDDEN;
+/* The bytes of p's slot that must move for ULP u (suspended: its saved
+ * stack pointer bounds the stack): up to PROC_MOVE_RANGES ranges in v,
+ * their count returned. */
+int proc_move_ranges(const struct proc *p, const struct ulp *u, struct iovec *v) HIDDEN;
+/* The source, before the bytes are read: p lets go of this node's objects
+ * (its tagged streams). */
+void proc_move_out(struct proc *p) HIDDEN;
+/* The source, after the bytes left: the slot's memory here goes (the slot
+ * stays the job's), with the image reference. */
+void proc_move_gone(int slot, struct loader_image *img) HIDDEN;
+/* The destination: open the program, map its text at the slot and commit
+ * the writable part, zero.  0 and *img, or an error in *err. */
+int proc_move_prepare(const struct proc_move *m, struct loader_image **img,
+                      struct loader_error *err) HIDDEN NODISCARD;
+/* The destination, when the move does not happen after all. */
+void proc_move_cancel(int slot, struct loader_image *img) HIDDEN;
+/* The destination, after the bytes came: p (in them) belongs to u here. */
+void proc_move_in(struct proc *p, struct ulp *u, struct loader_image *img) HIDDEN;
+/* The files and sockets p opened and still holds ("fd 5 /tmp/x, fd 6
+ * socket:[123]"), or NULL when none: they pin it to its node. */
+const char *proc_open_files(struct proc *p) HIDDEN;
+/* proc.c: count a slot in or out of the node's mapping budget. */
+void proc_slots_adjust(int delta) HIDDEN;
 
 #endif /* UPVM_PROC_H */

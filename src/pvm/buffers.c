@@ -20,7 +20,7 @@
 static int table_grow(struct pvm_task *t)
 {
     int n = t->nbufs ? 2 * t->nbufs : 16;
-    struct pvm_bufslot *s = realloc(t->bufs, (size_t)n * sizeof *s);
+    struct pvm_bufslot *s = pvm_task_realloc(t, t->bufs, (size_t)n * sizeof *s);
     if (!s)
         return PvmNoMem;
     memset(s + t->nbufs, 0, (size_t)(n - t->nbufs) * sizeof *s);
@@ -70,7 +70,7 @@ void pvm_bufs_release(struct pvm_task *t)
     list_link_t *l;
     while ((l = list_pop_front(&t->inq)))
         pvm_qmsg_free(list_entry(l, struct pvm_qmsg, link));
-    free(t->bufs);
+    pvm_task_free(t, t->bufs);
     t->bufs = NULL;
     t->nbufs = 0;
 }

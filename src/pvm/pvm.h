@@ -30,6 +30,7 @@
 #include <pvm3.h>
 
 #include "core/core.h"
+#include "mem/mem.h"
 #include "msg/msg.h"
 #include "util/list.h"
 
@@ -100,6 +101,9 @@ enum pvm_result {
 
 struct pvm_task {
     int tid;
+    mem_heap_t *heap;          /* a process-mode task's own heap: the task
+                                * and what it owns live there (they move
+                                * with it); NULL: libc's */
     int ptid;                  /* parent, PvmNoParent or PvmParentNotSet */
     struct ulp *ulp;
     const char *name;          /* program name (lives forever); "" for a shell task */
@@ -131,6 +135,10 @@ struct pvm_task {
     void *results[PVM_RESULT_COUNT]; /* see enum pvm_result */
     list_link_t watchers;      /* struct pvm_watch on this task's exit */
     bool sibs_pending;         /* spawned for another node: its list comes */
+    bool sibs_private;         /* sibs is its own copy, in its heap */
+    bool moving;               /* a migration has it (src/migrate) */
+    bool hold_local;           /* just arrived: this node's own sends to it
+                                * wait for the flush (pvm/move.h) */
     bool exiting;              /* pvm_exit in progress */
 };
 
@@ -159,6 +167,9 @@ struct pvm_node {
 
 enum { PVM_PLACE_CYCLIC, PVM_PLACE_BLOCK };
 
+/* The one copy of the string s that lives as long as the node. */
+const char *pvm_intern(const char *s) HIDDEN;
+
 /* Initialise the node's PVM state if not done yet: 0 or -1. */
 int pvm_node_ensure(void) HIDDEN;
 
@@ -186,14 +197,37 @@ static inline struct pvm_task *pvm_current(void)
     if (unlikely(!t))                                           \
         return pvm_fail(NULL, fn, PvmSysErr)
 
+/* In pvm_node.tids: a task of this node's that lives on another node now
+ * (migrated): its local part is not handed out again. */
+#define PVM_TASK_AWAY ((struct pvm_task *)1)
+
+/* A task that came from another node (its tid's host part is not this
+ * node's), or NULL (task.c). */
+struct pvm_task *pvm_visitor(int tid) HIDDEN;
+extern int pvm_nvisitors HIDDEN;
+
 /* The live task with this tid, or NULL. */
 static inline struct pvm_task *pvm_task_by_tid(int tid)
 {
     if ((tid & PVM_TID_HOST_MASK) != pvm_node.host_tid || tid < 0)
-        return NULL;
+        return unlikely(pvm_nvisitors > 0) && tid > 0 ? pvm_visitor(tid) : NULL;
     int local = tid & PVM_TID_LOCAL_MASK;
-    return local < pvm_node.ntids ? pvm_node.tids[local] : NULL;
+    struct pvm_task *t = local < pvm_node.ntids ? pvm_node.tids[local] : NULL;
+    return likely(t != PVM_TASK_AWAY) ? t : NULL;
 }
+
+/* Memory that belongs to task t: in a process-mode task's own heap, so
+ * that it moves with the task, else libc's.  pvm_task_alloc zeroes. */
+void *pvm_task_alloc(struct pvm_task *t, size_t n) HIDDEN;
+void *pvm_task_realloc(struct pvm_task *t, void *p, size_t n) HIDDEN;
+void pvm_task_free(struct pvm_task *t, void *p) HIDDEN;
+
+/* Migration (task.c): take t out of this node's tables (it leaves) / put
+ * it in (it arrived, for ULP u).  0 or PvmNoMem. */
+void pvm_task_unregister(struct pvm_task *t) HIDDEN;
+int pvm_task_register(struct pvm_task *t, struct ulp *u) HIDDEN NODISCARD;
+/* Give t its own copy of its siblings list (in its heap): 0 or PvmNoMem. */
+int pvm_task_own_sibs(struct pvm_task *t) HIDDEN;
 
 /* True for a value that can name a task (positive, host and local parts
  * both non-zero), whether or not it exists. */

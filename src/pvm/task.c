@@ -39,7 +39,7 @@ struct interned {
 };
 static struct interned *interned;
 
-static const char *intern(const char *s)
+const char *pvm_intern(const char *s)
 {
     for (struct interned *i = interned; i; i = i->next)
         if (strcmp(i->s, s) == 0)
@@ -109,7 +109,7 @@ static bool registry_find(const char *name, struct task_entry *out)
     if (p) { /* a process-mode program sees its own registrations */
         upvm_task_main_t fn = proc_task_find(p, name);
         if (fn)
-            *out = (struct task_entry){(char *)intern(name), fn};
+            *out = (struct task_entry){(char *)pvm_intern(name), fn};
         return fn != NULL;
     }
     const char *slash = strrchr(name, '/');
@@ -207,17 +207,155 @@ static int tid_alloc(void)
 
 /* ------------------------------------------------------------ tasks */
 
-/* A new task for ULP u with parent ptid, registered under a fresh tid. */
+/* ------------------------------------------------------------ memory */
+
+void *pvm_task_alloc(struct pvm_task *t, size_t n)
+{
+    return t->heap ? mem_heap_calloc(t->heap, 1, n) : calloc(1, n);
+}
+
+void *pvm_task_realloc(struct pvm_task *t, void *p, size_t n)
+{
+    return t->heap ? mem_heap_realloc(t->heap, p, n) : realloc(p, n);
+}
+
+void pvm_task_free(struct pvm_task *t, void *p)
+{
+    if (t->heap)
+        mem_heap_free(t->heap, p);
+    else
+        free(p);
+}
+
+/* ------------------------------------------------------------ visitors */
+
+/* Tasks that came from other nodes (migrated here), by tid: open
+ * addressing, linear probing, tombstones (-1). */
+static struct visitor {
+    int tid;
+    struct pvm_task *t;
+} *visitors;
+static uint32_t visitors_cap, visitors_used;
+int pvm_nvisitors;
+
+static uint32_t tid_hash(int tid)
+{
+    return (uint32_t)tid * 2654435761u;
+}
+
+struct pvm_task *pvm_visitor(int tid)
+{
+    if (!visitors_cap)
+        return NULL;
+    for (uint32_t i = tid_hash(tid) & (visitors_cap - 1);; i = (i + 1) & (visitors_cap - 1)) {
+        if (visitors[i].tid == tid)
+            return visitors[i].t;
+        if (visitors[i].tid == 0)
+            return NULL;
+    }
+}
+
+static int visitor_add(struct pvm_task *t)
+{
+    if ((visitors_used + 1) * 2 > visitors_cap) {
+        uint32_t cap = visitors_cap ? visitors_cap * 2 : 64;
+        struct visitor *v = calloc(cap, sizeof *v);
+        if (!v)
+            return PvmNoMem;
+        for (uint32_t i = 0; i < visitors_cap; i++)
+            if (visitors[i].tid > 0)
+                for (uint32_t j = tid_hash(visitors[i].tid) & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!v[j].tid) {
+                        v[j] = visitors[i];
+                        break;
+                    }
+        free(visitors);
+        visitors = v;
+        visitors_cap = cap;
+        visitors_used = (uint32_t)pvm_nvisitors;
+    }
+    for (uint32_t i = tid_hash(t->tid) & (visitors_cap - 1);; i = (i + 1) & (visitors_cap - 1))
+        if (visitors[i].tid <= 0) {
+            visitors_used += visitors[i].tid == 0;
+            visitors[i] = (struct visitor){t->tid, t};
+            pvm_nvisitors++;
+            return 0;
+        }
+}
+
+static void visitor_remove(int tid)
+{
+    for (uint32_t i = tid_hash(tid) & (visitors_cap - 1); visitors_cap;
+         i = (i + 1) & (visitors_cap - 1)) {
+        if (visitors[i].tid == tid) {
+            visitors[i] = (struct visitor){-1, NULL};
+            pvm_nvisitors--;
+            return;
+        }
+        if (visitors[i].tid == 0)
+            return;
+    }
+}
+
+static bool is_home(int tid)
+{
+    return (tid & PVM_TID_HOST_MASK) == pvm_node.host_tid;
+}
+
+/* Out of the node's tables.  away: it lives on elsewhere (its local part
+ * stays taken). */
+static void task_tables_remove(struct pvm_task *t, bool away)
+{
+    if (is_home(t->tid))
+        pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = away ? PVM_TASK_AWAY : NULL;
+    else
+        visitor_remove(t->tid);
+    list_unlink(&t->node_link);
+    pvm_node.ntasks--;
+    node_board_remove(t->tid);
+}
+
+void pvm_task_unregister(struct pvm_task *t)
+{
+    task_tables_remove(t, true);
+}
+
+int pvm_task_register(struct pvm_task *t, struct ulp *u)
+{
+    if (!pvm_node.ready && node_init() != 0)
+        return PvmNoMem;
+    if (is_home(t->tid)) {
+        pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = t;
+    } else if (visitor_add(t) != 0) {
+        return PvmNoMem;
+    }
+    t->ulp = u;
+    list_push_back(&pvm_node.tasks, &t->node_link);
+    pvm_node.ntasks++;
+    u->ext[ULP_EXT_PVM] = t;
+    node_board_add(t->tid, u->name);
+    return 0;
+}
+
+/* ------------------------------------------------------------ tasks */
+
+/* A new task for ULP u with parent ptid, registered under a fresh tid.  A
+ * process-mode ULP's task lives in its own heap. */
 static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
 {
     if (!pvm_node.ready && node_init() != 0)
         return NULL;
-    struct pvm_task *t = calloc(1, sizeof *t);
+    struct proc *p = u->ext[ULP_EXT_PROC];
+    struct pvm_task *t = p ? mem_heap_calloc(p->heap, 1, sizeof *t) : calloc(1, sizeof *t);
     int local = t ? tid_alloc() : 0;
     if (!local) {
-        free(t);
+        if (p)
+            mem_heap_free(p->heap, t);
+        else
+            free(t);
         return NULL;
     }
+    t->heap = p ? p->heap : NULL;
     t->tid = pvm_node.host_tid | local;
     t->ptid = ptid;
     t->ulp = u;
@@ -244,6 +382,37 @@ static void sibs_unref(struct pvm_sibs *s)
 {
     if (s && --s->refs == 0)
         free(s);
+}
+
+/* t's siblings list goes (its own copy, or its reference). */
+static void sibs_drop(struct pvm_task *t)
+{
+    if (t->sibs_private)
+        pvm_task_free(t, t->sibs);
+    else
+        sibs_unref(t->sibs);
+    t->sibs = NULL;
+    t->sibs_private = false;
+}
+
+int pvm_task_own_sibs(struct pvm_task *t)
+{
+    if (t->sibs_private || !t->heap)
+        return 0;
+    int n = t->sibs ? t->sibs->n : 1;
+    struct pvm_sibs *c = pvm_task_alloc(t, sizeof *c + (size_t)n * sizeof(int));
+    if (!c)
+        return PvmNoMem;
+    c->refs = 1;
+    c->n = n;
+    if (t->sibs)
+        memcpy(c->tids, t->sibs->tids, (size_t)n * sizeof(int));
+    else
+        c->tids[0] = t->tid;
+    sibs_unref(t->sibs);
+    t->sibs = c;
+    t->sibs_private = true;
+    return 0;
 }
 
 /* A child task of parent for the new ULP u, one of the siblings sibs:
@@ -286,8 +455,8 @@ static void fire_exit_watches(struct pvm_task *t)
 
 void *pvm_task_result(struct pvm_task *t, enum pvm_result which, size_t n, size_t size)
 {
-    free(t->results[which]);
-    t->results[which] = calloc(n ? n : 1, size);
+    pvm_task_free(t, t->results[which]);
+    t->results[which] = pvm_task_alloc(t, (n ? n : 1) * size);
     return t->results[which];
 }
 
@@ -301,18 +470,15 @@ void pvm_task_leave(struct pvm_task *t)
     pvm_bufs_release(t);
     /* Gone from the tables before anyone is told, so a notified task that
      * asks (pvm_pstat) already sees it dead. */
-    pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = NULL;
-    list_unlink(&t->node_link);
-    pvm_node.ntasks--;
-    node_board_remove(t->tid);
+    task_tables_remove(t, false);
     t->ulp->ext[ULP_EXT_PVM] = NULL;
     fire_exit_watches(t);
-    sibs_unref(t->sibs);
+    sibs_drop(t);
     free(t->argv);
-    free(t->mhfs);
+    pvm_task_free(t, t->mhfs);
     for (int i = 0; i < PVM_RESULT_COUNT; i++)
-        free(t->results[i]);
-    free(t);
+        pvm_task_free(t, t->results[i]);
+    pvm_task_free(t, t);
 }
 
 static void on_ulp_exit(struct ulp *u)
@@ -392,6 +558,8 @@ int pvm_siblings(int **tids)
         return pvm_fail(NULL, "pvm_siblings", PvmSysErr);
     while (t->sibs_pending)
         (void)core_block(&pvm_node.sibsq, -1); /* the spawner's node tells us */
+    if (t->heap && pvm_task_own_sibs(t) != 0) /* the array moves with it */
+        return pvm_fail(t, "pvm_siblings", PvmNoMem);
     if (!t->sibs) {
         t->sibs = malloc(sizeof *t->sibs + sizeof(int));
         if (!t->sibs)
@@ -526,7 +694,7 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
         return PvmOutOfRes;
     }
     const char *slash = strrchr(file, '/');
-    t->name = intern(slash ? slash + 1 : file);
+    t->name = pvm_intern(slash ? slash + 1 : file);
     *tid_out = t->tid;
     return 0;
 }
