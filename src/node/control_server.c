@@ -254,8 +254,11 @@ static void serve_migrate(struct ctl_req *r)
     /* r may be answered, and freed, before this returns 0: not touched then */
     int rc = migrate_request_async(r->tid, r->node, migrate_done, r);
     if (rc != 0) {
+        char why[64] = "";
+        if (rc == PvmNoTask) /* as upvm_migrate says it */
+            snprintf(why, sizeof why, "no task t%x in this job", (unsigned)r->tid);
         inflight_remove(r);
-        reply_error(r, rc, NULL);
+        reply_error(r, rc, why);
         to_server(r);
     }
 }
