@@ -730,14 +730,15 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
         return 0;
     }
     int node = pvm_tid_node(tid);
-    if (node < 0 || !node_job_up(node)) {
+    int32_t origin = node_job_self();
+    struct node_frame f = {K_MIG_REQ, tid, q->id, to};
+    /* a tid whose route ends here is not here: no such task */
+    if (node < 0 || node == origin || !node_job_up(node) ||
+        node_send(node, &f, &origin, sizeof origin, NULL, 0) != 0) {
         list_unlink(&q->link);
         free(q);
         return PvmNoTask;
     }
-    int32_t origin = node_job_self();
-    struct node_frame f = {K_MIG_REQ, tid, q->id, to};
-    (void)node_send(node, &f, &origin, sizeof origin, NULL, 0);
     return 0;
 }
 
