@@ -37,4 +37,8 @@ typedef void (*migrate_done_fn)(void *ctx, const struct migrate_result *r);
  */
 int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx) HIDDEN;
 
+/* Register this node's migration frames (every node of a job of several,
+ * at its start: pvm_job_start). */
+void migrate_init(void) HIDDEN;
+
 #endif /* UPVM_MIGRATE_H */

@@ -414,6 +414,19 @@ void msg_buf_rewind(msg_buf_t *b)
     b->rpos = 0;
 }
 
+size_t msg_buf_tell(const msg_buf_t *b)
+{
+    return b->rpos;
+}
+
+int msg_buf_seek(msg_buf_t *b, size_t pos)
+{
+    if (pos > b->d->len)
+        return PvmBadParam;
+    b->rpos = pos;
+    return 0;
+}
+
 /* ------------------------------------------------------ serialised form */
 
 static void put32(unsigned char *p, uint32_t v)

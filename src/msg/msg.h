@@ -154,6 +154,11 @@ size_t msg_buf_remaining(const msg_buf_t *b);
 /* Set b's read cursor back to the start of the message. */
 void msg_buf_rewind(msg_buf_t *b);
 
+/* b's read cursor (bytes unpacked so far), and setting it (a buffer that
+ * moved with its task to another node): 0, or PvmBadParam past the end. */
+size_t msg_buf_tell(const msg_buf_t *b);
+int msg_buf_seek(msg_buf_t *b, size_t pos);
+
 /* The data signature of this node (PVM's pvmgetdsig()). */
 int msg_native_dsig(void);
 

@@ -11,8 +11,7 @@
  *   - the cache has an entry: send there;
  *   - otherwise: send to the tid's home node, which forwards.
  * A node that receives a message for a task that is not there forwards it
- * the same way (never back to where it came from when that is the home:
- * then the entry is stale and the home's own entry is used).  Pairwise FIFO
+ * the same way (migrate: every node hears of every move).  Pairwise FIFO
  * holds because forwarding queues behind earlier traffic on each hop.
  *
  * Nodes are numbered 0 .. nnodes-1; node n's host part is (n + 1) << 18,
@@ -60,9 +59,11 @@ int node_dir_set(struct node_dir *d, int tid, int node) HIDDEN NODISCARD;
 void node_dir_forget(struct node_dir *d, int tid) HIDDEN;
 
 /* Where a message for tid that arrived from node `from` goes next from this
- * node: this node (deliver), another node (forward), or -1 (tid is not in
- * this job: drop).  Never back to `from` when `from` is tid's home (its
- * view is the authoritative one: the local entry is stale and dropped). */
+ * node: this node (deliver), another node (forward, possibly back to
+ * `from`: a migration's flush marker travels the old route and back), or
+ * -1 (tid is not in this job: drop).  Entries are kept current by the
+ * migration protocol (every node hears of every move), so a route is never
+ * stale for long. */
 int node_dir_next_hop(struct node_dir *d, int tid, int from) HIDDEN;
 
 #endif /* UPVM_NODE_DIRECTORY_H */

@@ -136,6 +136,12 @@ void node_on_frame(unsigned kind, node_frame_fn fn)
         J.handlers[kind] = fn;
 }
 
+void node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    if (f->kind < NODE_KIND_MAX && J.handlers[f->kind])
+        J.handlers[f->kind](src, f, payload, len);
+}
+
 void node_job_set_hooks(const struct node_job_hooks *h)
 {
     J.hooks = *h;

@@ -88,6 +88,10 @@ const char *node_job_name(int n, char *buf, size_t len) HIDDEN;
 
 void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
 
+/* Hand a frame that was kept aside (a migration's flush holds some) to its
+ * kind's handler, as if it had just come from src. */
+void node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len) HIDDEN;
+
 /* Send frame hdr (kind in hdr->kind) with the payload p1 + p2 to dst.
  * 0, -EHOSTDOWN (dst not running), -EINVAL, -ENOMEM. */
 int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,

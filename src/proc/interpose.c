@@ -16,7 +16,9 @@
  *                        SIG_IGN/SIG_DFL are passed on (they act on the
  *                        whole node, as documented).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -517,6 +520,155 @@ static int ip_clearenv(void)
     return 0;
 }
 
+/* ------------------------------------------------------------ files */
+
+/* Files and sockets a ULP opens belong to its node's process: they cannot
+ * move with it, so the ULP keeps a list of those it holds, and migration
+ * refuses to move it while the list is not empty (proc_open_files). */
+static void fd_track(int fd)
+{
+    struct proc *p = proc_current();
+    if (!p || fd < 0)
+        return;
+    if (p->nfds < (int)(sizeof p->fds / sizeof p->fds[0]))
+        p->fds[p->nfds++] = fd;
+    else
+        p->fds_overflow = true;
+}
+
+static void fd_untrack(int fd)
+{
+    struct proc *p = proc_current();
+    for (int i = 0; p && i < p->nfds; i++)
+        if (p->fds[i] == fd) {
+            p->fds[i] = p->fds[--p->nfds];
+            return;
+        }
+}
+
+static int ip_open(const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (mode_t)va_arg(ap, int);
+    va_end(ap);
+    int fd = open(path, flags, mode);
+    fd_track(fd);
+    return fd;
+}
+
+static int ip_openat(int dir, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = (mode_t)va_arg(ap, int);
+    va_end(ap);
+    int fd = openat(dir, path, flags, mode);
+    fd_track(fd);
+    return fd;
+}
+
+static int ip_creat(const char *path, mode_t mode)
+{
+    int fd = creat(path, mode);
+    fd_track(fd);
+    return fd;
+}
+
+static int ip_socket(int domain, int type, int proto)
+{
+    int fd = socket(domain, type, proto);
+    fd_track(fd);
+    return fd;
+}
+
+static int ip_socketpair(int domain, int type, int proto, int sv[2])
+{
+    int rc = socketpair(domain, type, proto, sv);
+    if (rc == 0) {
+        fd_track(sv[0]);
+        fd_track(sv[1]);
+    }
+    return rc;
+}
+
+static int ip_pipe(int fds[2])
+{
+    int rc = pipe(fds);
+    if (rc == 0) {
+        fd_track(fds[0]);
+        fd_track(fds[1]);
+    }
+    return rc;
+}
+
+static int ip_pipe2(int fds[2], int flags)
+{
+    int rc = pipe2(fds, flags);
+    if (rc == 0) {
+        fd_track(fds[0]);
+        fd_track(fds[1]);
+    }
+    return rc;
+}
+
+static int ip_accept(int s, struct sockaddr *a, socklen_t *l)
+{
+    int fd = accept(s, a, l);
+    fd_track(fd);
+    return fd;
+}
+
+static int ip_dup(int old)
+{
+    int fd = dup(old);
+    fd_track(fd);
+    return fd;
+}
+
+static FILE *ip_fopen(const char *path, const char *mode)
+{
+    FILE *f = fopen(path, mode);
+    if (f)
+        fd_track(fileno(f));
+    return f;
+}
+
+static int ip_close(int fd)
+{
+    fd_untrack(fd);
+    return close(fd);
+}
+
+static int ip_fclose(FILE *f)
+{
+    if (f)
+        fd_untrack(fileno(f));
+    return fclose(f);
+}
+
+const char *proc_open_files(struct proc *p)
+{
+    static char list[256];
+    if (p->nfds == 0 && !p->fds_overflow)
+        return NULL;
+    size_t n = 0;
+    list[0] = '\0';
+    for (int i = 0; i < p->nfds && n + 40 < sizeof list; i++) {
+        char link[64], target[128] = "?";
+        snprintf(link, sizeof link, "/proc/self/fd/%d", p->fds[i]);
+        ssize_t k = readlink(link, target, sizeof target - 1);
+        target[k > 0 ? k : 1] = '\0';
+        n += (size_t)snprintf(list + n, sizeof list - n, "%sfd %d %s", i ? ", " : "",
+                              p->fds[i], target);
+        if (n >= sizeof list)
+            n = sizeof list - 1;
+    }
+    if (p->fds_overflow && n + 8 < sizeof list)
+        snprintf(list + n, sizeof list - n, ", ...");
+    return list;
+}
+
 /* ------------------------------------------------------------ the table */
 
 /* Functions: the same address for every ULP. */
@@ -533,10 +685,14 @@ static const struct fn_entry functions[] = {
     FN("__cxa_atexit", ip_cxa_atexit),
     FN("_exit", ip__exit),
     FN("abort", ip_abort),
+    FN("accept", ip_accept),
     FN("aligned_alloc", ip_aligned_alloc),
     FN("atexit", ip_atexit),
     FN("calloc", ip_calloc),
     FN("clearenv", ip_clearenv),
+    FN("close", ip_close),
+    FN("creat", ip_creat),
+    FN("dup", ip_dup),
     FN("execl", ip_execl),
     FN("execle", ip_execle),
     FN("execlp", ip_execlp),
@@ -545,6 +701,9 @@ static const struct fn_entry functions[] = {
     FN("execvp", ip_execvp),
     FN("execvpe", ip_execvpe),
     FN("exit", ip_exit),
+    FN("fclose", ip_fclose),
+    FN("fopen", ip_fopen),
+    FN("fopen64", ip_fopen),
     FN("fork", ip_fork),
     FN("free", ip_free),
     FN("getenv", ip_getenv),
@@ -555,6 +714,12 @@ static const struct fn_entry functions[] = {
     FN("malloc_usable_size", ip_malloc_usable_size),
     FN("memalign", ip_memalign),
     FN("nanosleep", ip_nanosleep),
+    FN("open", ip_open),
+    FN("open64", ip_open),
+    FN("openat", ip_openat),
+    FN("openat64", ip_openat),
+    FN("pipe", ip_pipe),
+    FN("pipe2", ip_pipe2),
     FN("popen", ip_popen),
     FN("posix_memalign", ip_posix_memalign),
     FN("posix_spawn", ip_posix_spawn),
@@ -569,6 +734,8 @@ static const struct fn_entry functions[] = {
     FN("sigaction", ip_sigaction),
     FN("signal", ip_signal),
     FN("sleep", ip_sleep),
+    FN("socket", ip_socket),
+    FN("socketpair", ip_socketpair),
     FN("system", ip_system),
     FN("unsetenv", ip_unsetenv),
     FN("usleep", ip_usleep),

@@ -63,6 +63,10 @@ struct proc {
     struct proc_task *tasks; /* its upvm_task_register calls */
     int ntasks;
 
+    int fds[16];          /* files and sockets it opened (they pin it) */
+    int nfds;
+    bool fds_overflow;    /* opened more than fds[] holds */
+
     struct proc_atexit *atexits;
     int natexits, capatexits;
     bool exiting;
@@ -151,6 +155,9 @@ int proc_move_prepare(const struct proc_move *m, struct loader_image **img,
 void proc_move_cancel(int slot, struct loader_image *img) HIDDEN;
 /* The destination, after the bytes came: p (in them) belongs to u here. */
 void proc_move_in(struct proc *p, struct ulp *u, struct loader_image *img) HIDDEN;
+/* The files and sockets p opened and still holds ("fd 5 /tmp/x, fd 6
+ * socket:[123]"), or NULL when none: they pin it to its node. */
+const char *proc_open_files(struct proc *p) HIDDEN;
 /* proc.c: count a slot in or out of the node's mapping budget. */
 void proc_slots_adjust(int delta) HIDDEN;
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pvm/move.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 
@@ -86,6 +87,13 @@ int pvm_buf_for_receiver(msg_buf_t *src, msg_buf_t **out)
 }
 
 int pvm_deliver(struct pvm_task *dst, msg_buf_t *b)
+{
+    if (unlikely(dst->hold_local))
+        return pvm_route_hold_local(dst, b);
+    return pvm_deliver_now(dst, b);
+}
+
+int pvm_deliver_now(struct pvm_task *dst, msg_buf_t *b)
 {
     struct pvm_qmsg *q = qmsg_alloc();
     if (unlikely(!q)) {

@@ -137,6 +137,8 @@ struct pvm_task {
     bool sibs_pending;         /* spawned for another node: its list comes */
     bool sibs_private;         /* sibs is its own copy, in its heap */
     bool moving;               /* a migration has it (src/migrate) */
+    bool hold_local;           /* just arrived: this node's own sends to it
+                                * wait for the flush (pvm/move.h) */
     bool exiting;              /* pvm_exit in progress */
 };
 
@@ -164,6 +166,9 @@ struct pvm_node {
 };
 
 enum { PVM_PLACE_CYCLIC, PVM_PLACE_BLOCK };
+
+/* The one copy of the string s that lives as long as the node. */
+const char *pvm_intern(const char *s) HIDDEN;
 
 /* Initialise the node's PVM state if not done yet: 0 or -1. */
 int pvm_node_ensure(void) HIDDEN;

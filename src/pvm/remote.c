@@ -22,8 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "migrate/migrate.h"
 #include "node/directory.h"
 #include "node/job.h"
+#include "pvm/move.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 
@@ -105,7 +107,8 @@ static void on_reply(int src, const struct node_frame *f, const void *p, size_t 
 {
     list_for_each(l, &rpcs) {
         struct rpc *r = list_entry(l, struct rpc, link);
-        if (r->id != f->a || r->node != src)
+        if (r->id != f->a) /* ids are this node's: the answer may come from a node the
+                            * request was forwarded to */
             continue;
         r->result = f->b;
         if (len && (r->data = malloc(len)) != NULL) {
@@ -221,13 +224,8 @@ int pvm_remote_send(msg_buf_t *b, int dst_tid)
 static void on_msg(int src, const struct node_frame *f, const void *p, size_t len)
 {
     int tid = f->a;
-    int next = node_dir_next_hop(&dir, tid, src);
-    if (next < 0)
+    if (!pvm_route_here(src, f, p, len, tid))
         return;
-    if (next != node_job_self()) {
-        (void)node_send(next, f, p, len, NULL, 0); /* it moved: forward */
-        return;
-    }
     struct pvm_task *dst = pvm_task_by_tid(tid);
     if (!dst)
         return; /* gone: PVM drops it */
@@ -238,7 +236,256 @@ static void on_msg(int src, const struct node_frame *f, const void *p, size_t le
                         "(%s)\n", node_job_self(), (unsigned)tid, src, pvm_errtext(rc));
         return;
     }
-    (void)pvm_deliver(dst, b);
+    (void)pvm_deliver_now(dst, b);
+}
+
+/* ------------------------------------------------------------ flush */
+
+/*
+ * While a task moves, frames for it may come two ways at once: the old way
+ * (through the node it left, which forwards) and the new way (straight to
+ * the node it reached).  Order holds per path (every ring is FIFO and a
+ * node forwards in arrival order), so the destination holds what comes
+ * the new way from a node until that node's marker has come the old way:
+ * when a node learns of the move (K_MIG_MOVED), it sends a marker for the
+ * task along its old route, then sends the new way.  Frames are held per
+ * channel (the node they came from), so a frame that another node forwarded
+ * is ordered with that node's own traffic, which is what the marker of the
+ * forwarding node closes; by induction along any route, nothing of a
+ * sender's is delivered before something it sent earlier.
+ */
+struct held {
+    list_link_t link;
+    int src;
+    struct node_frame f;
+    size_t len;
+    unsigned char p[];
+};
+
+struct flush {
+    list_link_t link;
+    int tid;
+    bool installed;         /* the task runs here: frames may go in */
+    uint64_t blocked;       /* channels (nodes) whose marker is missing */
+    list_link_t frames;     /* held, in arrival order */
+    uint32_t nheld[NODE_MAX];
+};
+
+static list_link_t flushes = {&flushes, &flushes};
+static void (*on_flushed)(int tid);
+
+void pvm_route_on_flushed(void (*fn)(int tid))
+{
+    on_flushed = fn;
+}
+
+static struct flush *flush_of(int tid)
+{
+    list_for_each(l, &flushes) {
+        struct flush *x = list_entry(l, struct flush, link);
+        if (x->tid == tid)
+            return x;
+    }
+    return NULL;
+}
+
+bool pvm_route_flushing(int tid)
+{
+    return !list_empty(&flushes) && flush_of(tid) != NULL;
+}
+
+/* Record where tid is; out of memory for the directory, say so (frames
+ * then go by the tid's home, which forwards). */
+static void route_set(int tid, int node)
+{
+    if (node_dir_set(&dir, tid, node) != 0)
+        fprintf(stderr, "upvm: node %d: no memory to record that t%x is on node %d\n",
+                node_job_self(), (unsigned)tid, node);
+}
+
+static bool must_hold(const struct flush *x, int src)
+{
+    return !x->installed || (x->blocked >> src & 1) || x->nheld[src] > 0;
+}
+
+static int hold(struct flush *x, int src, const struct node_frame *f, const void *p, size_t len)
+{
+    struct held *h = malloc(sizeof *h + len);
+    if (!h)
+        return -ENOMEM;
+    h->src = src;
+    h->f = *f;
+    h->len = len;
+    if (len)
+        memcpy(h->p, p, len);
+    list_push_back(&x->frames, &h->link);
+    x->nheld[src]++;
+    return 0;
+}
+
+/* Hand on every held frame whose channel is open now, in order; the flush
+ * ends when nothing is held or blocked. */
+static void release(struct flush *x)
+{
+    int self = node_job_self();
+    for (list_link_t *l = x->frames.next, *next; x->installed && l != &x->frames; l = next) {
+        next = l->next;
+        struct held *h = list_entry(l, struct held, link);
+        if (x->blocked >> h->src & 1)
+            continue;
+        list_unlink(l);
+        x->nheld[h->src]--;
+        if (h->src == self && h->f.kind == K_MSG) { /* this node's own send */
+            struct pvm_task *dst = pvm_task_by_tid(x->tid);
+            msg_buf_t *b;
+            if (dst && msg_buf_deserialize(h->p, h->len, &b) == 0)
+                (void)pvm_deliver_now(dst, b);
+        } else {
+            node_dispatch(h->src, &h->f, h->p, h->len);
+        }
+        free(h);
+        next = x->frames.next; /* a dispatch may have released more */
+    }
+    if (x->installed) {
+        struct pvm_task *t = pvm_task_by_tid(x->tid);
+        if (t && !(x->blocked >> self & 1))
+            t->hold_local = false;
+    }
+    if (x->installed && !x->blocked && list_empty(&x->frames)) {
+        int tid = x->tid;
+        list_unlink(&x->link);
+        free(x);
+        if (on_flushed)
+            on_flushed(tid);
+    }
+}
+
+bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t len, int tid)
+{
+    int next = node_dir_next_hop(&dir, tid, src);
+    if (next < 0)
+        return false;
+    if (next != node_job_self()) {
+        (void)node_send(next, f, p, len, NULL, 0); /* it moved: forward */
+        return false;
+    }
+    struct flush *x = list_empty(&flushes) ? NULL : flush_of(tid);
+    if (!x || !must_hold(x, src))
+        return true;
+    (void)hold(x, src, f, p, len);
+    return false;
+}
+
+int pvm_route_hold_local(struct pvm_task *dst, msg_buf_t *b)
+{
+    struct flush *x = flush_of(dst->tid);
+    if (!x) {
+        dst->hold_local = false;
+        return pvm_deliver_now(dst, b);
+    }
+    size_t n = msg_buf_serial_size(b);
+    unsigned char *w = malloc(n ? n : 1);
+    size_t wrote = 0;
+    int rc = w && msg_buf_serialize(b, w, n, &wrote) == 0 ? 0 : PvmNoMem;
+    struct node_frame f = {K_MSG, dst->tid, 0, 0};
+    if (rc == 0 && hold(x, node_job_self(), &f, w, wrote) != 0)
+        rc = PvmNoMem;
+    free(w);
+    msg_buf_unref(b);
+    return rc;
+}
+
+uint64_t pvm_route_moved(int tid, int to)
+{
+    int self = node_job_self();
+    uint64_t told = 0;
+    route_set(tid, to);
+    struct node_frame f = {K_MIG_MOVED, tid, to, 0};
+    for (int n = 0; n < node_job_slots(); n++)
+        if (n != self && n != to && node_job_up(n) && node_send(n, &f, NULL, 0, NULL, 0) == 0)
+            told |= 1ull << n;
+    return told;
+}
+
+/* Another node's task moved: a marker the old way, then the new way. */
+static void on_moved(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int tid = f->a, old = node_dir_route(&dir, tid), self = node_job_self();
+    struct node_frame m = {K_MIG_MARK, tid, self, 0};
+    if (old >= 0 && old != self)
+        (void)node_send(old, &m, NULL, 0, NULL, 0);
+    route_set(tid, f->b);
+}
+
+static void on_mark(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (!pvm_route_here(src, f, p, len, f->a))
+        return;
+    struct flush *x = flush_of(f->a);
+    if (!x || f->b < 0 || f->b >= NODE_MAX)
+        return;
+    x->blocked &= ~(1ull << f->b);
+    release(x);
+}
+
+int pvm_route_expect(int tid)
+{
+    struct flush *x = flush_of(tid);
+    if (x)
+        return x->installed ? -EBUSY : 0;
+    if (!(x = calloc(1, sizeof *x)))
+        return -ENOMEM;
+    x->tid = tid;
+    list_init(&x->frames);
+    list_push_back(&flushes, &x->link);
+    return 0;
+}
+
+void pvm_route_unexpect(int tid)
+{
+    struct flush *x = flush_of(tid);
+    if (!x || x->installed)
+        return;
+    x->installed = true;
+    x->blocked = 0;
+    release(x);
+}
+
+void pvm_route_arrived(int tid, uint64_t blocked)
+{
+    struct flush *x = flush_of(tid);
+    int self = node_job_self();
+    if (!x)
+        return;
+    /* This node's own earlier sends went the old way: its marker follows
+     * them, and its later sends wait for it. */
+    int old = node_dir_route(&dir, tid);
+    route_set(tid, self);
+    if (old >= 0 && old != self && node_job_up(old)) {
+        blocked |= 1ull << self;
+        struct pvm_task *t = pvm_task_by_tid(tid);
+        if (t)
+            t->hold_local = true;
+        struct node_frame m = {K_MIG_MARK, tid, self, 0};
+        (void)node_send(old, &m, NULL, 0, NULL, 0);
+    }
+    for (int n = 0; n < NODE_MAX; n++) /* a node gone sends no marker */
+        if ((blocked >> n & 1) && n != self && !node_job_up(n))
+            blocked &= ~(1ull << n);
+    x->installed = true;
+    x->blocked = blocked;
+    release(x);
+}
+
+/* Node n is gone: its marker never comes. */
+static void flush_node_gone(int n)
+{
+    for (list_link_t *l = flushes.next, *next; l != &flushes; l = next) {
+        next = l->next;
+        struct flush *x = list_entry(l, struct flush, link);
+        x->blocked &= ~(1ull << n);
+        release(x);
+    }
 }
 
 /* ------------------------------------------------------------ spawn */
@@ -572,12 +819,16 @@ static void on_notify(int src, const struct node_frame *f, const void *p, size_t
     int32_t extra[3]; /* ctx, cancel, tag; the watcher in c, a request id in b */
     if (len != sizeof extra)
         return;
+    if (!pvm_route_here(src, f, p, len, f->a))
+        return;
     memcpy(extra, p, sizeof extra);
     if (extra[1]) {
         pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], true);
         return;
     }
-    reply(src, f->b, pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false), NULL, 0);
+    int back = node_dir_route(&dir, f->c); /* the watcher waits there */
+    reply(back >= 0 ? back : src, f->b,
+          pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false), NULL, 0);
 }
 
 void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
@@ -594,7 +845,7 @@ void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
 static void on_notify_fire(int src, const struct node_frame *f, const void *p, size_t len)
 {
     int ctx;
-    if (len != sizeof ctx)
+    if (len != sizeof ctx || !pvm_route_here(src, f, p, len, f->a))
         return;
     memcpy(&ctx, p, sizeof ctx);
     list_for_each(l, &remote_watches) {
@@ -646,12 +897,8 @@ int pvm_remote_kill(int tid, int sig)
 
 static void on_kill(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    int next = node_dir_next_hop(&dir, f->a, src);
-    if (next >= 0 && next != node_job_self()) {
-        (void)node_send(next, f, NULL, 0, NULL, 0);
-        return;
-    }
-    pvm_kill_here(f->a, f->b);
+    if (pvm_route_here(src, f, p, len, f->a))
+        pvm_kill_here(f->a, f->b);
 }
 
 int pvm_remote_pstat(int tid)
@@ -661,7 +908,7 @@ int pvm_remote_pstat(int tid)
         return PvmNoTask;
     struct rpc r;
     rpc_begin(&r, node);
-    struct node_frame f = {K_PSTAT, tid, 0, 0};
+    struct node_frame f = {K_PSTAT, tid, 0, node_job_self() + 1}; /* c: where to answer */
     int rc = rpc_send(&r, &f, NULL, 0, NULL, 0, PvmNoTask);
     free(r.data);
     return rc;
@@ -669,7 +916,13 @@ int pvm_remote_pstat(int tid)
 
 static void on_pstat(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    reply(src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL, 0);
+    int next = node_dir_next_hop(&dir, f->a, src);
+    if (next >= 0 && next != node_job_self()) {
+        (void)node_send(next, f, p, len, NULL, 0); /* it moved: ask where it is */
+        return;
+    }
+    reply(f->c > 0 ? f->c - 1 : src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL,
+          0);
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -839,6 +1092,7 @@ static int peer_gone(int n, int status, bool deleted)
     int fired = 0;
     int host = (n + 1) << PVM_TID_HOST_SHIFT;
     rpc_fail_node(n, PvmHostFail);
+    flush_node_gone(n);
     if (node_job_self() == 0) {
         pvm_groups_node_gone(n);
         pvm_mbox_node_gone(n);
@@ -928,6 +1182,8 @@ int pvm_job_start(int dflt_nodes)
     if (node_dir_init(&dir, node, node_job_slots()) != 0)
         abort();
     node_on_frame(K_MSG, on_msg);
+    node_on_frame(K_MIG_MOVED, on_moved);
+    node_on_frame(K_MIG_MARK, on_mark);
     node_on_frame(K_REPLY, on_reply);
     node_on_frame(K_SPAWN, on_spawn);
     node_on_frame(K_SIBS, on_sibs);
@@ -946,6 +1202,7 @@ int pvm_job_start(int dflt_nodes)
         .describe_stuck = describe_stuck,
     };
     node_job_set_hooks(&hooks);
+    migrate_init(); /* its frames, on every node */
     pvm_node.host_tid = (node + 1) << PVM_TID_HOST_SHIFT;
     if (node != 0) {
         if (pvm_node_ensure() != 0)
@@ -953,4 +1210,93 @@ int pvm_job_start(int dflt_nodes)
         node_job_serve();
     }
     return node;
+}
+
+/* ------------------------------------------------------------ migration */
+
+/* The notification records this node keeps for task tid (it asked for
+ * them), as records of five ints: kind, then the record's fields. */
+enum { WREC_REMOTE = 1, WREC_HOST_DEL, WREC_HOST_ADD };
+
+static void pack_watch_list(list_link_t *list, int kind, int tid, struct pvm_wbuf *w, int *n)
+{
+    list_for_each(l, list) {
+        struct pvm_watch *x = list_entry(l, struct pvm_watch, link);
+        if (x->watcher != tid)
+            continue;
+        int32_t rec[5] = {kind, x->tag, x->ctx, x->what, 0};
+        pvm_wput(w, rec, sizeof rec);
+        (*n)++;
+    }
+}
+
+void pvm_remote_move_pack(int tid, struct pvm_wbuf *w)
+{
+    size_t at = w->len;
+    int32_t n = 0;
+    pvm_w32(w, 0); /* the count, filled in below */
+    list_for_each(l, &remote_watches) {
+        struct remote_watch *x = list_entry(l, struct remote_watch, link);
+        if (x->watcher != tid)
+            continue;
+        int32_t rec[5] = {WREC_REMOTE, x->tag, x->ctx, x->watched, x->node};
+        pvm_wput(w, rec, sizeof rec);
+        n++;
+    }
+    pack_watch_list(&host_del_watches, WREC_HOST_DEL, tid, w, &n);
+    pack_watch_list(&pvm_node.host_watches, WREC_HOST_ADD, tid, w, &n);
+    if (!w->oom)
+        memcpy(w->p + at, &n, sizeof n);
+}
+
+static void release_watch_list(list_link_t *list, int tid)
+{
+    for (list_link_t *l = list->next, *next; l != list; l = next) {
+        next = l->next;
+        struct pvm_watch *x = list_entry(l, struct pvm_watch, link);
+        if (x->watcher == tid) {
+            list_unlink(l);
+            free(x);
+        }
+    }
+}
+
+void pvm_remote_move_release(int tid)
+{
+    for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
+        next = l->next;
+        struct remote_watch *x = list_entry(l, struct remote_watch, link);
+        if (x->watcher == tid) {
+            list_unlink(l);
+            free(x);
+        }
+    }
+    release_watch_list(&host_del_watches, tid);
+    release_watch_list(&pvm_node.host_watches, tid);
+}
+
+int pvm_remote_move_unpack(struct pvm_rbuf *r, int tid)
+{
+    int n = pvm_r32(r);
+    for (int i = 0; i < n && !r->bad; i++) {
+        int32_t rec[5];
+        if (!pvm_rget(r, rec, sizeof rec))
+            break;
+        if (rec[0] == WREC_REMOTE) {
+            struct remote_watch *x = malloc(sizeof *x);
+            if (!x)
+                return PvmNoMem;
+            *x = (struct remote_watch){.watcher = tid, .tag = rec[1], .ctx = rec[2],
+                                       .watched = rec[3], .node = rec[4]};
+            list_push_back(&remote_watches, &x->link);
+            continue;
+        }
+        struct pvm_watch *x = malloc(sizeof *x);
+        if (!x)
+            return PvmNoMem;
+        *x = (struct pvm_watch){.watcher = tid, .tag = rec[1], .ctx = rec[2], .what = rec[3]};
+        list_push_back(rec[0] == WREC_HOST_DEL ? &host_del_watches : &pvm_node.host_watches,
+                       &x->link);
+    }
+    return r->bad ? PvmBadMsg : 0;
 }

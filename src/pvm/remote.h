@@ -31,6 +31,17 @@ enum pvm_frame_kind {
     K_STATUS,               /* a: tid, b: its exit status (PVM_SPAWN_REPORT_STATUS) */
     K_GROUP,                /* to node 0, a: op, b: id, c: arg; payload: tid, name (groups.c) */
     K_MBOX,                 /* to node 0, a: op, b: id; payload: mailbox.c's request */
+    /* migration: routing (pvm/move.h) */
+    K_MIG_MOVED,            /* a: tid, b: its new node */
+    K_MIG_MARK,             /* a: tid, b: the node that sent it (routed like a message) */
+    /* migration: the protocol (src/migrate) */
+    K_MIG_REQ,              /* a: tid, b: request id, c: to; payload: int32 origin (routed) */
+    K_MIG_DONE,             /* a: request id, b: rc; payload: struct + why */
+    K_MIG_PREP,             /* a: tid; payload: proc_move + layout */
+    K_MIG_PREP_ACK,         /* a: tid, b: rc; payload: why */
+    K_MIG_STATE,            /* a: tid; payload: core, request, PVM state */
+    K_MIG_DATA,             /* a: tid, c: last; payload: uint64 address, bytes */
+    K_MIG_ACK,              /* a: tid; payload: uint64 bytes received so far */
 };
 
 /*

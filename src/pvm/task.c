@@ -39,7 +39,7 @@ struct interned {
 };
 static struct interned *interned;
 
-static const char *intern(const char *s)
+const char *pvm_intern(const char *s)
 {
     for (struct interned *i = interned; i; i = i->next)
         if (strcmp(i->s, s) == 0)
@@ -109,7 +109,7 @@ static bool registry_find(const char *name, struct task_entry *out)
     if (p) { /* a process-mode program sees its own registrations */
         upvm_task_main_t fn = proc_task_find(p, name);
         if (fn)
-            *out = (struct task_entry){(char *)intern(name), fn};
+            *out = (struct task_entry){(char *)pvm_intern(name), fn};
         return fn != NULL;
     }
     const char *slash = strrchr(name, '/');
@@ -694,7 +694,7 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
         return PvmOutOfRes;
     }
     const char *slash = strrchr(file, '/');
-    t->name = intern(slash ? slash + 1 : file);
+    t->name = pvm_intern(slash ? slash + 1 : file);
     *tid_out = t->tid;
     return 0;
 }

@@ -1,0 +1,861 @@
+/*
+ * migrate.c - moving a process-mode task to another node of its job: the
+ * MPVM/UPVM protocol's four stages (docs/design-notes.md §9).
+ *
+ *   1. Event.  A request (upvm_migrate, the control socket) travels to the
+ *      node that has the task, routed by tid like a message.  That node
+ *      (the source) checks what would make the move impossible (a thread-
+ *      mode task, ...) and refuses with a reason, or marks the task: it
+ *      moves as soon as it is not running (blocked on its own receive
+ *      queue, sleeping or ready), which a short-lived "migrator" ULP
+ *      notices (the core calls our hook when a marked task stops).
+ *   2. Prepare.  The destination opens the program, maps its text in the
+ *      task's slot (the same address: the job shares one slot bitmap),
+ *      commits its writable part and checks that its libraries lie where
+ *      the source's do.  It says yes, or no with the reason.
+ *   3. Flush and state transfer.  The source freezes the task (off its run
+ *      queue, out of its tables), sends its core and PVM state (pending
+ *      messages, buffers, notifications), tells every node where the task
+ *      goes (each sends a marker the old way, then sends the new way:
+ *      pvm/move.h), and streams the used bytes of the slot: writable image,
+ *      stack from the saved stack pointer, heap to its top.  Chunks go
+ *      straight from the slot into the transport's ring, a window at a
+ *      time (the destination acknowledges), so nothing is copied twice.
+ *   4. Restart.  With the last byte the destination thaws the task where it
+ *      was (ready, blocked, sleeping), rebuilds its PVM state, and the
+ *      answer goes to whoever asked.  The task's tid never changes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "migrate/migrate.h"
+#include "net/net.h"
+#include "node/job.h"
+#include "proc/proc.h"
+#include "pvm/move.h"
+#include "pvm/remote.h"
+#include "util/copy.h"
+
+#if UPVM_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+#define CHUNK_MAX ((size_t)256 << 10)
+
+/* ------------------------------------------------------------ requests */
+
+/* A request this node made, waiting for its answer. */
+struct request {
+    list_link_t link;
+    int id;
+    migrate_done_fn done;
+    void *ctx;
+    uint64_t t0;
+};
+
+/* A request the task's node accepted: the task moves when it can. */
+struct pending {
+    list_link_t link;
+    int tid, to;
+    int origin, id;        /* where the answer goes (origin -1: the task itself) */
+    uint64_t t_src;        /* when it reached this node */
+    bool prepared;         /* the destination said yes */
+};
+
+/* What a task that moves itself waits for, on its own stack (it moves
+ * with it): ulp->ext[ULP_EXT_MIGRATE]. */
+struct self_wait {
+    bool done;
+    int rc;
+    char why[512];
+    struct upvm_migrate_stats stats;
+    uint64_t t0;
+};
+
+/* The destination's side of a move in progress. */
+struct incoming {
+    list_link_t link;
+    int tid, from, slot;
+    struct loader_image *img;
+    bool have_state;
+    struct core_frozen core;
+    int origin, id;
+    uint64_t told, expect, got, obtrusive_ns;
+    unsigned char *pvm;
+    size_t pvmlen;
+};
+
+static struct {
+    bool ready;
+    int next_id;
+    list_link_t requests, pendings, incomings;
+    upvm_waitq_t answers;    /* upvm_migrate callers (on the node: not movable) */
+    upvm_waitq_t acks;       /* the migrator, for a prepare answer or window room */
+    struct ulp *migrator;
+    char why[512];           /* upvm_migrate_error */
+    struct upvm_migrate_stats last;
+    /* the migrator's conversation with a destination */
+    int ack_tid, ack_rc;
+    bool ack_done;
+    char ack_why[512];
+    uint64_t acked;
+    size_t chunk, window;
+} M;
+
+static void on_hook(struct ulp *u);
+static void on_flushed(int tid);
+static void register_frames(void);
+
+static void ensure(void)
+{
+    if (M.ready)
+        return;
+    M.ready = true;
+    list_init(&M.requests);
+    list_init(&M.pendings);
+    list_init(&M.incomings);
+    upvm_waitq_init(&M.answers, "a migration's answer");
+    upvm_waitq_init(&M.acks, "the destination of a migration");
+    net_config_t cfg;
+    (void)net_config_from_env(&cfg);
+    M.window = cfg.ring_bytes / 2;
+    M.chunk = M.window / 2 < CHUNK_MAX ? M.window / 2 : CHUNK_MAX;
+    if (M.chunk < 4096)
+        M.chunk = 4096;
+    core_set_migrate_hook(on_hook);
+    pvm_route_on_flushed(on_flushed);
+    register_frames();
+}
+
+static void answer_frame(int node, int id, const struct migrate_result *r)
+{
+    int64_t rec[6] = {r->tid, r->from, r->to, (int64_t)r->obtrusive_ns, (int64_t)r->bytes, 0};
+    struct node_frame f = {K_MIG_DONE, id, r->rc, 0};
+    (void)node_send(node, &f, rec, sizeof rec, r->why, strlen(r->why) + 1);
+}
+
+static void finish_request(int id, struct migrate_result *r)
+{
+    list_for_each(l, &M.requests) {
+        struct request *q = list_entry(l, struct request, link);
+        if (q->id != id)
+            continue;
+        list_unlink(l);
+        r->total_ns = upvm_now_ns() - q->t0;
+        q->done(q->ctx, r);
+        free(q);
+        return;
+    }
+}
+
+/* The answer to (origin, id): a frame, or the local callback. */
+static void answer(int origin, int id, struct migrate_result *r)
+{
+    if (origin == node_job_self())
+        finish_request(id, r);
+    else if (origin >= 0)
+        answer_frame(origin, id, r);
+}
+
+static void refuse(int origin, int id, int tid, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The task that asked to move itself, while its request is looked at. */
+static struct self_wait *asking_self;
+
+static void refuse(int origin, int id, int tid, int rc, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (origin < 0 && asking_self) {
+        asking_self->rc = rc;
+        snprintf(asking_self->why, sizeof asking_self->why, "%s", why);
+        asking_self->done = true;
+        return;
+    }
+    struct migrate_result r = {.rc = rc, .why = why, .tid = tid, .from = node_job_self(),
+                               .to = -1};
+    answer(origin, id, &r);
+}
+
+/* ------------------------------------------------------------ source */
+
+static void kick(void);
+
+/* The request for tid has reached the node that has it. */
+static void accept_request_checked(int tid, int to, int origin, int id,
+                                   struct self_wait *self);
+
+static void accept_request(int tid, int to, int origin, int id, struct self_wait *self)
+{
+    asking_self = self;
+    accept_request_checked(tid, to, origin, id, self);
+    asking_self = NULL;
+}
+
+static void accept_request_checked(int tid, int to, int origin, int id,
+                                   struct self_wait *self)
+{
+    struct pvm_task *t = pvm_task_by_tid(tid);
+    char name[96];
+    if (!t) {
+        refuse(origin, id, tid, PvmNoTask, "no task t%x in this job", (unsigned)tid);
+        return;
+    }
+    snprintf(name, sizeof name, "t%x (%s)", (unsigned)tid, *t->name ? t->name : "?");
+    if (to < 0 || to >= node_job_slots() || !node_job_up(to)) {
+        refuse(origin, id, tid, PvmBadParam, "node %d is not a running node of this job "
+               "(it has nodes 0 to %d)", to, node_job_slots() - 1);
+        return;
+    }
+    if (to == node_job_self()) {
+        struct migrate_result r = {.rc = 0, .why = "", .tid = tid, .from = to, .to = to};
+        if (self)
+            self->done = true;
+        else
+            answer(origin, id, &r);
+        return;
+    }
+    if (!t->heap || !t->ulp->ext[ULP_EXT_PROC]) {
+        refuse(origin, id, tid, PvmNotImpl, "%s is a thread-mode task: it shares its "
+               "program's globals with the other tasks of node %d, so it cannot leave it "
+               "(only process-mode tasks, programs built with upvmcc, migrate)", name,
+               node_job_self());
+        return;
+    }
+    if (t->moving) {
+        refuse(origin, id, tid, PvmNotImpl, "%s is already being migrated", name);
+        return;
+    }
+    if (t->ulp->joining) {
+        refuse(origin, id, tid, PvmNotImpl, "%s is waited for by its node (the job's first "
+               "task, started from the shell): it cannot move", name);
+        return;
+    }
+    const char *files = proc_open_files(t->ulp->ext[ULP_EXT_PROC]);
+    if (files) {
+        refuse(origin, id, tid, PvmNotImpl, "%s holds open files or sockets (%s): they do "
+               "not migrate; close them before it moves", name, files);
+        return;
+    }
+    struct pending *p = malloc(sizeof *p);
+    if (!p) {
+        refuse(origin, id, tid, PvmSysErr, "out of memory");
+        return;
+    }
+    *p = (struct pending){.tid = tid, .to = to, .origin = origin, .id = id,
+                          .t_src = upvm_now_ns()};
+    list_push_back(&M.pendings, &p->link);
+    t->moving = true;
+    t->ulp->ext[ULP_EXT_MIGRATE] = self;
+    t->ulp->migrate_pending = true;
+    kick();
+}
+
+/* The libraries of this node and where they are: "address name" lines. */
+static int layout_line(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    struct pvm_wbuf *w = ctx;
+    if (!info->dlpi_name || !*info->dlpi_name)
+        return 0;
+    char line[512];
+    int n = snprintf(line, sizeof line, "%lx %s\n", (unsigned long)info->dlpi_addr,
+                     info->dlpi_name);
+    if (n > 0 && (size_t)n < sizeof line)
+        pvm_wput(w, line, (size_t)n);
+    return 0;
+}
+
+static void layout(struct pvm_wbuf *w)
+{
+    dl_iterate_phdr(layout_line, w);
+    pvm_wput(w, "", 1);
+}
+
+/* Wait (the migrator) for the destination's answer about tid. */
+static int wait_prepared(int tid, char *why, size_t len)
+{
+    M.ack_tid = tid;
+    M.ack_done = false;
+    while (!M.ack_done)
+        (void)core_block(&M.acks, -1);
+    snprintf(why, len, "%s", M.ack_why);
+    return M.ack_rc;
+}
+
+/* Send [lo, lo + n) of the slot to `to` in chunks, a window at a time. */
+static void stream(int to, int tid, const char *lo, size_t n, bool last, uint64_t *sent,
+                   uint64_t t_src)
+{
+    for (size_t off = 0; off < n || (last && n == 0 && off == 0);) {
+        size_t len = n - off < M.chunk ? n - off : M.chunk;
+        while (*sent - M.acked + len > M.window)
+            (void)core_block(&M.acks, -1);
+        uint64_t head[2] = {(uint64_t)(uintptr_t)(lo + off), upvm_now_ns() - t_src};
+        bool end = last && off + len == n;
+        struct node_frame f = {K_MIG_DATA, tid, 0, end};
+        struct iovec v[2] = {{head, sizeof head}, {(void *)(lo + off), len}};
+        (void)node_sendv(to, &f, v, 2);
+        *sent += len;
+        off += len;
+        if (len == 0)
+            break;
+    }
+}
+
+/* Move the task of p now (it is not running).  Returns true when done
+ * (moved or refused), false when it must wait (it ran meanwhile). */
+static bool move_task(struct pending *p)
+{
+    struct pvm_task *t = pvm_task_by_tid(p->tid);
+    struct ulp *u = t->ulp;
+    struct proc *pr = u->ext[ULP_EXT_PROC];
+    struct self_wait *self = u->ext[ULP_EXT_MIGRATE];
+    char why[512] = "";
+    int rc = 0;
+    if (!p->prepared) {
+        struct proc_move info;
+        proc_move_info(pr, &info);
+        struct pvm_wbuf w = {0};
+        pvm_wput(&w, &info, sizeof info);
+        layout(&w);
+        struct node_frame f = {K_MIG_PREP, p->tid, 0, 0};
+        rc = w.oom ? PvmNoMem : node_send(p->to, &f, w.p, w.len, NULL, 0);
+        free(w.p);
+        rc = rc ? PvmSysErr : wait_prepared(p->tid, why, sizeof why);
+        p->prepared = rc == 0;
+    }
+    /* the task may have run, or ended, while we waited */
+    t = pvm_task_by_tid(p->tid);
+    if (rc != 0 || !t) {
+        if (rc == 0) { /* it ended: the destination lets go */
+            struct node_frame c = {K_MIG_PREP, p->tid, 1, 0};
+            (void)node_send(p->to, &c, NULL, 0, NULL, 0);
+        }
+        if (t) {
+            t->moving = false;
+            t->ulp->migrate_pending = false;
+            t->ulp->ext[ULP_EXT_MIGRATE] = NULL;
+        }
+        if (self && t) {
+            self->rc = rc ? rc : PvmNoTask;
+            snprintf(self->why, sizeof self->why, "%s", why);
+            self->done = true;
+        }
+        if (!self)
+            refuse(p->origin, p->id, p->tid, t ? rc : PvmNoTask, "%s",
+                   t ? why : "the task ended before it could move");
+        return true;
+    }
+    u = t->ulp;
+    const char *slot_lo = mem_slot_base(mem_window(), pr->slot);
+    if (core_ulp_freezable(u, slot_lo, slot_lo + mem_window()->slot_size)) {
+        u->migrate_pending = true; /* prepared: moves at its next stop */
+        return false;
+    }
+    /* 3: freeze, flush, state */
+    struct pvm_wbuf st = {0};
+    if (pvm_move_pack(t, &st) != 0) {
+        free(st.p);
+        struct node_frame c = {K_MIG_PREP, p->tid, 1, 0};
+        (void)node_send(p->to, &c, NULL, 0, NULL, 0);
+        t->moving = false;
+        u->migrate_pending = false;
+        refuse(p->origin, p->id, p->tid, PvmNoMem, "out of memory");
+        return true;
+    }
+    proc_move_out(pr);
+    struct core_frozen frozen;
+    core_ulp_freeze(u, &frozen);
+    frozen.u.migrate_pending = false;
+    struct iovec ranges[PROC_MOVE_RANGES];
+    int nr = proc_move_ranges(pr, &frozen.u, ranges);
+    uint64_t total = 0;
+    for (int i = 0; i < nr; i++)
+        total += ranges[i].iov_len;
+    pvm_move_release(t);
+    uint64_t told = pvm_route_moved(p->tid, p->to);
+    int64_t meta[6] = {p->origin, p->id, (int64_t)told, (int64_t)total, 0, 0};
+    struct node_frame sf = {K_MIG_STATE, p->tid, 0, 0};
+    struct iovec sv[3] = {{&frozen, sizeof frozen}, {meta, sizeof meta}, {st.p, st.len}};
+    (void)node_sendv(p->to, &sf, sv, 3);
+    free(st.p);
+    uint64_t sent = 0;
+    M.acked = 0;
+    M.ack_tid = p->tid;
+#if UPVM_ASAN
+    for (int i = 0; i < nr; i++) /* free heap blocks are poisoned: they travel too */
+        ASAN_UNPOISON_MEMORY_REGION(ranges[i].iov_base, ranges[i].iov_len);
+#endif
+    for (int i = 0; i < nr; i++)
+        stream(p->to, p->tid, ranges[i].iov_base, ranges[i].iov_len, i == nr - 1, &sent,
+               p->t_src);
+    uint64_t obtrusive = upvm_now_ns() - p->t_src;
+    proc_move_gone(pr->slot, pr->inst.img);
+    M.last.obtrusive_ns = obtrusive;
+    return true;
+}
+
+static void migrator_main(void *unused)
+{
+    bool progress = true;
+    while (progress) {
+        progress = false;
+        for (list_link_t *l = M.pendings.next, *next; l != &M.pendings; l = next) {
+            next = l->next;
+            struct pending *p = list_entry(l, struct pending, link);
+            struct pvm_task *t = pvm_task_by_tid(p->tid);
+            if (!t) {
+                list_unlink(l);
+                refuse(p->origin, p->id, p->tid, PvmNoTask, "t%x ended before it could move",
+                       (unsigned)p->tid);
+                free(p);
+                continue;
+            }
+            struct proc *pr = t->ulp->ext[ULP_EXT_PROC];
+            const char *lo = mem_slot_base(mem_window(), pr->slot);
+            if (pvm_route_flushing(p->tid) ||
+                core_ulp_freezable(t->ulp, lo, lo + mem_window()->slot_size)) {
+                t->ulp->migrate_pending = true; /* it kicks us when it stops */
+                continue;
+            }
+            list_unlink(l);
+            if (move_task(p)) {
+                free(p);
+                progress = true;
+            } else {
+                list_push_back(&M.pendings, l);
+            }
+            break; /* the list may have changed while we waited */
+        }
+    }
+    M.migrator = NULL;
+}
+
+static void kick(void)
+{
+    if (M.migrator)
+        return;
+    upvm_attr_t a = {0, "upvm migrator", UPVM_DETACHED};
+    upvm_id_t id = upvm_create(migrator_main, NULL, &a);
+    M.migrator = id > 0 ? core_ulp_lookup(id) : NULL;
+}
+
+static void on_hook(struct ulp *u)
+{
+    u->migrate_pending = false; /* until the migrator looks again */
+    kick();
+}
+
+static void on_flushed(int tid)
+{
+    list_for_each(l, &M.pendings) {
+        if (list_entry(l, struct pending, link)->tid == tid) {
+            kick();
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ destination */
+
+static struct incoming *incoming_of(int tid)
+{
+    list_for_each(l, &M.incomings) {
+        struct incoming *in = list_entry(l, struct incoming, link);
+        if (in->tid == tid)
+            return in;
+    }
+    return NULL;
+}
+
+/* Is every library of the source's list (lines "address name") at the same
+ * address here?  NULL, or the first that is not, described in why. */
+static bool layout_matches(const char *theirs, char *why, size_t len)
+{
+    struct pvm_wbuf mine = {0};
+    layout(&mine);
+    bool ok = !mine.oom;
+    for (const char *line = theirs; ok && *line;) {
+        const char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        unsigned long addr = strtoul(line, NULL, 16);
+        const char *name = strchr(line, ' ');
+        if (!name || name > nl)
+            break;
+        name++;
+        size_t nlen = (size_t)(nl - name);
+        const char *at = NULL;
+        for (const char *m = (const char *)mine.p; m && *m;) {
+            const char *mn = strchr(m, '\n'), *sp = strchr(m, ' ');
+            if (!mn || !sp)
+                break;
+            if ((size_t)(mn - sp - 1) == nlen && memcmp(sp + 1, name, nlen) == 0) {
+                at = m;
+                break;
+            }
+            m = mn + 1;
+        }
+        unsigned long here = at ? strtoul(at, NULL, 16) : 0;
+        if (!at || here != addr) {
+            snprintf(why, len, "the nodes' library layouts differ: %.*s is at %#lx on the "
+                     "source node and %s on node %d; migration needs every library at the "
+                     "same address (start the job's nodes alike)", (int)nlen, name, addr,
+                     at ? "elsewhere" : "not loaded", node_job_self());
+            if (at)
+                snprintf(why + strlen(why), len - strlen(why), " (%#lx)", here);
+            ok = false;
+        }
+        line = nl + 1;
+    }
+    free(mine.p);
+    return ok;
+}
+
+static void prep_answer(int src, int tid, int rc, const char *why)
+{
+    struct node_frame f = {K_MIG_PREP_ACK, tid, rc, 0};
+    (void)node_send(src, &f, why, strlen(why) + 1, NULL, 0);
+}
+
+static void on_prep(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    ensure();
+    struct incoming *in = incoming_of(f->a);
+    if (f->b == 1) { /* cancelled */
+        if (in) {
+            proc_move_cancel(in->slot, in->img);
+            pvm_route_unexpect(in->tid);
+            list_unlink(&in->link);
+            free(in);
+        }
+        return;
+    }
+    struct proc_move m;
+    char why[512] = "";
+    if (len < sizeof m || in) {
+        prep_answer(src, f->a, PvmSysErr, "a malformed or repeated migration request");
+        return;
+    }
+    memcpy(&m, p, sizeof m);
+    m.path[sizeof m.path - 1] = '\0';
+    const char *lines = (const char *)p + sizeof m;
+    if (((const char *)p)[len - 1] != '\0') {
+        prep_answer(src, f->a, PvmSysErr, "a malformed migration request");
+        return;
+    }
+    struct loader_error err = {0, ""};
+    struct loader_image *img = NULL;
+    if (proc_move_prepare(&m, &img, &err) != 0) {
+        snprintf(why, sizeof why, "node %d cannot take t%x: %.400s", node_job_self(),
+                 (unsigned)f->a, err.msg);
+        prep_answer(src, f->a, PvmNotImpl, why);
+        return;
+    }
+    if (!layout_matches(lines, why, sizeof why) || pvm_route_expect(f->a) != 0 ||
+        !(in = calloc(1, sizeof *in))) {
+        proc_move_cancel(m.slot, img);
+        prep_answer(src, f->a, PvmNotImpl, *why ? why : "out of memory");
+        return;
+    }
+    *in = (struct incoming){.tid = f->a, .from = src, .slot = m.slot, .img = img};
+    list_push_back(&M.incomings, &in->link);
+    prep_answer(src, f->a, 0, "");
+}
+
+static void on_prep_ack(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (f->a != M.ack_tid)
+        return;
+    M.ack_rc = f->b;
+    snprintf(M.ack_why, sizeof M.ack_why, "%.*s", (int)(len ? len - 1 : 0), (const char *)p);
+    M.ack_done = true;
+    (void)core_wake_one(&M.acks);
+}
+
+static void on_state(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    struct incoming *in = incoming_of(f->a);
+    int64_t meta[6];
+    if (!in || len < sizeof in->core + sizeof meta)
+        return;
+    memcpy(&in->core, p, sizeof in->core);
+    memcpy(meta, (const char *)p + sizeof in->core, sizeof meta);
+    in->origin = (int)meta[0];
+    in->id = (int)meta[1];
+    in->told = (uint64_t)meta[2];
+    in->expect = (uint64_t)meta[3];
+    in->pvmlen = len - sizeof in->core - sizeof meta;
+    in->pvm = malloc(in->pvmlen ? in->pvmlen : 1);
+    if (in->pvm)
+        memcpy(in->pvm, (const char *)p + sizeof in->core + sizeof meta, in->pvmlen);
+    in->have_state = true;
+}
+
+/* 4: the last byte came: the task runs here now. */
+static void restart(struct incoming *in)
+{
+    struct ulp *u;
+    char why[512] = "";
+    int rc = in->pvm ? core_ulp_thaw(&in->core, &u) : -ENOMEM;
+    if (rc == 0) {
+        struct proc *pr = u->ext[ULP_EXT_PROC];
+        struct pvm_task *t = u->ext[ULP_EXT_PVM];
+        proc_move_in(pr, u, in->img);
+        rc = pvm_move_unpack(t, u, in->pvm, in->pvmlen);
+        if (rc != 0)
+            snprintf(why, sizeof why, "t%x arrived on node %d but its PVM state did not "
+                     "(%s): it may have lost messages", (unsigned)in->tid, node_job_self(),
+                     pvm_errtext(rc));
+        pvm_route_arrived(in->tid, in->told);
+        struct self_wait *self = u->ext[ULP_EXT_MIGRATE];
+        u->ext[ULP_EXT_MIGRATE] = NULL;
+        if (self) {
+            self->rc = rc;
+            snprintf(self->why, sizeof self->why, "%s", why);
+            self->stats = (struct upvm_migrate_stats){upvm_now_ns() - self->t0,
+                                                      in->obtrusive_ns, in->got};
+            self->done = true;
+        }
+    } else {
+        snprintf(why, sizeof why, "node %d has no memory for t%x: it is lost",
+                 node_job_self(), (unsigned)in->tid);
+        fprintf(stderr, "upvm: %s\n", why);
+    }
+    struct migrate_result r = {.rc = rc, .why = why, .tid = in->tid, .from = in->from,
+                               .to = node_job_self(), .obtrusive_ns = in->obtrusive_ns,
+                               .bytes = in->got};
+    answer(in->origin, in->id, &r);
+    list_unlink(&in->link);
+    free(in->pvm);
+    free(in);
+}
+
+static void on_data(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    struct incoming *in = incoming_of(f->a);
+    uint64_t head[2];
+    if (!in || !in->have_state || len < sizeof head)
+        return;
+    memcpy(head, p, sizeof head);
+    size_t n = len - sizeof head;
+    char *to = (char *)(uintptr_t)head[0];
+    const char *lo = mem_slot_base(mem_window(), in->slot);
+    if (to < lo || to + n > lo + mem_window()->slot_size) {
+        fprintf(stderr, "upvm: node %d: migration data for t%x outside its slot: dropped\n",
+                node_job_self(), (unsigned)in->tid);
+        return;
+    }
+    util_copy(to, (const char *)p + sizeof head, n);
+    in->got += n;
+    in->obtrusive_ns = head[1];
+    struct node_frame a = {K_MIG_ACK, f->a, 0, 0};
+    (void)node_send(src, &a, &in->got, sizeof in->got, NULL, 0);
+    if (f->c)
+        restart(in);
+}
+
+static void on_ack(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (f->a != M.ack_tid || len != sizeof M.acked)
+        return;
+    memcpy(&M.acked, p, sizeof M.acked);
+    (void)core_wake_one(&M.acks);
+}
+
+/* ------------------------------------------------------------ requests */
+
+static void on_req(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int32_t origin;
+    if (len != sizeof origin || !pvm_route_here(src, f, p, len, f->a))
+        return;
+    memcpy(&origin, p, sizeof origin);
+    ensure();
+    accept_request(f->a, f->c, origin, f->b, NULL);
+}
+
+static void on_done(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int64_t rec[6];
+    if (len < sizeof rec + 1)
+        return;
+    memcpy(rec, p, sizeof rec);
+    const char *why = (const char *)p + sizeof rec;
+    if (why[len - sizeof rec - 1] != '\0')
+        return;
+    struct migrate_result r = {.rc = f->b, .why = why, .tid = (int)rec[0], .from = (int)rec[1],
+                               .to = (int)rec[2], .obtrusive_ns = (uint64_t)rec[3],
+                               .bytes = (uint64_t)rec[4]};
+    finish_request(f->a, &r);
+}
+
+static void register_frames(void)
+{
+    node_on_frame(K_MIG_REQ, on_req);
+    node_on_frame(K_MIG_DONE, on_done);
+    node_on_frame(K_MIG_PREP, on_prep);
+    node_on_frame(K_MIG_PREP_ACK, on_prep_ack);
+    node_on_frame(K_MIG_STATE, on_state);
+    node_on_frame(K_MIG_DATA, on_data);
+    node_on_frame(K_MIG_ACK, on_ack);
+}
+
+void migrate_init(void)
+{
+    if (pvm_multi())
+        ensure();
+}
+
+int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
+{
+    if (!pvm_multi())
+        return PvmNotImpl;
+    ensure();
+    struct request *q = malloc(sizeof *q);
+    if (!q)
+        return PvmSysErr;
+    *q = (struct request){.id = ++M.next_id, .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
+    list_push_back(&M.requests, &q->link);
+    if (pvm_task_by_tid(tid)) {
+        accept_request(tid, to, node_job_self(), q->id, NULL);
+        return 0;
+    }
+    int node = pvm_tid_node(tid);
+    if (node < 0 || !node_job_up(node)) {
+        list_unlink(&q->link);
+        free(q);
+        return PvmNoTask;
+    }
+    int32_t origin = node_job_self();
+    struct node_frame f = {K_MIG_REQ, tid, q->id, to};
+    (void)node_send(node, &f, &origin, sizeof origin, NULL, 0);
+    return 0;
+}
+
+/* ------------------------------------------------------------ public API */
+
+struct sync_wait {
+    bool done;
+    struct migrate_result r;
+};
+
+static void sync_done(void *ctx, const struct migrate_result *r)
+{
+    struct sync_wait *w = ctx;
+    w->r = *r;
+    snprintf(M.why, sizeof M.why, "%s", r->why);
+    w->r.why = M.why;
+    w->done = true;
+    (void)upvm_wake_all(&M.answers);
+}
+
+static int migrate_self(struct pvm_task *t, int to)
+{
+    struct self_wait w = {.t0 = upvm_now_ns()};
+    accept_request(t->tid, to, -1, 0, &w);
+    while (!w.done)
+        upvm_yield(); /* the migrator takes it from here */
+    snprintf(M.why, sizeof M.why, "%s", w.why);
+    if (w.rc == 0)
+        M.last = w.stats;
+    return w.rc;
+}
+
+int upvm_migrate(int tid, int node)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return PvmSysErr;
+    M.why[0] = '\0';
+    if (tid == 0)
+        tid = t->tid;
+    if (!pvm_is_task_tid(tid)) {
+        snprintf(M.why, sizeof M.why, "%d is not a task id", tid);
+        return PvmBadParam;
+    }
+    int nodes = upvm_nodes();
+    if (node < 0 || node >= nodes || (pvm_multi() && !node_job_up(node))) {
+        snprintf(M.why, sizeof M.why, "node %d is not a running node of this job (nodes 0 "
+                 "to %d)", node, nodes - 1);
+        return PvmBadParam;
+    }
+    if (!pvm_multi()) {
+        if (!pvm_task_by_tid(tid)) {
+            snprintf(M.why, sizeof M.why, "no task t%x in this job", (unsigned)tid);
+            return PvmNoTask;
+        }
+        return 0; /* one node: it is there */
+    }
+    ensure();
+    if (tid == t->tid) {
+        if (!t->heap) {
+            snprintf(M.why, sizeof M.why, "t%x is a thread-mode task: it shares its "
+                     "program's globals with the other tasks of node %d, so it cannot leave "
+                     "it", (unsigned)tid, node_job_self());
+            return PvmNotImpl;
+        }
+        if (node == node_job_self())
+            return 0;
+        return migrate_self(t, node);
+    }
+    struct sync_wait w = {false};
+    int rc = migrate_request_async(tid, node, sync_done, &w);
+    if (rc != 0) {
+        snprintf(M.why, sizeof M.why, "no task t%x in this job", (unsigned)tid);
+        return rc;
+    }
+    while (!w.done)
+        (void)core_block(&M.answers, -1);
+    if (w.r.rc == 0)
+        M.last = (struct upvm_migrate_stats){w.r.total_ns, w.r.obtrusive_ns, w.r.bytes};
+    return w.r.rc;
+}
+
+const char *upvm_migrate_error(void)
+{
+    return M.why;
+}
+
+void upvm_migrate_point(void)
+{
+    if (unlikely(core_on_sched_thread && core_current()->migrate_pending))
+        upvm_yield();
+}
+
+int upvm_node_of(int tid)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return -1;
+    if (tid == 0 || tid == t->tid || pvm_task_by_tid(tid))
+        return node_job_self();
+    return pvm_multi() ? pvm_tid_node(tid) : -1;
+}
+
+int upvm_nodes(void)
+{
+    if (core_enter() != 0 || !pvm_multi())
+        return 1;
+    int n = 0;
+    for (int i = 0; i < node_job_slots(); i++)
+        if (node_job_up(i))
+            n = i + 1;
+    return n;
+}
+
+int upvm_migrate_stats(struct upvm_migrate_stats *out)
+{
+    if (!out)
+        return PvmBadParam;
+    *out = M.last;
+    return 0;
+}

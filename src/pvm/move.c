@@ -1,0 +1,292 @@
+/*
+ * move.c - a task's PVM state across a migration (src/migrate).
+ *
+ * A process-mode task's struct pvm_task and the arrays it owns (buffer
+ * table, handlers, siblings, results) live in its own heap, so they arrive
+ * with its memory at the same addresses.  What does not are the node's
+ * objects it refers to: message buffers (shared, reference-counted data
+ * of the node's pools), queued messages, notification records, its place
+ * in the node's tables.  pvm_move_pack writes them out and lets go of them
+ * on the node the task leaves; pvm_move_unpack makes them anew on the node
+ * it reaches, in the same order (the queue's order is the messages'
+ * order), and puts the task in that node's tables.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pvm/move.h"
+#include "pvm/remote.h"
+
+/* ------------------------------------------------------------ wire */
+
+void pvm_wput(struct pvm_wbuf *w, const void *p, size_t n)
+{
+    if (w->oom)
+        return;
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        while (cap < w->len + n)
+            cap *= 2;
+        unsigned char *q = realloc(w->p, cap);
+        if (!q) {
+            w->oom = true;
+            return;
+        }
+        w->p = q;
+        w->cap = cap;
+    }
+    if (n && p) /* p NULL: room only */
+        memcpy(w->p + w->len, p, n);
+    w->len += n;
+}
+
+void pvm_w32(struct pvm_wbuf *w, int32_t v) { pvm_wput(w, &v, sizeof v); }
+void pvm_w64(struct pvm_wbuf *w, uint64_t v) { pvm_wput(w, &v, sizeof v); }
+
+bool pvm_rget(struct pvm_rbuf *r, void *p, size_t n)
+{
+    if (r->bad || (size_t)(r->end - r->p) < n) {
+        r->bad = true;
+        memset(p, 0, n);
+        return false;
+    }
+    memcpy(p, r->p, n);
+    r->p += n;
+    return true;
+}
+
+int32_t pvm_r32(struct pvm_rbuf *r)
+{
+    int32_t v;
+    pvm_rget(r, &v, sizeof v);
+    return v;
+}
+
+uint64_t pvm_r64(struct pvm_rbuf *r)
+{
+    uint64_t v;
+    pvm_rget(r, &v, sizeof v);
+    return v;
+}
+
+/* A message: its serialised form, length first. */
+static void put_msg(struct pvm_wbuf *w, const msg_buf_t *b)
+{
+    size_t n = msg_buf_serial_size(b);
+    pvm_w64(w, n);
+    if (w->oom)
+        return;
+    size_t at = w->len;
+    pvm_wput(w, NULL, n); /* room */
+    if (w->oom)
+        return;
+    w->len = at;
+    size_t wrote = 0;
+    if (msg_buf_serialize(b, w->p + at, n, &wrote) != 0)
+        w->oom = true;
+    w->len = at + wrote;
+}
+
+static msg_buf_t *get_msg(struct pvm_rbuf *r)
+{
+    uint64_t n = pvm_r64(r);
+    if (r->bad || (uint64_t)(r->end - r->p) < n) {
+        r->bad = true;
+        return NULL;
+    }
+    msg_buf_t *b = NULL;
+    if (msg_buf_deserialize(r->p, (size_t)n, &b) != 0) {
+        r->bad = true;
+        return NULL;
+    }
+    r->p += n;
+    return b;
+}
+
+/* ------------------------------------------------------------ out */
+
+/* The index in t's queue of the queued message q. */
+static int queue_index(const struct pvm_task *t, const struct pvm_qmsg *q)
+{
+    int i = 0;
+    list_for_each(l, &t->inq) {
+        if (list_entry(l, struct pvm_qmsg, link) == q)
+            return i;
+        i++;
+    }
+    return -1;
+}
+
+int pvm_move_pack(struct pvm_task *t, struct pvm_wbuf *w)
+{
+    if (pvm_task_own_sibs(t) != 0)
+        return PvmNoMem;
+    size_t nlen = strlen(t->name) + 1;
+    pvm_w64(w, nlen);
+    pvm_wput(w, t->name, nlen);
+    /* the queue, oldest first */
+    int32_t nq = 0;
+    list_for_each(l, &t->inq) nq++;
+    pvm_w32(w, nq);
+    list_for_each(l, &t->inq) {
+        struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
+        pvm_w32(w, q->lbid);
+        pvm_w64(w, msg_buf_tell(q->buf));
+        put_msg(w, q->buf);
+    }
+    /* buffer ids */
+    int32_t nb = 0;
+    for (int id = 1; id < t->nbufs; id++)
+        nb += t->bufs[id].buf != NULL;
+    pvm_w32(w, nb);
+    for (int id = 1; id < t->nbufs; id++) {
+        const struct pvm_bufslot *s = &t->bufs[id];
+        if (!s->buf)
+            continue;
+        pvm_w32(w, id);
+        pvm_w32(w, s->ctx_set);
+        int qi = s->queued ? queue_index(t, s->queued) : -1;
+        pvm_w32(w, qi);
+        if (qi < 0) {
+            pvm_w64(w, msg_buf_tell(s->buf));
+            put_msg(w, s->buf);
+        }
+    }
+    /* notifications others asked for on t's exit */
+    int32_t nw = 0;
+    list_for_each(l, &t->watchers) nw++;
+    pvm_w32(w, nw);
+    list_for_each(l, &t->watchers) {
+        const struct pvm_watch *x = list_entry(l, struct pvm_watch, link);
+        int32_t rec[4] = {x->watcher, x->tag, x->ctx, x->what};
+        pvm_wput(w, rec, sizeof rec);
+    }
+    pvm_remote_move_pack(t->tid, w); /* the ones t asked for, kept by this node */
+    return w->oom ? PvmNoMem : 0;
+}
+
+void pvm_move_release(struct pvm_task *t)
+{
+    list_link_t *l;
+    while ((l = list_pop_front(&t->inq))) {
+        struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
+        list_init(&q->link);
+        pvm_qmsg_free(q);
+    }
+    for (int id = 1; id < t->nbufs; id++) {
+        struct pvm_bufslot *s = &t->bufs[id];
+        if (s->buf && !s->queued)
+            msg_buf_unref(s->buf);
+        s->buf = NULL;
+        s->queued = NULL;
+    }
+    while ((l = list_pop_front(&t->watchers)))
+        free(list_entry(l, struct pvm_watch, link));
+    pvm_remote_move_release(t->tid);
+    pvm_task_unregister(t);
+}
+
+/* ------------------------------------------------------------ in */
+
+static int unpack_queue(struct pvm_task *t, struct pvm_rbuf *r, struct pvm_qmsg ***byindex,
+                        int *nq)
+{
+    *nq = pvm_r32(r);
+    if (r->bad || *nq < 0)
+        return PvmBadMsg;
+    *byindex = calloc((size_t)*nq + 1, sizeof **byindex);
+    if (!*byindex)
+        return PvmNoMem;
+    for (int i = 0; i < *nq; i++) {
+        int lbid = pvm_r32(r);
+        uint64_t pos = pvm_r64(r);
+        msg_buf_t *b = get_msg(r);
+        if (!b)
+            return PvmBadMsg;
+        (void)msg_buf_seek(b, (size_t)pos);
+        if (pvm_deliver_now(t, b) != 0)
+            return PvmNoMem;
+        struct pvm_qmsg *q = list_entry(t->inq.prev, struct pvm_qmsg, link);
+        q->lbid = lbid;
+        (*byindex)[i] = q;
+    }
+    return 0;
+}
+
+static int unpack_bufs(struct pvm_task *t, struct pvm_rbuf *r, struct pvm_qmsg **byindex,
+                       int nq)
+{
+    int nb = pvm_r32(r);
+    if (r->bad || nb < 0)
+        return PvmBadMsg;
+    for (int i = 0; i < nb; i++) {
+        int id = pvm_r32(r), ctx_set = pvm_r32(r), qi = pvm_r32(r);
+        if (r->bad || id <= 0 || id >= t->nbufs || qi >= nq)
+            return PvmBadMsg;
+        struct pvm_bufslot *s = &t->bufs[id];
+        s->ctx_set = ctx_set != 0;
+        if (qi >= 0) {
+            s->queued = byindex[qi];
+            s->buf = byindex[qi]->buf;
+            continue;
+        }
+        uint64_t pos = pvm_r64(r);
+        msg_buf_t *b = get_msg(r);
+        if (!b)
+            return PvmBadMsg;
+        (void)msg_buf_seek(b, (size_t)pos);
+        s->buf = b;
+        s->queued = NULL;
+    }
+    return 0;
+}
+
+static int unpack_watchers(struct pvm_task *t, struct pvm_rbuf *r)
+{
+    int nw = pvm_r32(r);
+    if (r->bad || nw < 0)
+        return PvmBadMsg;
+    for (int i = 0; i < nw; i++) {
+        int32_t rec[4];
+        if (!pvm_rget(r, rec, sizeof rec))
+            return PvmBadMsg;
+        struct pvm_watch *x = malloc(sizeof *x);
+        if (!x)
+            return PvmNoMem;
+        *x = (struct pvm_watch){.watcher = rec[0], .tag = rec[1], .ctx = rec[2],
+                                .what = rec[3]};
+        list_push_back(&t->watchers, &x->link);
+    }
+    return 0;
+}
+
+int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len)
+{
+    struct pvm_rbuf r = {p, (const unsigned char *)p + len, false};
+    char name[256];
+    uint64_t nlen = pvm_r64(&r);
+    if (r.bad || nlen == 0 || nlen > sizeof name || !pvm_rget(&r, name, (size_t)nlen))
+        return PvmBadMsg;
+    name[nlen - 1] = '\0';
+    t->name = pvm_intern(name);
+    /* what pointed at the other node's objects starts empty */
+    list_init(&t->inq);
+    list_init(&t->watchers);
+    for (int id = 1; id < t->nbufs; id++)
+        t->bufs[id] = (struct pvm_bufslot){NULL, NULL, false};
+    int rc = pvm_task_register(t, u);
+    if (rc != 0)
+        return rc;
+    struct pvm_qmsg **byindex = NULL;
+    int nq = 0;
+    rc = unpack_queue(t, &r, &byindex, &nq);
+    if (rc == 0)
+        rc = unpack_bufs(t, &r, byindex, nq);
+    free(byindex);
+    if (rc == 0)
+        rc = unpack_watchers(t, &r);
+    if (rc == 0)
+        rc = pvm_remote_move_unpack(&r, t->tid);
+    t->moving = false;
+    return rc;
+}

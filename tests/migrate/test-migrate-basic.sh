@@ -1,0 +1,28 @@
+#!/bin/bash
+# test-migrate-basic.sh BUILD_DIR - a task moved around 3 nodes while it
+# answers messages; a task that moves itself with 8 MB of heap; refusals.
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d /tmp/upvm-migrate.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cc=$build/tools/upvmcc/upvmcc
+"$cc" -O2 -o "$tmp/pingmove" "$src/pingmove.c" || fail "upvmcc pingmove.c"
+"$cc" -O2 -o "$tmp/selfmove" "$src/selfmove.c" || fail "upvmcc selfmove.c"
+
+out=$(cd "$tmp" && UPVM_NODES=3 timeout 60 ./pingmove 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "pingmove exited $rc"
+grep -q '^sum 9800 ok 1$' <<<"$out" || fail "pingmove: wrong answers after migrations"
+grep -q '^moved to 2 (node_of 2)' <<<"$out" || fail "pingmove: node_of after a move"
+
+out=$(cd "$tmp" && UPVM_NODES=3 timeout 60 ./selfmove 2>&1); rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "selfmove exited $rc"
+grep -q '^OK self' <<<"$out" || fail "selfmove: state not intact after moving itself"
+grep -q 'master: rc -24: .*started from the shell' <<<"$out" || fail "no refusal for the first task"
+grep -q 'with a file: rc -24: .*holds open files or sockets (fd [0-9]* /dev/null)' <<<"$out" ||
+    fail "no refusal naming the open file"
+grep -q 'bad node: rc -2: node 99 is not a running node' <<<"$out" || fail "bad node"
+echo "PASS"
