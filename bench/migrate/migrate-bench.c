@@ -16,7 +16,7 @@
  * reading upvm_migrate_stats after each move: 2 x REPS moves per size.
  *
  * After every move the worker checks its memory and rewrites it (not
- * timed): its heap, a 64 KiB global array and a 16 KiB array on its stack
+ * timed): its heap, a 4 KiB global array and a 4 KiB array on its stack
  * must hold the pattern of the last generation, word for word; then it
  * writes the next generation's pattern, so a move that left stale pages
  * behind, or brought garbage, fails the next check.  It answers with its
@@ -27,9 +27,10 @@
  * first bad byte.
  *
  * -w blocked (default): the worker waits in pvm_recv while it is moved,
- * the normal case.  -w ready: it polls (pvm_nrecv, upvm_yield) and is
- * ready, not blocked, when the request comes: it moves at its next PVM
- * call or yield.
+ * the normal case.  -w ready: before each move the master tells the
+ * worker to poll (pvm_nrecv, upvm_yield) and waits until it does, so the
+ * worker is ready, not blocked, when the request comes: it moves at its
+ * next PVM call or yield (the other workers stay blocked meanwhile).
  *
  * Output: a table, then per size
  *
@@ -59,11 +60,13 @@
 
 #define MIB ((size_t)1 << 20)
 #define MAX_SIZES 16
-#define MAX_MOVES 2000
-#define DATA_WORDS (64 * 1024 / 8)
-#define STACK_WORDS (16 * 1024 / 8)
+#define MAX_MOVES 2000 /* per worker; the master's tables are in its heap, not in the
+                        * program's bss: every worker's move would copy them */
+#define DATA_WORDS (4096 / 8)  /* a page of globals, a page of stack: enough to see
+                                 * that they move, little next to a 0-byte heap */
+#define STACK_WORDS (4096 / 8)
 
-enum { TAG_READY = 40, TAG_CHECK, TAG_ANSWER, TAG_QUIT, TAG_PROBE };
+enum { TAG_READY = 40, TAG_CHECK, TAG_ANSWER, TAG_QUIT, TAG_PROBE, TAG_POLL, TAG_POLLING };
 
 /* --------------------------------------------------------------- patterns */
 
@@ -103,9 +106,9 @@ static long check_and_next(uint64_t *p, size_t words, uint64_t seed, int region,
 
 static uint64_t data_area[DATA_WORDS]; /* in the task's writable data (bss) */
 
-/* -worker BYTES SEED WAIT: fills its memory, says READY, then answers
- * CHECK until QUIT. */
-static int worker(size_t bytes, uint64_t seed, int ready_mode)
+/* -worker BYTES SEED: fills its memory, says READY, then answers CHECK
+ * (and POLL) until QUIT. */
+static int worker(size_t bytes, uint64_t seed)
 {
     int master = pvm_parent();
     uint64_t stack_area[STACK_WORDS]; /* in this ULP's stack, for the whole run */
@@ -127,11 +130,13 @@ static int worker(size_t bytes, uint64_t seed, int ready_mode)
     pvm_pkint(v, 2, 1);
     pvm_send(master, TAG_READY);
 
+    int polling = 0;
     for (;;) {
         int buf, len, tag, src;
-        if (ready_mode) { /* ready, not blocked, whenever a move comes */
+        if (polling) { /* ready, not blocked, when the move comes */
             while ((buf = pvm_nrecv(master, -1)) == 0)
                 upvm_yield();
+            polling = 0;
         } else {
             buf = pvm_recv(master, -1);
         }
@@ -141,6 +146,12 @@ static int worker(size_t bytes, uint64_t seed, int ready_mode)
         }
         if (tag == TAG_QUIT)
             break;
+        if (tag == TAG_POLL) {
+            polling = 1;
+            pvm_initsend(PvmDataDefault);
+            pvm_send(master, TAG_POLLING);
+            continue;
+        }
         long bad[3] = {-1, -1, -1};
         if (heap)
             bad[0] = check_and_next(heap, words, seed, 0, gen);
@@ -192,7 +203,7 @@ static int cmp_double(const void *a, const void *b)
  * of those to node `to` (-1: all); -1 when none. */
 static double quantile(const struct wk *w, size_t off, int to, double q)
 {
-    static double v[MAX_MOVES];
+    double v[MAX_MOVES];
     int n = 0;
     for (int i = 0; i < w->nmoves; i++)
         if (to < 0 || w->moves[i].to == to)
@@ -215,9 +226,16 @@ static void fail_all(struct wk *w, int n)
 
 /* One move of worker w to node `to`, timed and checked.  0, or 1 after
  * saying what went wrong. */
-static int move_one(struct wk *w, int to, int counted)
+static int move_one(struct wk *w, int to, int counted, int ready_mode)
 {
     struct upvm_migrate_stats st;
+    if (ready_mode) {
+        pvm_initsend(PvmDataDefault);
+        if (pvm_send(w->tid, TAG_POLL) < 0 || pvm_recv(w->tid, TAG_POLLING) < 0) {
+            pvm_perror("migrate-bench: the worker's poll");
+            return 1;
+        }
+    }
     double t0 = now_us();
     int rc = upvm_migrate(w->tid, to);
     double t1 = now_us();
@@ -280,10 +298,14 @@ static void usage(void)
 
 static int master(int argc, char **argv)
 {
-    static struct wk w[MAX_SIZES];
     static const double defsizes[] = {0, 0.25, 0.5, 1, 2, 8, 64};
+    struct wk *w = calloc(MAX_SIZES, sizeof *w);
     int nw = 0, reps = 5, warmup = 1, ready_mode = 0, c;
 
+    if (!w) {
+        fprintf(stderr, "migrate-bench: out of memory\n");
+        return 1;
+    }
     while ((c = getopt(argc, argv, "r:W:w:")) != -1) {
         switch (c) {
         case 'r': reps = atoi(optarg); break;
@@ -350,7 +372,7 @@ static int master(int argc, char **argv)
         char sz[32], seed[32];
         snprintf(sz, sizeof sz, "%zu", w[i].bytes);
         snprintf(seed, sizeof seed, "%llu", (unsigned long long)(0x9e3779b97f4a7c15u * (i + 1u)));
-        char *wargv[] = {"-worker", sz, seed, ready_mode ? "ready" : "blocked", NULL};
+        char *wargv[] = {"-worker", sz, seed, NULL};
         int v[2];
         if (pvm_spawn(argv[0], wargv, PvmTaskHost, "node0", 1, &w[i].tid) != 1 ||
             pvm_recv(w[i].tid, TAG_READY) < 0 || pvm_upkint(v, 2, 1) < 0) {
@@ -370,7 +392,8 @@ static int master(int argc, char **argv)
 
     for (int rep = -warmup; rep < reps; rep++) {
         for (int i = 0; i < nw; i++) {
-            if (move_one(&w[i], 1, rep >= 0) || move_one(&w[i], 0, rep >= 0)) {
+            if (move_one(&w[i], 1, rep >= 0, ready_mode) ||
+                move_one(&w[i], 0, rep >= 0, ready_mode)) {
                 fail_all(w, nw);
                 pvm_exit();
                 return 1;
@@ -421,9 +444,8 @@ int main(int argc, char **argv)
         pvm_exit();
         return 0;
     }
-    if (argc >= 5 && strcmp(argv[1], "-worker") == 0) {
-        int rc = worker(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10),
-                        strcmp(argv[4], "ready") == 0);
+    if (argc >= 4 && strcmp(argv[1], "-worker") == 0) {
+        int rc = worker(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
         pvm_exit();
         return rc;
     }
