@@ -74,7 +74,7 @@ now_ms() { date +%s%3N; }
 #    temporary directories.
 listing() {
     find /dev/shm /tmp -mindepth 1 -maxdepth 1 -user "$(id -u)" 2>/dev/null |
-        grep -i 'pvm' | grep -Ev '^/tmp/(upvm-(proc|pvmex|loader|scale)|pvmprobe)[.-]' | sort
+        grep -i 'pvm' | grep -Ev '^/tmp/(upvm-(proc|pvmex|loader|scale|migrate)|pvmprobe)[.-]' | sort
 }
 
 uses_no_files() {
