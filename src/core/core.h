@@ -56,6 +56,8 @@ struct ulp {
     bool kill_pending;       /* core_ulp_kill: exit when next resumed */
     bool migrate_pending;    /* a migration waits for it to stop running */
     upvm_id_t id;
+    uint16_t pinned;         /* > 0: it holds its node's memory across a wait
+                              * (core_ulp_pin): a migration waits for 0 */
 
     /* blocking and timers */
     upvm_waitq_t *waitq;     /* what it is blocked on (ULP_BLOCKED) */
@@ -296,6 +298,12 @@ void core_ulp_freeze(struct ulp *u, struct core_frozen *out) HIDDEN;
 /* The other end: a new ULP object (a new id) for f, put where f was
  * (run queue, its wait queue, timers).  0 or -ENOMEM. */
 int core_ulp_thaw(const struct core_frozen *f, struct ulp **out) HIDDEN NODISCARD;
+
+/* u may not leave its node until the matching core_ulp_unpin: it holds
+ * node memory (a request buffer, a library temporary) across a wait.
+ * Nests. */
+static inline void core_ulp_pin(struct ulp *u) { u->pinned++; }
+static inline void core_ulp_unpin(struct ulp *u) { u->pinned--; }
 
 /* Called on a ULP with migrate_pending that is about to stop running
  * (block, sleep, yield): the migration layer's moment to act.  The ULP

@@ -496,13 +496,15 @@ const char *core_ulp_freezable(const struct ulp *u, const void *lo, const void *
         return "it is running";
     if (u->kill_pending || u->state == ULP_DEAD)
         return "it is ending";
+    if (u->pinned)
+        return "it is inside a call that holds its node's memory (it moves once that returns)";
     if (u->joining)
         return "another ULP of its node waits for its end (upvm_join)";
     if (!u->started)
         return "it has not started yet";
     if (u->state == ULP_BLOCKED &&
         ((const char *)u->waitq < (const char *)lo || (const char *)u->waitq >= (const char *)hi))
-        return "it waits for something of its node (a reply, a barrier, a mailbox entry)";
+        return "it waits for something only its node has (an exit status, its siblings, a migration)";
     if (u->state != ULP_READY && u->state != ULP_BLOCKED && u->state != ULP_SLEEPING)
         return "it is running";
     return NULL;

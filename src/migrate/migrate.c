@@ -132,10 +132,11 @@ static void ensure(void)
     register_frames();
 }
 
-static void answer_frame(int node, int id, const struct migrate_result *r)
+/* K_MIG_DONE to node; for `relay` (>= 0) when node is to pass it on. */
+static void answer_frame(int node, int relay, int id, const struct migrate_result *r)
 {
     int64_t rec[6] = {r->tid, r->from, r->to, (int64_t)r->obtrusive_ns, (int64_t)r->bytes, 0};
-    struct node_frame f = {K_MIG_DONE, id, r->rc, 0};
+    struct node_frame f = {K_MIG_DONE, id, r->rc, relay};
     (void)node_send(node, &f, rec, sizeof rec, r->why, strlen(r->why) + 1);
 }
 
@@ -153,13 +154,24 @@ static void finish_request(int id, struct migrate_result *r)
     }
 }
 
-/* The answer to (origin, id): a frame, or the local callback. */
+/*
+ * The answer to (origin, id): the local callback, or a frame.  A move's
+ * answer to a third node goes through the node the task left: it then
+ * follows, on the same ring, that node's K_MIG_MOVED notice, so the asker
+ * has the new route (upvm_node_of) by the time it hears of the move.
+ */
 static void answer(int origin, int id, struct migrate_result *r)
 {
-    if (origin == node_job_self())
+    int self = node_job_self();
+    pvm_trace("t%x: answer %d to node %d (request %d): %s", (unsigned)r->tid, r->rc, origin, id,
+              r->why);
+    if (origin == self)
         finish_request(id, r);
+    else if (origin >= 0 && r->rc == 0 && r->from != self && r->from != origin &&
+             node_job_up(r->from))
+        answer_frame(r->from, origin, id, r);
     else if (origin >= 0)
-        answer_frame(origin, id, r);
+        answer_frame(origin, -1, id, r);
 }
 
 static void refuse(int origin, int id, int tid, int rc, const char *fmt, ...)
@@ -373,6 +385,7 @@ static bool move_task(struct pending *p)
     }
     proc_move_out(pr);
     struct core_frozen frozen;
+    pvm_trace("t%x: frozen (state %d) for node %d", (unsigned)p->tid, u->state, p->to);
     core_ulp_freeze(u, &frozen);
     frozen.u.migrate_pending = false;
     struct iovec ranges[PROC_MOVE_RANGES];
@@ -610,7 +623,8 @@ static void restart(struct incoming *in)
         struct proc *pr = u->ext[ULP_EXT_PROC];
         struct pvm_task *t = u->ext[ULP_EXT_PVM];
         proc_move_in(pr, u, in->img);
-        rc = pvm_move_unpack(t, u, in->pvm, in->pvmlen);
+        const char *lo = mem_slot_base(mem_window(), in->slot);
+        rc = pvm_move_unpack(t, u, in->pvm, in->pvmlen, lo, lo + mem_window()->slot_size);
         if (rc != 0)
             snprintf(why, sizeof why, "t%x arrived on node %d but its PVM state did not "
                      "(%s): it may have lost messages", (unsigned)in->tid, node_job_self(),
@@ -695,7 +709,10 @@ static void on_done(int src, const struct node_frame *f, const void *p, size_t l
     struct migrate_result r = {.rc = f->b, .why = why, .tid = (int)rec[0], .from = (int)rec[1],
                                .to = (int)rec[2], .obtrusive_ns = (uint64_t)rec[3],
                                .bytes = (uint64_t)rec[4]};
-    finish_request(f->a, &r);
+    if (f->c >= 0 && f->c != node_job_self())
+        answer_frame(f->c, -1, f->a, &r); /* through here, behind K_MIG_MOVED */
+    else
+        finish_request(f->a, &r);
 }
 
 static void register_frames(void)

@@ -66,15 +66,12 @@
 enum grp_state { GRP_DYNAMIC, GRP_STATIC, GRP_STATIC_DEAD };
 
 /* A task blocked in pvm_barrier or pvm_freezegroup, linked in the
- * group's list until released: on its stack when it is on this node;
- * malloc'ed, with the request to answer, when it asked from another. */
+ * group's list until released: the request to answer (a node 0 task asks
+ * its own node the same way, so that a waiting task can move, remote.c). */
 struct grp_waiter {
     list_link_t link;
     int tid;
-    int node, request;     /* node -1: here */
-    bool done;
-    int result;
-    upvm_waitq_t q;
+    int node, request;
 };
 
 struct grp {
@@ -127,14 +124,8 @@ static void release(list_link_t *list, int result)
     list_link_t *l;
     while ((l = list_pop_front(list))) {
         struct grp_waiter *w = list_entry(l, struct grp_waiter, link);
-        if (w->node >= 0) {
-            pvm_rpc_reply(w->node, w->request, result, NULL, 0);
-            free(w);
-            continue;
-        }
-        w->done = true;
-        w->result = result;
-        (void)core_wake_one(&w->q);
+        pvm_rpc_reply(w->node, w->request, result, NULL, 0);
+        free(w);
     }
 }
 
@@ -209,26 +200,17 @@ static void grp_remove(struct grp *g, int inst)
         grp_free(g);
 }
 
-/* Block on w, queued by a barrier or freeze, until released; returns the
- * release's result. */
-static int grp_wait(struct grp_waiter *w, const char *what)
-{
-    upvm_waitq_init(&w->q, what);
-    while (!w->done)
-        (void)core_block(&w->q, -1);
-    return w->result;
-}
-
 /* The members' tids in instance order, for gather/scatter, which need
- * instances 0 .. n-1 without holes.  malloc'ed; *n gets the count. */
-static int tidlist_no_holes(const struct grp *g, int **out, int *n)
+ * instances 0 .. n-1 without holes.  In t's memory (pvm_task_free: it is
+ * held across sends and receives, where t may move); *n gets the count. */
+static int tidlist_no_holes(struct pvm_task *t, const struct grp *g, int **out, int *n)
 {
     if (g->state == GRP_STATIC_DEAD)
         return PvmNoGroup;
     for (int i = 0; i < g->ntids; i++)
         if (g->tids[i] == GRP_FREE)
             return PvmNoInst;
-    if (!(*out = malloc((size_t)g->ntids * sizeof **out)))
+    if (!(*out = pvm_task_alloc(t, (size_t)g->ntids * sizeof **out)))
         return PvmNoMem;
     memcpy(*out, g->tids, (size_t)g->ntids * sizeof **out);
     *n = g->ntids;
@@ -381,8 +363,8 @@ static int table_freeze(const char *name, int size, struct grp_waiter *w)
     return rc;
 }
 
-/* tid's records in barrier and freeze queues (it ended while waiting: a
- * local record was on its stack).  A barrier still counts its arrival. */
+/* tid's records in barrier and freeze queues (it ended while waiting).
+ * A barrier still counts its arrival. */
 static void drop_waiters(list_link_t *list, int tid)
 {
     for (list_link_t *l = list->next, *next; l != list; l = next) {
@@ -391,8 +373,7 @@ static void drop_waiters(list_link_t *list, int tid)
         if (w->tid != tid)
             continue;
         list_unlink(l);
-        if (w->node >= 0)
-            free(w);
+        free(w);
     }
 }
 
@@ -544,16 +525,15 @@ static void grp_done(struct grp *g)
     }
 }
 
-/* A barrier or freeze: here, or by a request whose answer comes when the
- * round is complete. */
+/* A barrier or freeze: a request whose answer comes when the round is
+ * complete (on node 0 too: the wait is then the same, and the waiting task
+ * can move). */
 static int round_trip(int op, struct pvm_task *t, const char *name, int count)
 {
-    if (!table_here())
-        return ask(op, t->tid, name ? name : "", count, NULL, NULL);
-    struct grp_waiter w = {.tid = t->tid, .node = -1};
-    upvm_waitq_init(&w.q, op == GRQ_BARRIER ? "pvm_barrier" : "pvm_freezegroup");
-    int rc = op == GRQ_BARRIER ? table_barrier(name, count, &w) : table_freeze(name, count, &w);
-    return rc == ROUND_WAIT ? grp_wait(&w, w.q.name) : rc;
+    if (!name)
+        name = "";
+    return pvm_rpc_movable(0, K_GROUP, op, count, &t->tid, sizeof t->tid, name,
+                           strlen(name) + 1, PvmSysErr, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ membership */
@@ -802,7 +782,8 @@ static int reduce(struct pvm_task *t, grp_reduce_fn fn, void *data, int count, i
     int rc = reduce_plan(t, group, rootinst, type, &p);
     if (rc)
         return rc;
-    void *work = malloc((size_t)count * (size_t)item_size(type));
+    /* in the task's memory: it is held across receives, where it may move */
+    void *work = pvm_task_alloc(t, (size_t)count * (size_t)item_size(type));
     if (!work)
         return PvmNoMem;
     int me = t->tid, coord = p.host.coord;
@@ -816,7 +797,7 @@ static int reduce(struct pvm_task *t, grp_reduce_fn fn, void *data, int count, i
         rc = grp_recv(t, coord, tag, type, data, count);
     if (rc == 0 && me == p.root && p.host.nhosts > 1)
         rc = reduce_fold(t, fn, data, work, count, type, tag, p.host.nhosts - 1);
-    free(work);
+    pvm_task_free(t, work);
     return rc;
 }
 
@@ -866,13 +847,13 @@ static int gather(struct pvm_task *t, void *result, void *data, int count, int t
     int roottid, myinst, *tids = NULL, n = 0;
     int rc = locate(t, group, rootinst, &g, &roottid, &myinst);
     if (rc == 0 && myinst == rootinst) /* the list first: g goes now */
-        rc = result ? tidlist_no_holes(g, &tids, &n) : PvmBadParam;
+        rc = result ? tidlist_no_holes(t, g, &tids, &n) : PvmBadParam;
     grp_done(g);
     if (rc == 0)
         rc = myinst != rootinst
                  ? grp_send(t, roottid, tag, type, data, count)
                  : gather_root(t, tids, n, result, data, count, type, tag, myinst);
-    free(tids);
+    pvm_task_free(t, tids);
     return rc;
 }
 
@@ -907,13 +888,13 @@ static int scatter(struct pvm_task *t, void *result, void *data, int count, int 
     int roottid, myinst, *tids = NULL, n = 0;
     int rc = locate(t, group, rootinst, &g, &roottid, &myinst);
     if (rc == 0 && myinst == rootinst) /* the list first: g goes now */
-        rc = data ? tidlist_no_holes(g, &tids, &n) : PvmBadParam;
+        rc = data ? tidlist_no_holes(t, g, &tids, &n) : PvmBadParam;
     grp_done(g);
     if (rc == 0)
         rc = myinst != rootinst
                  ? grp_recv(t, roottid, tag, type, result, count)
                  : scatter_root(t, tids, n, result, data, count, type, tag, myinst);
-    free(tids);
+    pvm_task_free(t, tids);
     return rc;
 }
 

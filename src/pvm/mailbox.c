@@ -60,19 +60,15 @@ struct mb_class {
     char name[];
 };
 
-/* A task blocked in pvm_recvinfo(..., PvmMboxWaitForInfo); lives on its
- * stack, linked in mb_waiters until it has run again. */
+/* A task blocked in pvm_recvinfo(..., PvmMboxWaitForInfo): the request
+ * to answer when a putinfo satisfies it (a node 0 task asks its own node
+ * the same way, so that a waiting task can move, remote.c). */
 struct mb_waiter {
     list_link_t link;
     int tid;
-    int node, request;     /* node -1: here; else malloc'ed, answer request */
-    const char *name;      /* the caller's string (it is blocked), or owned */
+    int node, request;
     int index, flags;
-    bool done;             /* result and msg are set */
-    int result;            /* the lookup's result */
-    msg_buf_t *msg;
-    upvm_waitq_t q;
-    char owned_name[];     /* a remote waiter's copy of the name */
+    char name[];
 };
 
 /* The array pvm_getmboxinfo last returned to a task, freed by its next
@@ -247,40 +243,18 @@ static void wake_waiters(const char *name)
     for (list_link_t *l = mb_waiters.next, *next; l != &mb_waiters; l = next) {
         next = l->next;
         struct mb_waiter *w = list_entry(l, struct mb_waiter, link);
-        if (w->done || strcmp(w->name, name) != 0)
+        if (strcmp(w->name, name) != 0)
             continue;
         msg_buf_t *msg = NULL;
         int rc = mb_lookup(w->tid, w->name, w->index, w->flags, &msg);
         if (rc == PvmNotFound)
             continue;
-        if (w->node >= 0) { /* asked from another node */
-            reply_lookup(w->node, w->request, rc, msg);
-            list_unlink(l);
-            free(w);
-            continue;
-        }
-        w->done = true;
-        w->result = rc;
-        w->msg = msg;
-        (void)core_wake_one(&w->q);
+        list_unlink(l);
+        reply_lookup(w->node, w->request, rc, msg);
+        free(w);
     }
 }
 
-/* Block until a putinfo answers; returns the lookup's result (*out set
- * on success). */
-static int wait_for_info(struct pvm_task *t, const char *name, int index, int flags,
-                         msg_buf_t **out)
-{
-    struct mb_waiter w = {.tid = t->tid, .node = -1, .name = name, .index = index,
-                          .flags = flags};
-    upvm_waitq_init(&w.q, "pvm_recvinfo(PvmMboxWaitForInfo)");
-    list_push_back(&mb_waiters, &w.link);
-    while (!w.done)
-        (void)core_block(&w.q, -1);
-    list_unlink(&w.link);
-    *out = w.msg;
-    return w.result;
-}
 
 /* ------------------------------------------------------------ node 0 serves */
 
@@ -327,7 +301,7 @@ static void serve_lookup(int src, int request, const struct mb_wire *q, const ch
     }
     *w = (struct mb_waiter){.tid = q->tid, .node = src, .request = request,
                             .index = q->index, .flags = q->flags};
-    w->name = memcpy(w->owned_name, name, nlen);
+    memcpy(w->name, name, nlen);
     list_push_back(&mb_waiters, &w->link);
 }
 
@@ -445,22 +419,23 @@ static int db_insert(int tid, const char *name, int req, int flags, msg_buf_t *m
     return rc;
 }
 
-static int wait_for_info(struct pvm_task *t, const char *name, int index, int flags,
-                         msg_buf_t **out);
-
 /* Look up (and with PvmMboxWaitForInfo wait) for t: mb_lookup's results. */
 static int db_lookup(struct pvm_task *t, const char *name, int index, int flags,
                      msg_buf_t **out)
 {
     if (db_here()) {
         int rc = mb_lookup(t->tid, name, index, flags, out);
-        if (rc == PvmNotFound && (flags & PvmMboxWaitForInfo))
-            rc = wait_for_info(t, name, index, flags, out);
-        return rc;
+        if (rc != PvmNotFound || !(flags & PvmMboxWaitForInfo))
+            return rc;
+        /* a wait: asked like any node (its answer can follow the task) */
     }
     void *data = NULL;
     size_t len = 0;
-    int rc = ask(MBQ_LOOKUP, t->tid, name, index, flags, NULL, 0, &data, &len);
+    /* request and name as two pieces: nothing of the node's is held while
+     * it waits, so a task waiting for an entry can move */
+    struct mb_wire q = {t->tid, index, flags};
+    int rc = pvm_rpc_movable(0, K_MBOX, MBQ_LOOKUP, 0, &q, sizeof q, name, strlen(name) + 1,
+                             PvmSysErr, &data, &len);
     if (rc >= 0) {
         int drc = msg_buf_deserialize(data, len, out);
         if (drc != 0)
@@ -800,8 +775,7 @@ static void tidy_entries(int tid)
     }
 }
 
-/* tid's waiting lookups: it ended while blocked (pvm_kill): a local
- * record was on its stack; a remote one is freed. */
+/* tid's waiting lookups (it ended while blocked), or node's (it died). */
 static void drop_waiters(int tid, int node)
 {
     for (list_link_t *l = mb_waiters.next, *next; l != &mb_waiters; l = next) {
@@ -810,10 +784,7 @@ static void drop_waiters(int tid, int node)
         if (tid ? w->tid != tid : w->node != node)
             continue;
         list_unlink(&w->link);
-        msg_buf_unref(w->msg);
-        w->msg = NULL;
-        if (w->node >= 0)
-            free(w);
+        free(w);
     }
 }
 

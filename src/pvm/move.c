@@ -11,8 +11,11 @@
  * it reaches, in the same order (the queue's order is the messages'
  * order), and puts the task in that node's tables.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pvm/move.h"
 #include "pvm/remote.h"
@@ -162,6 +165,7 @@ int pvm_move_pack(struct pvm_task *t, struct pvm_wbuf *w)
         pvm_wput(w, rec, sizeof rec);
     }
     pvm_remote_move_pack(t->tid, w); /* the ones t asked for, kept by this node */
+    pvm_rpc_move_pack(t->ulp, w);    /* the answers it waits for */
     return w->oom ? PvmNoMem : 0;
 }
 
@@ -183,6 +187,7 @@ void pvm_move_release(struct pvm_task *t)
     while ((l = list_pop_front(&t->watchers)))
         free(list_entry(l, struct pvm_watch, link));
     pvm_remote_move_release(t->tid);
+    pvm_rpc_move_release(t->ulp, t->tid);
     pvm_task_unregister(t);
 }
 
@@ -260,7 +265,8 @@ static int unpack_watchers(struct pvm_task *t, struct pvm_rbuf *r)
     return 0;
 }
 
-int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len)
+int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len,
+                    const void *lo, const void *hi)
 {
     struct pvm_rbuf r = {p, (const unsigned char *)p + len, false};
     char name[256];
@@ -287,6 +293,36 @@ int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len
         rc = unpack_watchers(t, &r);
     if (rc == 0)
         rc = pvm_remote_move_unpack(&r, t->tid);
+    if (rc == 0)
+        rc = pvm_rpc_move_unpack(&r, u, lo, hi);
     t->moving = false;
     return rc;
+}
+
+/* ------------------------------------------------------------ tracing */
+
+bool pvm_tracing;
+static uint64_t trace_t0;
+
+void pvm_trace_init(void)
+{
+    const char *v = getenv("UPVM_TRACE");
+    pvm_tracing = v && strstr(v, "migrate") != NULL;
+    trace_t0 = upvm_now_ns();
+}
+
+void pvm_trace_line(const char *fmt, ...)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "upvm-trace node %d +%.3f ms: ", node_job_self(),
+                     (double)(upvm_now_ns() - trace_t0) / 1e6);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof line)
+        n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    (void)!write(STDERR_FILENO, line, (size_t)n); /* one write: lines of nodes do not mix */
 }

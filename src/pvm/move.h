@@ -37,15 +37,36 @@ uint64_t pvm_r64(struct pvm_rbuf *r) HIDDEN;
  * tables (pvm_move_release).  0 or PvmNoMem. */
 int pvm_move_pack(struct pvm_task *t, struct pvm_wbuf *w) HIDDEN;
 void pvm_move_release(struct pvm_task *t) HIDDEN;
-/* The destination: t (arrived with its memory) for ULP u (already where
- * it waits), from pvm_move_pack's bytes.  0 or a PVM error. */
-int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len) HIDDEN;
+/* The destination: t (arrived with its memory, lo..hi) for ULP u (already
+ * where it waits), from pvm_move_pack's bytes.  0 or a PVM error. */
+int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len,
+                    const void *lo, const void *hi) HIDDEN;
 
 /* remote.c: the notification records of tid's that this node keeps (on
  * other nodes' tasks, on hosts). */
 void pvm_remote_move_pack(int tid, struct pvm_wbuf *w) HIDDEN;
 void pvm_remote_move_release(int tid) HIDDEN;
 int pvm_remote_move_unpack(struct pvm_rbuf *r, int tid) HIDDEN;
+
+/* remote.c: the requests u waits on (pvm_rpc): their records are on its
+ * stack and travel with it; this node forwards the answers that come here
+ * after it left.  lo..hi: the memory the records must be in (its slot). */
+void pvm_rpc_move_pack(const struct ulp *u, struct pvm_wbuf *w) HIDDEN;
+void pvm_rpc_move_release(const struct ulp *u, int tid) HIDDEN;
+int pvm_rpc_move_unpack(struct pvm_rbuf *r, struct ulp *u, const void *lo, const void *hi) HIDDEN;
+
+/* ------------------------------------------------------------ tracing */
+
+/* UPVM_TRACE=migrate: one line on stderr per routing and migration event
+ * ("upvm-trace node N +T ms: ..."), to follow a move or find a lost frame. */
+extern bool pvm_tracing HIDDEN;
+void pvm_trace_init(void) HIDDEN;
+void pvm_trace_line(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+#define pvm_trace(...)                 \
+    do {                               \
+        if (unlikely(pvm_tracing))     \
+            pvm_trace_line(__VA_ARGS__); \
+    } while (0)
 
 /* ------------------------------------------------------------ routing */
 

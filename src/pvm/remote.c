@@ -35,10 +35,18 @@ static bool multi;
 
 /* ------------------------------------------------------------ requests */
 
+/*
+ * A request waiting for its answer.  The record lives on the asking
+ * task's stack and is linked in `rpcs` while it waits.  Ids are unique in
+ * the job (the asking node in the high bits), so that a record can move
+ * with its task (pvm_rpc_move_*): the server answers the node that asked,
+ * which forwards the answer by tid (K_REPLY_TID) to wherever the task is.
+ */
 struct rpc {
     list_link_t link;
     struct ulp *owner;         /* the ULP waiting (its stack holds this) */
-    int id, node;
+    int id, node;              /* node: the server */
+    int asked_from;            /* the node the answer goes to */
     bool done;
     int result;
     void *data;
@@ -46,12 +54,24 @@ struct rpc {
     upvm_waitq_t q;
 };
 
+#define RPC_ID_NODE_SHIFT 24   /* NODE_MAX (64) nodes fit below the sign bit */
+
+/* A record that left with its task before its answer came: the answer,
+ * when it comes here, goes on to the task (by tid). */
+struct rpc_away {
+    list_link_t link;
+    int id, tid, node;         /* node: the server */
+};
+
 static list_link_t rpcs = {&rpcs, &rpcs};
+static list_link_t rpcs_away = {&rpcs_away, &rpcs_away};
 
 static void rpc_begin(struct rpc *r, int node)
 {
     static int next_id;
-    *r = (struct rpc){.id = ++next_id, .node = node, .owner = core_current()};
+    next_id = (next_id + 1) & ((1 << RPC_ID_NODE_SHIFT) - 1);
+    *r = (struct rpc){.id = node_job_self() << RPC_ID_NODE_SHIFT | next_id, .node = node,
+                      .asked_from = node_job_self(), .owner = core_current()};
     upvm_waitq_init(&r->q, "a reply from another node");
     list_push_back(&rpcs, &r->link);
 }
@@ -65,21 +85,104 @@ static int rpc_wait(struct rpc *r)
     return r->result;
 }
 
+static void reply(int node, int id, int result, const void *p, size_t len);
+
+/* The node's own requests (groups and mailbox on node 0) are served at
+ * once, in the asking task; the answer comes back through reply(). */
+static void serve_here(const struct node_frame *f, const void *p1, size_t l1, const void *p2,
+                       size_t l2)
+{
+    unsigned char *p = malloc(l1 + l2 + 1);
+    if (!p) {
+        reply(node_job_self(), f->b, PvmNoMem, NULL, 0);
+        return;
+    }
+    if (l1)
+        memcpy(p, p1, l1);
+    if (l2)
+        memcpy(p + l1, p2, l2);
+    if (f->kind == K_GROUP)
+        pvm_groups_serve(node_job_self(), f, p, l1 + l2);
+    else if (f->kind == K_MBOX)
+        pvm_mbox_serve(node_job_self(), f, p, l1 + l2);
+    else
+        reply(node_job_self(), f->b, PvmSysErr, NULL, 0);
+    free(p);
+}
+
 static int rpc_send(struct rpc *r, struct node_frame *f, const void *p1, size_t l1,
                     const void *p2, size_t l2, int dead)
 {
     f->b = r->id;
-    if (node_send(r->node, f, p1, l1, p2, l2) != 0) {
+    if (r->node == node_job_self()) {
+        serve_here(f, p1, l1, p2, l2);
+    } else if (node_send(r->node, f, p1, l1, p2, l2) != 0) {
         list_unlink(&r->link);
         return dead;
     }
     return rpc_wait(r);
 }
 
+static void rpc_complete(struct rpc *r, int result, const void *p, size_t len)
+{
+    r->result = result;
+    if (len && (r->data = malloc(len)) != NULL) {
+        memcpy(r->data, p, len);
+        r->len = len;
+    }
+    r->done = true;
+    (void)core_wake_one(&r->q);
+}
+
+static struct rpc *rpc_of(int id)
+{
+    list_for_each(l, &rpcs) {
+        struct rpc *r = list_entry(l, struct rpc, link);
+        if (r->id == id && !r->done)
+            return r;
+    }
+    return NULL;
+}
+
+static void on_reply_tid(int src, const struct node_frame *f, const void *p, size_t len);
+
+static void on_reply(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    struct rpc *r = rpc_of(f->a); /* the id is enough: the answer may come from a
+                                   * node the request was forwarded to */
+    if (r) {
+        rpc_complete(r, f->b, p, len);
+        return;
+    }
+    list_for_each(l, &rpcs_away) {
+        struct rpc_away *a = list_entry(l, struct rpc_away, link);
+        if (a->id != f->a)
+            continue;
+        struct node_frame t = {K_REPLY_TID, a->tid, f->b, a->id};
+        list_unlink(l);
+        free(a);
+        on_reply_tid(node_job_self(), &t, p, len);
+        return;
+    }
+}
+
+/* An answer that follows its task (routed by tid, like a message). */
+static void on_reply_tid(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (!pvm_route_here(src, f, p, len, f->a))
+        return;
+    struct rpc *r = rpc_of(f->c);
+    if (r)
+        rpc_complete(r, f->b, p, len);
+}
+
 static void reply(int node, int id, int result, const void *p, size_t len)
 {
     struct node_frame f = {K_REPLY, id, result, 0};
-    (void)node_send(node, &f, p, len, NULL, 0);
+    if (node == node_job_self())
+        on_reply(node, &f, p, len);
+    else
+        (void)node_send(node, &f, p, len, NULL, 0);
 }
 
 void pvm_rpc_reply(int node, int id, int result, const void *p, size_t len)
@@ -87,13 +190,18 @@ void pvm_rpc_reply(int node, int id, int result, const void *p, size_t len)
     reply(node, id, result, p, len);
 }
 
-int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
-            const void *p2, size_t l2, int dead, void **data, size_t *len)
+static int rpc_call(bool movable, int node, unsigned kind, int a, int c, const void *p1,
+                    size_t l1, const void *p2, size_t l2, int dead, void **data, size_t *len)
 {
     struct rpc r;
     rpc_begin(&r, node);
     struct node_frame f = {kind, a, 0, c};
+    struct ulp *me = core_current();
+    if (!movable)
+        core_ulp_pin(me);
     int rc = rpc_send(&r, &f, p1, l1, p2, l2, dead);
+    if (!movable)
+        core_ulp_unpin(me);
     if (data) {
         *data = r.data;
         *len = r.len;
@@ -103,22 +211,16 @@ int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
     return rc;
 }
 
-static void on_reply(int src, const struct node_frame *f, const void *p, size_t len)
+int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
+            const void *p2, size_t l2, int dead, void **data, size_t *len)
 {
-    list_for_each(l, &rpcs) {
-        struct rpc *r = list_entry(l, struct rpc, link);
-        if (r->id != f->a) /* ids are this node's: the answer may come from a node the
-                            * request was forwarded to */
-            continue;
-        r->result = f->b;
-        if (len && (r->data = malloc(len)) != NULL) {
-            memcpy(r->data, p, len);
-            r->len = len;
-        }
-        r->done = true;
-        (void)core_wake_one(&r->q);
-        return;
-    }
+    return rpc_call(false, node, kind, a, c, p1, l1, p2, l2, dead, data, len);
+}
+
+int pvm_rpc_movable(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
+                    const void *p2, size_t l2, int dead, void **data, size_t *len)
+{
+    return rpc_call(true, node, kind, a, c, p1, l1, p2, l2, dead, data, len);
 }
 
 /* Node n is gone: its answers never come. */
@@ -132,6 +234,79 @@ static void rpc_fail_node(int n, int result)
             (void)core_wake_one(&r->q);
         }
     }
+    for (list_link_t *l = rpcs_away.next, *next; l != &rpcs_away; l = next) {
+        next = l->next;
+        if (list_entry(l, struct rpc_away, link)->node == n) {
+            list_unlink(l);
+            free(list_entry(l, struct rpc_away, link));
+        }
+    }
+}
+
+void pvm_rpc_move_pack(const struct ulp *u, struct pvm_wbuf *w)
+{
+    size_t at = w->len;
+    int32_t n = 0;
+    pvm_w32(w, 0); /* the count, filled in below */
+    list_for_each(l, &rpcs) {
+        const struct rpc *r = list_entry(l, struct rpc, link);
+        if (r->owner != u)
+            continue;
+        pvm_w64(w, (uint64_t)(uintptr_t)r);
+        pvm_w64(w, r->done && r->data ? r->len : 0); /* an answer already here */
+        if (r->done && r->data)
+            pvm_wput(w, r->data, r->len);
+        n++;
+    }
+    if (!w->oom)
+        memcpy(w->p + at, &n, sizeof n);
+}
+
+void pvm_rpc_move_release(const struct ulp *u, int tid)
+{
+    for (list_link_t *l = rpcs.next, *next; l != &rpcs; l = next) {
+        next = l->next;
+        struct rpc *r = list_entry(l, struct rpc, link);
+        if (r->owner != u)
+            continue;
+        list_unlink(l);
+        free(r->data); /* this node's copy: the bytes went with the state */
+        r->data = NULL;
+        r->len = 0;
+        struct rpc_away *a = r->done || r->asked_from != node_job_self()
+                                 ? NULL
+                                 : malloc(sizeof *a);
+        if (a) { /* its answer comes here: forward it */
+            *a = (struct rpc_away){.id = r->id, .tid = tid, .node = r->node};
+            list_push_back(&rpcs_away, &a->link);
+        } else if (!r->done && r->asked_from == node_job_self()) {
+            fprintf(stderr, "upvm: node %d: no memory to forward an answer to t%x: it may "
+                            "wait for ever\n", node_job_self(), (unsigned)tid);
+        }
+    }
+}
+
+int pvm_rpc_move_unpack(struct pvm_rbuf *rb, struct ulp *u, const void *lo, const void *hi)
+{
+    int n = pvm_r32(rb);
+    for (int i = 0; i < n && !rb->bad; i++) {
+        struct rpc *r = (struct rpc *)(uintptr_t)pvm_r64(rb);
+        uint64_t len = pvm_r64(rb);
+        if (rb->bad || (const void *)r < lo || (const void *)(r + 1) > hi ||
+            len > (uint64_t)(rb->end - rb->p))
+            return PvmBadMsg;
+        r->owner = u;
+        r->data = NULL;
+        r->len = 0;
+        if (len && (r->data = malloc((size_t)len)) == NULL)
+            return PvmNoMem;
+        if (len) {
+            (void)pvm_rget(rb, r->data, (size_t)len);
+            r->len = (size_t)len;
+        }
+        list_push_back(&rpcs, &r->link);
+    }
+    return rb->bad ? PvmBadMsg : 0;
 }
 
 /* ------------------------------------------------------------ nodes */
@@ -272,6 +447,7 @@ struct flush {
 };
 
 static list_link_t flushes = {&flushes, &flushes};
+static struct flush *releasing; /* its held frames are being handed on */
 static void (*on_flushed)(int tid);
 
 void pvm_route_on_flushed(void (*fn)(int tid))
@@ -320,6 +496,8 @@ static int hold(struct flush *x, int src, const struct node_frame *f, const void
         memcpy(h->p, p, len);
     list_push_back(&x->frames, &h->link);
     x->nheld[src]++;
+    pvm_trace("t%x: held frame kind %u from node %d (installed %d, blocked %#llx)",
+              (unsigned)x->tid, f->kind, src, x->installed, (unsigned long long)x->blocked);
     return 0;
 }
 
@@ -335,13 +513,17 @@ static void release(struct flush *x)
             continue;
         list_unlink(l);
         x->nheld[h->src]--;
+        pvm_trace("t%x: released held frame kind %u from node %d", (unsigned)x->tid, h->f.kind,
+                  h->src);
         if (h->src == self && h->f.kind == K_MSG) { /* this node's own send */
             struct pvm_task *dst = pvm_task_by_tid(x->tid);
             msg_buf_t *b;
             if (dst && msg_buf_deserialize(h->p, h->len, &b) == 0)
                 (void)pvm_deliver_now(dst, b);
         } else {
+            releasing = x; /* in order already: not held again */
             node_dispatch(h->src, &h->f, h->p, h->len);
+            releasing = NULL;
         }
         free(h);
         next = x->frames.next; /* a dispatch may have released more */
@@ -355,6 +537,7 @@ static void release(struct flush *x)
         int tid = x->tid;
         list_unlink(&x->link);
         free(x);
+        pvm_trace("t%x: flush over", (unsigned)tid);
         if (on_flushed)
             on_flushed(tid);
     }
@@ -362,18 +545,24 @@ static void release(struct flush *x)
 
 bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t len, int tid)
 {
+    /* A task on its way here: what comes for it waits (before the route
+     * is looked at: until it arrives, this node's route still points back
+     * to the node it left). */
+    struct flush *x = list_empty(&flushes) ? NULL : flush_of(tid);
+    if (x && x != releasing && must_hold(x, src)) {
+        (void)hold(x, src, f, p, len);
+        return false;
+    }
     int next = node_dir_next_hop(&dir, tid, src);
     if (next < 0)
         return false;
     if (next != node_job_self()) {
+        pvm_trace("t%x: forwarded frame kind %u from node %d to node %d", (unsigned)tid, f->kind,
+                  src, next);
         (void)node_send(next, f, p, len, NULL, 0); /* it moved: forward */
         return false;
     }
-    struct flush *x = list_empty(&flushes) ? NULL : flush_of(tid);
-    if (!x || !must_hold(x, src))
-        return true;
-    (void)hold(x, src, f, p, len);
-    return false;
+    return true;
 }
 
 int pvm_route_hold_local(struct pvm_task *dst, msg_buf_t *b)
@@ -399,6 +588,7 @@ uint64_t pvm_route_moved(int tid, int to)
 {
     int self = node_job_self();
     uint64_t told = 0;
+    pvm_trace("t%x: left for node %d", (unsigned)tid, to);
     route_set(tid, to);
     struct node_frame f = {K_MIG_MOVED, tid, to, 0};
     for (int n = 0; n < node_job_slots(); n++)
@@ -412,6 +602,8 @@ static void on_moved(int src, const struct node_frame *f, const void *p, size_t 
 {
     int tid = f->a, old = node_dir_route(&dir, tid), self = node_job_self();
     struct node_frame m = {K_MIG_MARK, tid, self, 0};
+    pvm_trace("t%x: moved from node %d to node %d (told by node %d): marker to node %d",
+              (unsigned)tid, old, f->b, src, old);
     if (old >= 0 && old != self)
         (void)node_send(old, &m, NULL, 0, NULL, 0);
     route_set(tid, f->b);
@@ -422,6 +614,8 @@ static void on_mark(int src, const struct node_frame *f, const void *p, size_t l
     if (!pvm_route_here(src, f, p, len, f->a))
         return;
     struct flush *x = flush_of(f->a);
+    pvm_trace("t%x: marker of node %d came (from node %d)%s", (unsigned)f->a, f->b, src,
+              x ? "" : ": no flush");
     if (!x || f->b < 0 || f->b >= NODE_MAX)
         return;
     x->blocked &= ~(1ull << f->b);
@@ -438,6 +632,7 @@ int pvm_route_expect(int tid)
     x->tid = tid;
     list_init(&x->frames);
     list_push_back(&flushes, &x->link);
+    pvm_trace("t%x: expected", (unsigned)tid);
     return 0;
 }
 
@@ -448,6 +643,7 @@ void pvm_route_unexpect(int tid)
         return;
     x->installed = true;
     x->blocked = 0;
+    pvm_trace("t%x: not coming after all", (unsigned)tid);
     release(x);
 }
 
@@ -474,6 +670,8 @@ void pvm_route_arrived(int tid, uint64_t blocked)
             blocked &= ~(1ull << n);
     x->installed = true;
     x->blocked = blocked;
+    pvm_trace("t%x: arrived (its old route here: node %d), waiting for markers %#llx",
+              (unsigned)tid, old, (unsigned long long)blocked);
     release(x);
 }
 
@@ -1181,10 +1379,12 @@ int pvm_job_start(int dflt_nodes)
     multi = true;
     if (node_dir_init(&dir, node, node_job_slots()) != 0)
         abort();
+    pvm_trace_init();
     node_on_frame(K_MSG, on_msg);
     node_on_frame(K_MIG_MOVED, on_moved);
     node_on_frame(K_MIG_MARK, on_mark);
     node_on_frame(K_REPLY, on_reply);
+    node_on_frame(K_REPLY_TID, on_reply_tid);
     node_on_frame(K_SPAWN, on_spawn);
     node_on_frame(K_SIBS, on_sibs);
     node_on_frame(K_NOTIFY, on_notify);

@@ -42,6 +42,8 @@ enum pvm_frame_kind {
     K_MIG_STATE,            /* a: tid; payload: core, request, PVM state */
     K_MIG_DATA,             /* a: tid, c: last; payload: uint64 address, bytes */
     K_MIG_ACK,              /* a: tid; payload: uint64 bytes received so far */
+    K_REPLY_TID,            /* a: tid, b: result, c: request id; payload: data (an answer
+                             * that follows its task, routed like a message) */
 };
 
 /*
@@ -53,6 +55,11 @@ enum pvm_frame_kind {
  */
 int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
             const void *p2, size_t l2, int dead, void **data, size_t *len) HIDDEN;
+/* pvm_rpc for a caller that holds nothing of its node's across the wait
+ * (its buffers are in its own memory or already sent): the task may move
+ * while it waits, and the answer follows it.  pvm_rpc pins the caller. */
+int pvm_rpc_movable(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
+                    const void *p2, size_t l2, int dead, void **data, size_t *len) HIDDEN;
 /* The answer to request id from node (a K_REPLY). */
 void pvm_rpc_reply(int node, int id, int result, const void *p, size_t len) HIDDEN;
 
