@@ -845,7 +845,14 @@ const char *upvm_migrate_error(void)
 
 void upvm_migrate_point(void)
 {
-    if (unlikely(core_on_sched_thread && core_current()->migrate_pending))
+    if (!core_on_sched_thread)
+        return;
+    /* A request comes as a frame, and a task that computes is all its node
+     * runs: nobody else looks at the transport (a look is a few loads of
+     * the rings' heads). */
+    if (core_sched.idle)
+        core_sched.idle->poll();
+    if (unlikely(core_current()->migrate_pending))
         upvm_yield();
 }
 

@@ -472,11 +472,14 @@ bool pvm_route_flushing(int tid)
 
 /* Record where tid is; out of memory for the directory, say so (frames
  * then go by the tid's home, which forwards). */
+static void watches_follow(int tid, int node);
+
 static void route_set(int tid, int node)
 {
     if (node_dir_set(&dir, tid, node) != 0)
         fprintf(stderr, "upvm: node %d: no memory to record that t%x is on node %d\n",
                 node_job_self(), (unsigned)tid, node);
+    watches_follow(tid, node);
 }
 
 static bool must_hold(const struct flush *x, int src)
@@ -957,6 +960,17 @@ struct remote_watch {
 };
 
 static list_link_t remote_watches = {&remote_watches, &remote_watches};
+
+/* tid is on node now: the exit watches on it here are about that node
+ * (its death ends tid; the old node's does not). */
+static void watches_follow(int tid, int node)
+{
+    list_for_each(l, &remote_watches) {
+        struct remote_watch *w = list_entry(l, struct remote_watch, link);
+        if (w->watched == tid)
+            w->node = node;
+    }
+}
 
 /* A PvmHostDelete watch (nodes of this job). */
 static list_link_t host_del_watches = {&host_del_watches, &host_del_watches};
