@@ -247,8 +247,8 @@ static void accept_request_checked(int tid, int to, int origin, int id,
         return;
     }
     if (t->ulp->joining) {
-        refuse(origin, id, tid, PvmNotImpl, "%s is waited for by its node (the job's first "
-               "task, started from the shell): it cannot move", name);
+        refuse(origin, id, tid, PvmNotImpl, "%s is waited for by another ULP of node %d "
+               "(upvm_join): it cannot leave it", name, node_job_self());
         return;
     }
     const char *files = proc_open_files(t->ulp->ext[ULP_EXT_PROC]);

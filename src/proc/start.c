@@ -41,18 +41,6 @@ static void reexec_without_aslr(char **argv)
     (void)personality((unsigned long)pers);
 }
 
-/* Wait for the ULPs ids[0..n) (0: not started) and return the first
- * non-zero exit status, or `status` when all exited with 0. */
-static int join_all_of(const upvm_id_t *ids, int n, int status)
-{
-    for (int i = 0; i < n; i++) {
-        int st = 0;
-        if (ids[i] > 0 && upvm_join(ids[i], &st) == 0 && st != 0 && status == 0)
-            status = st;
-    }
-    return status;
-}
-
 /*
  * Several copies: started the way PVM's console starts `spawn -N prog`: by
  * one pvm_spawn from a console task (the node's main ULP), so the copies
@@ -63,29 +51,47 @@ static int join_all_of(const upvm_id_t *ids, int n, int status)
 static int run_copies(const char *path, int ninst, char **argv)
 {
     int *tids = calloc((size_t)ninst, sizeof *tids);
-    upvm_id_t *ids = calloc((size_t)ninst, sizeof *ids);
-    if (!tids || !ids || pvm_mytid() < 0) {
+    if (!tids || pvm_mytid() < 0) {
         free(tids);
-        free(ids);
         return 1;
     }
     int started = pvm_spawn_flagged((char *)path, argv + 1, PVM_SPAWN_REPORT_STATUS, "",
                                     ninst, tids);
-    for (int i = 0; i < ninst; i++) {
-        struct pvm_task *t = tids[i] > 0 ? pvm_task_by_tid(tids[i]) : NULL;
-        ids[i] = t ? t->ulp->id : 0;
-    }
-    (void)join_all_of(ids, ninst, 0); /* reaps the ones here */
     int status = started == ninst ? 0 : 1;
-    for (int i = 0; i < ninst; i++) { /* wherever they ran */
+    for (int i = 0; i < ninst; i++) { /* wherever they run by then (they may move) */
         int st = tids[i] > 0 ? pvm_wait_status(tids[i]) : 0;
         if (st != 0 && status == 0)
             status = st;
     }
     (void)pvm_exit();
     free(tids);
-    free(ids);
     return status;
+}
+
+/*
+ * One copy of the program as a task with no parent (PVM's task started
+ * from the shell): a PVM task from birth, whose exit status comes back here
+ * wherever it ends, so that node 0 waits for it by tid and not for its ULP:
+ * it may move to another node like any task.  Its tid, or -1 (said why).
+ */
+static int start_first_task(const char *path, char **argv, char **envp)
+{
+    struct ulp *u;
+    struct loader_error err = {0, ""};
+    upvm_attr_t detached = {0, NULL, UPVM_DETACHED}; /* nobody joins it */
+    if (proc_spawn(path, argv, envp, &detached, &u, &err) != 0) {
+        fprintf(stderr, "upvm: cannot start %s: %s\n", path, err.msg);
+        return -1;
+    }
+    struct pvm_task *t = pvm_enroll(u);
+    if (!t || pvm_report_status(node_job_self(), t) != 0) {
+        fprintf(stderr, "upvm: cannot start %s: no memory for its task\n", path);
+        core_ulp_kill(u, 0);
+        return -1;
+    }
+    const char *slash = strrchr(path, '/');
+    t->name = pvm_intern(slash ? slash + 1 : path);
+    return t->tid;
 }
 
 int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
@@ -99,21 +105,23 @@ int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
     (void)pvm_job_start(node_job_cores());
     if (ninst > 1 && !envp)
         return run_copies(path, ninst, argv);
-    upvm_id_t *ids = calloc((size_t)ninst, sizeof *ids);
-    if (!ids)
+    int *tids = calloc((size_t)ninst, sizeof *tids);
+    if (!tids)
         return -ENOMEM;
     int started = 0;
     for (int i = 0; i < ninst; i++) {
-        struct ulp *u;
-        struct loader_error err = {0, ""};
-        if ((rc = proc_spawn(path, argv, envp, NULL, &u, &err)) != 0) {
-            fprintf(stderr, "upvm: cannot start %s: %s\n", path, err.msg);
+        int tid = start_first_task(path, argv, envp);
+        if (tid < 0)
             break;
-        }
-        ids[started++] = u->id;
+        tids[started++] = tid;
     }
-    int status = join_all_of(ids, started, started == ninst ? 0 : 1);
-    free(ids);
+    int status = started == ninst ? 0 : 1;
+    for (int i = 0; i < started; i++) { /* wherever they run by then */
+        int st = pvm_wait_status(tids[i]);
+        if (st != 0 && status == 0)
+            status = st;
+    }
+    free(tids);
     return status;
 }
 

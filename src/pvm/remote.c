@@ -1430,7 +1430,7 @@ int pvm_job_start(int dflt_nodes)
 
 /* The notification records this node keeps for task tid (it asked for
  * them), as records of five ints: kind, then the record's fields. */
-enum { WREC_REMOTE = 1, WREC_HOST_DEL, WREC_HOST_ADD };
+enum { WREC_REMOTE = 1, WREC_HOST_DEL, WREC_HOST_ADD, WREC_STATUS };
 
 static void pack_watch_list(list_link_t *list, int kind, int tid, struct pvm_wbuf *w, int *n)
 {
@@ -1459,6 +1459,14 @@ void pvm_remote_move_pack(int tid, struct pvm_wbuf *w)
     }
     pack_watch_list(&host_del_watches, WREC_HOST_DEL, tid, w, &n);
     pack_watch_list(&pvm_node.host_watches, WREC_HOST_ADD, tid, w, &n);
+    list_for_each(l, &status_reports) { /* where its exit status goes */
+        const struct status_report *r = list_entry(l, struct status_report, link);
+        if (r->tid != tid)
+            continue;
+        int32_t rec[5] = {WREC_STATUS, r->node, 0, 0, 0};
+        pvm_wput(w, rec, sizeof rec);
+        n++;
+    }
     if (!w->oom)
         memcpy(w->p + at, &n, sizeof n);
 }
@@ -1487,6 +1495,13 @@ void pvm_remote_move_release(int tid)
     }
     release_watch_list(&host_del_watches, tid);
     release_watch_list(&pvm_node.host_watches, tid);
+    for (list_link_t *l = status_reports.next, *next; l != &status_reports; l = next) {
+        next = l->next;
+        if (list_entry(l, struct status_report, link)->tid == tid) {
+            list_unlink(l);
+            free(list_entry(l, struct status_report, link));
+        }
+    }
 }
 
 int pvm_remote_move_unpack(struct pvm_rbuf *r, int tid)
@@ -1496,6 +1511,12 @@ int pvm_remote_move_unpack(struct pvm_rbuf *r, int tid)
         int32_t rec[5];
         if (!pvm_rget(r, rec, sizeof rec))
             break;
+        if (rec[0] == WREC_STATUS) {
+            struct pvm_task *t = pvm_task_by_tid(tid);
+            if (!t || pvm_report_status(rec[1], t) != 0)
+                return PvmNoMem;
+            continue;
+        }
         if (rec[0] == WREC_REMOTE) {
             struct remote_watch *x = malloc(sizeof *x);
             if (!x)

@@ -10,12 +10,14 @@ int main(int argc, char **argv)
 {
     pvm_mytid();
     if (pvm_parent() == PvmNoParent) {
+        /* the job's first task moves too, and its exit status still
+         * reaches the shell */
         int rc = upvm_migrate(0, 1);
-        printf("master: rc %d: %s\n", rc, upvm_migrate_error());
+        printf("master: rc %d: on node %d\n", rc, upvm_node_of(0));
         int tid; pvm_spawn(argv[0], NULL, 0, "", 1, &tid);
         pvm_notify(PvmTaskExit, 9, 1, &tid);
         pvm_recv(-1, 9);
-        return 0;
+        return 7;
     }
     for (int i = 0; i < 100; i++) { struct node *n = malloc(sizeof *n); n->v = i; n->next = head; head = n; }
     char *big = malloc(8 << 20); for (int i = 0; i < (8 << 20); i++) big[i] = (char)i;

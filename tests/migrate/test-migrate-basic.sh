@@ -1,6 +1,7 @@
 #!/bin/bash
 # test-migrate-basic.sh BUILD_DIR - a task moved around 3 nodes while it
-# answers messages; a task that moves itself with 8 MB of heap; refusals.
+# answers messages; a task that moves itself with 8 MB of heap; the job's
+# first task moves and its exit status comes back; refusals.
 set -u
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")" && pwd)
@@ -19,9 +20,9 @@ grep -q '^moved to 2 (node_of 2)' <<<"$out" || fail "pingmove: node_of after a m
 
 out=$(cd "$tmp" && UPVM_NODES=3 timeout 60 ./selfmove 2>&1); rc=$?
 echo "$out"
-[ $rc -eq 0 ] || fail "selfmove exited $rc"
+[ $rc -eq 7 ] || fail "selfmove exited $rc, expected 7 (its first task's status, from node 1)"
 grep -q '^OK self' <<<"$out" || fail "selfmove: state not intact after moving itself"
-grep -q 'master: rc -24: .*started from the shell' <<<"$out" || fail "no refusal for the first task"
+grep -q '^master: rc 0: on node 1$' <<<"$out" || fail "the first task did not move"
 grep -q 'with a file: rc -24: .*holds open files or sockets (fd [0-9]* /dev/null)' <<<"$out" ||
     fail "no refusal naming the open file"
 grep -q 'bad node: rc -2: node 99 is not a running node' <<<"$out" || fail "bad node"
