@@ -262,6 +262,18 @@ void pvm_rpc_move_pack(const struct ulp *u, struct pvm_wbuf *w)
         memcpy(w->p + at, &n, sizeof n);
 }
 
+static void remember_away(const struct rpc *r, int tid)
+{
+    struct rpc_away *a = malloc(sizeof *a);
+    if (!a) {
+        fprintf(stderr, "upvm: node %d: no memory to pass an answer on to t%x: it may wait "
+                        "for ever\n", node_job_self(), (unsigned)tid);
+        return;
+    }
+    *a = (struct rpc_away){.id = r->id, .tid = tid, .node = r->node};
+    list_push_back(&rpcs_away, &a->link);
+}
+
 void pvm_rpc_move_release(const struct ulp *u, int tid)
 {
     for (list_link_t *l = rpcs.next, *next; l != &rpcs; l = next) {
@@ -273,16 +285,8 @@ void pvm_rpc_move_release(const struct ulp *u, int tid)
         free(r->data); /* this node's copy: the bytes went with the state */
         r->data = NULL;
         r->len = 0;
-        struct rpc_away *a = r->done || r->asked_from != node_job_self()
-                                 ? NULL
-                                 : malloc(sizeof *a);
-        if (a) { /* its answer comes here: forward it */
-            *a = (struct rpc_away){.id = r->id, .tid = tid, .node = r->node};
-            list_push_back(&rpcs_away, &a->link);
-        } else if (!r->done && r->asked_from == node_job_self()) {
-            fprintf(stderr, "upvm: node %d: no memory to forward an answer to t%x: it may "
-                            "wait for ever\n", node_job_self(), (unsigned)tid);
-        }
+        if (!r->done && r->asked_from == node_job_self())
+            remember_away(r, tid); /* its answer comes here: it is passed on */
     }
 }
 
