@@ -852,7 +852,11 @@ void upvm_migrate_point(void)
      * the rings' heads). */
     if (core_sched.idle)
         core_sched.idle->poll();
-    if (unlikely(core_current()->migrate_pending))
+    /* While its move is under way (the migrator waits for the destination
+     * between steps), every point lets the migrator go on. */
+    struct ulp *me = core_current();
+    const struct pvm_task *t = me->ext[ULP_EXT_PVM];
+    if (unlikely(me->migrate_pending || (t && t->moving)))
         upvm_yield();
 }
 

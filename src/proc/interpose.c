@@ -346,39 +346,91 @@ static void opt_out(struct proc *p)
     p->optarg = optarg;
 }
 
-static int ip_getopt(int argc, char *const argv[], const char *opts)
+/*
+ * glibc keeps one more piece of getopt's state where no program reaches
+ * it: its place inside a word of grouped options ("-bd" after -b).  That is
+ * the node's, shared by its tasks and left behind by a move.  So each
+ * task's calls in its current parse are counted, and when the node's libc
+ * last parsed for someone else (another task, or this one before it moved)
+ * the task's calls so far are made again from the start, silently: getopt
+ * is a function of argv and the options, so libc ends where the task was.
+ */
+enum opt_kind { OPT_SHORT, OPT_LONG, OPT_LONG_ONLY };
+
+struct opt_owner {
+    int slot;
+    unsigned parse;
+    int calls;
+};
+static struct opt_owner opt_owner = {-1, 0, 0};
+
+static int opt_libc(enum opt_kind k, int argc, char *const argv[], const char *opts,
+                    const struct option *lo, int *index)
+{
+    switch (k) {
+    case OPT_LONG: return getopt_long(argc, argv, opts, lo, index);
+    case OPT_LONG_ONLY: return getopt_long_only(argc, argv, opts, lo, index);
+    default: return getopt(argc, argv, opts);
+    }
+}
+
+/* libc's getopt state made the task's: its globals, and the place inside a
+ * word when libc last worked for someone else. */
+static void opt_take(struct proc *p, enum opt_kind k, int argc, char *const argv[],
+                     const char *opts, const struct option *lo)
+{
+    if (p->optind != p->opt_left) { /* the program set optind: a new parse */
+        p->opt_parse++;
+        p->opt_calls = 0;
+    }
+    bool ours = opt_owner.slot == p->slot && opt_owner.parse == p->opt_parse &&
+                opt_owner.calls == p->opt_calls;
+    if (ours) {
+        opt_in(p);
+        return;
+    }
+    optind = 0; /* libc starts over (and sets optind to 1) */
+    opterr = 0; /* the calls made again say nothing */
+    for (int i = 0; i < p->opt_calls; i++) {
+        int ignored;
+        (void)opt_libc(k, argc, argv, opts, lo, &ignored);
+    }
+    if (p->opt_calls > 0 || p->optind > 1)
+        opt_in(p);
+    else
+        opterr = p->opterr; /* optind stays 0: the first call starts afresh */
+}
+
+static int opt_call(enum opt_kind k, int argc, char *const argv[], const char *opts,
+                    const struct option *lo, int *index)
 {
     struct proc *p = proc_current();
-    if (p)
-        opt_in(p);
-    int r = getopt(argc, argv, opts);
-    if (p)
-        opt_out(p);
+    if (!p)
+        return opt_libc(k, argc, argv, opts, lo, index);
+    opt_take(p, k, argc, argv, opts, lo);
+    int r = opt_libc(k, argc, argv, opts, lo, index);
+    opt_out(p);
+    p->opt_calls++;
+    p->opt_left = p->optind;
+    opt_owner = (struct opt_owner){p->slot, p->opt_parse, p->opt_calls};
     return r;
+}
+
+static int ip_getopt(int argc, char *const argv[], const char *opts)
+{
+    return opt_call(OPT_SHORT, argc, argv, opts, NULL, NULL);
 }
 
 static int ip_getopt_long(int argc, char *const argv[], const char *opts,
                           const struct option *lo, int *index)
 {
-    struct proc *p = proc_current();
-    if (p)
-        opt_in(p);
-    int r = getopt_long(argc, argv, opts, lo, index);
-    if (p)
-        opt_out(p);
-    return r;
+    return opt_call(OPT_LONG, argc, argv, opts, lo, index);
 }
 
 static int ip_getopt_long_only(int argc, char *const argv[], const char *opts,
                                const struct option *lo, int *index)
 {
-    struct proc *p = proc_current();
-    if (p)
-        opt_in(p);
-    int r = getopt_long_only(argc, argv, opts, lo, index);
-    if (p)
-        opt_out(p);
-    return r;
+    return opt_call(OPT_LONG_ONLY, argc, argv, opts, lo, index);
 }
 
 /* ------------------------------------------------------------ environment */

@@ -279,6 +279,7 @@ static int proc_setup(struct proc *p, const char *path, char *const argv[],
     p->progname_full = p->argc > 0 ? p->argv[0] : p->path;
     p->progname = (char *)(slash ? slash + 1 : name);
     p->optind = 1;
+    p->opt_left = 1; /* getopt has not been called: no parse yet */
     p->opterr = 1;
     p->optopt = '?';
     return 0;

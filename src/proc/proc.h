@@ -51,6 +51,10 @@ struct proc {
     /* what libc keeps per process: the program's GOT points here */
     int optind, opterr, optopt;
     char *optarg;
+    /* its getopt parse (interpose.c): calls so far, and optind as the
+     * last call left it (the program setting it starts a new parse) */
+    unsigned opt_parse;
+    int opt_calls, opt_left;
     char *progname;       /* __progname, program_invocation_short_name */
     char *progname_full;  /* __progname_full, program_invocation_name */
     char **environ;       /* environ, __environ */
