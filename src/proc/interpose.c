@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
+#include "proc/proc_libc.h"
 
 /* ------------------------------------------------------------ reports */
 
@@ -734,11 +735,14 @@ struct fn_entry {
 /* Sorted by name (bsearch). */
 static const struct fn_entry functions[] = {
     FN("_Exit", ip__exit),
+    FN("__asprintf_chk", proc_asprintf_chk),
     FN("__cxa_atexit", ip_cxa_atexit),
+    FN("__vasprintf_chk", proc_vasprintf_chk),
     FN("_exit", ip__exit),
     FN("abort", ip_abort),
     FN("accept", ip_accept),
     FN("aligned_alloc", ip_aligned_alloc),
+    FN("asprintf", proc_asprintf),
     FN("atexit", ip_atexit),
     FN("calloc", ip_calloc),
     FN("clearenv", ip_clearenv),
@@ -758,7 +762,9 @@ static const struct fn_entry functions[] = {
     FN("fopen64", ip_fopen),
     FN("fork", ip_fork),
     FN("free", ip_free),
+    FN("getdelim", proc_getdelim),
     FN("getenv", ip_getenv),
+    FN("getline", proc_getline),
     FN("getopt", ip_getopt),
     FN("getopt_long", ip_getopt_long),
     FN("getopt_long_only", ip_getopt_long_only),
@@ -779,8 +785,11 @@ static const struct fn_entry functions[] = {
     FN("pthread_create", ip_pthread_create),
     FN("putenv", ip_putenv),
     FN("pvalloc", ip_pvalloc),
+    FN("qsort", proc_qsort),
+    FN("qsort_r", proc_qsort_r),
     FN("realloc", ip_realloc),
     FN("reallocarray", ip_reallocarray),
+    FN("realpath", proc_realpath),
     FN("secure_getenv", ip_getenv),
     FN("setenv", ip_setenv),
     FN("sigaction", ip_sigaction),
@@ -788,10 +797,13 @@ static const struct fn_entry functions[] = {
     FN("sleep", ip_sleep),
     FN("socket", ip_socket),
     FN("socketpair", ip_socketpair),
+    FN("strdup", proc_strdup),
+    FN("strndup", proc_strndup),
     FN("system", ip_system),
     FN("unsetenv", ip_unsetenv),
     FN("usleep", ip_usleep),
     FN("valloc", ip_valloc),
+    FN("vasprintf", proc_vasprintf),
     FN("vfork", ip_fork),
 };
 
