@@ -78,9 +78,10 @@ int proc_move_ranges(const struct proc *p, const struct ulp *u, struct iovec *v)
 
 void proc_move_out(struct proc *p)
 {
-    /* Its tagged streams are libc objects of this node: what they hold is
-     * written out here, and the other node opens new ones. */
-    proc_output_close(p);
+    /* Its streams are libc objects of this node: what they hold is written
+     * out here (an unfinished tagged line goes with it), and the other node
+     * opens new ones. */
+    proc_output_suspend(p);
 }
 
 void proc_move_gone(int slot, struct loader_image *img)

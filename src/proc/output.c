@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mem/mem.h"
 #include "proc/proc.h"
 #include "pvm/pvm.h"
 
@@ -89,11 +90,12 @@ static int tagged_close(void *cookie)
     return 0;
 }
 
-static FILE *tagged_open(struct ulp *u, int fd)
+static FILE *tagged_open(struct ulp *u, int fd, void **cookie)
 {
     struct tagged *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    *cookie = s;
     s->owner = u;
     s->fd = fd;
     cookie_io_functions_t io = {.write = tagged_write, .close = tagged_close};
@@ -106,23 +108,69 @@ static FILE *tagged_open(struct ulp *u, int fd)
     return f;
 }
 
+/* The unfinished line p brought from another node goes back in front. */
+static void take_held(struct proc *p, int i, FILE *f)
+{
+    if (!p->held_line[i])
+        return;
+    fflush(f);
+    struct tagged *s = p->tagged[i];
+    memcpy(s->line, p->held_line[i], p->held_len[i]);
+    s->len = p->held_len[i];
+    mem_heap_free(p->heap, p->held_line[i]);
+    p->held_line[i] = NULL;
+    p->held_len[i] = 0;
+}
+
 void proc_output_open(struct proc *p, struct ulp *u)
 {
     p->out = stdout;
     p->err = stderr;
+    p->tagged[0] = p->tagged[1] = NULL;
     if (!tagging())
         return;
-    FILE *o = tagged_open(u, 1), *e = tagged_open(u, 2);
+    FILE *o = tagged_open(u, 1, &p->tagged[0]), *e = tagged_open(u, 2, &p->tagged[1]);
     if (o && e) {
         fflush(stdout);
         p->out = o;
         p->err = e;
+        take_held(p, 0, o);
+        take_held(p, 1, e);
         return;
     }
     if (o)
         fclose(o);
     if (e)
         fclose(e);
+}
+
+/* Keep stream i's unfinished line in p's heap (it travels with p). */
+static void hold_line(struct proc *p, int i, FILE *f)
+{
+    struct tagged *s = p->tagged[i];
+    fflush(f); /* the FILE's buffer into the line */
+    if (!s || s->len == 0)
+        return;
+    char *keep = mem_heap_malloc(p->heap, s->len);
+    if (!keep)
+        return; /* written out, cut, by the close */
+    memcpy(keep, s->line, s->len);
+    p->held_line[i] = keep;
+    p->held_len[i] = s->len;
+    s->len = 0;
+}
+
+void proc_output_suspend(struct proc *p)
+{
+    /* untagged, its output is in the node's streams: out before it goes,
+     * so that what it writes on the other node comes after */
+    fflush(stdout);
+    fflush(stderr);
+    if (p->out != stdout)
+        hold_line(p, 0, p->out);
+    if (p->err != stderr)
+        hold_line(p, 1, p->err);
+    proc_output_close(p);
 }
 
 void proc_output_close(struct proc *p)
@@ -133,6 +181,7 @@ void proc_output_close(struct proc *p)
         fclose(p->err);
     p->out = stdout;
     p->err = stderr;
+    p->tagged[0] = p->tagged[1] = NULL;
 }
 
 /* ------------------------------------------------------------ interposed */

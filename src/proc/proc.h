@@ -59,6 +59,9 @@ struct proc {
     char *progname_full;  /* __progname_full, program_invocation_name */
     char **environ;       /* environ, __environ */
     FILE *out, *err;      /* stdout, stderr (output.c) */
+    void *tagged[2];      /* this node's tagged streams behind them, or NULL */
+    char *held_line[2];   /* across a move: an unfinished tagged line (heap) */
+    size_t held_len[2];
     int nenv, capenv;
 
     int argc;
@@ -122,6 +125,10 @@ void *proc_resolve(const char *name, void *p) HIDDEN;
  * binds for them (stdout, stderr; printf & co. when tagging). */
 void proc_output_open(struct proc *p, struct ulp *u) HIDDEN;
 void proc_output_close(struct proc *p) HIDDEN;
+/* Before p leaves the node: what it wrote is written out, except an
+ * unfinished tagged line, which goes with it (proc_output_open takes it
+ * up again on the other node: the line comes out whole). */
+void proc_output_suspend(struct proc *p) HIDDEN;
 void *proc_output_resolve(const char *name, struct proc *p) HIDDEN;
 
 /* Report "upvm: ULP 3 (master, PVM task t40001) called fork(): ..." */

@@ -100,6 +100,10 @@ int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
     if (rc != 0)
         return rc;
     node_started = true;
+    /* The tasks' untagged output is the node's stdout: a line at a time, as
+     * a terminal has it, so that a task that moves (and flushes what it
+     * left here) does not send its lines out of order with its stderr. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     /* A job of one node per core (UPVM_NODES / upvm run --nodes say
      * otherwise): the other nodes serve from here on and never return. */
     (void)pvm_job_start(node_job_cores());
