@@ -332,11 +332,13 @@ UPVM_API const char *upvm_migrate_error(void);
 
 /* A safe point for long computations: if a migration of the calling task
  * was asked for, it happens here (the call returns on the new node);
- * otherwise it costs a load and a branch. */
+ * otherwise it costs a look at the node's transport for such a request
+ * (tens of nanoseconds). */
 UPVM_API void upvm_migrate_point(void);
 
-/* The node that runs task tid as this node knows it (0: the caller's own
- * node), -1 when tid names no task of the job; and the job's node count. */
+/* The node that runs task tid (0: the caller's own node), -1 when tid
+ * names no task of the job (ended, or never used): for a task on another
+ * node it asks that node (a round trip).  And the job's node count. */
 UPVM_API int upvm_node_of(int tid);
 UPVM_API int upvm_nodes(void);
 

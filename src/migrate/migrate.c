@@ -205,6 +205,61 @@ static void kick(void);
 static void accept_request_checked(int tid, int to, int origin, int id,
                                    struct self_wait *self);
 
+/* A thread-mode ULP running code of the slot [lo, hi): a task a
+ * process-mode program started with upvm_task_spawn_func or by the name
+ * it registered (UPVM_TASK).  Its code and globals would leave with it. */
+struct slot_user {
+    const char *lo, *hi;
+    const struct ulp *found;
+};
+
+static void find_slot_user(struct ulp *u, void *ctx)
+{
+    struct slot_user *s = ctx;
+    if (s->found || u->state == ULP_DEAD || u->ext[ULP_EXT_PROC])
+        return; /* a process-mode ULP runs its own slot's code */
+    const char *fn = u->ordinal_entry ? (const char *)u->entry.ordinal
+                                      : (const char *)u->entry.plain;
+    const char *arg = u->arg;
+    if ((fn >= s->lo && fn < s->hi) || (arg >= s->lo && arg < s->hi))
+        s->found = u;
+}
+
+/* What keeps t on this node now, in why (false: nothing): a ULP waiting
+ * to join it, files it holds, thread-mode tasks running its code.  Checked
+ * when a move is asked for and again just before the freeze. */
+static bool held_here(const struct pvm_task *t, const char *name, char *why, size_t len)
+{
+    struct proc *pr = t->ulp->ext[ULP_EXT_PROC];
+    if (t->ulp->joining) {
+        snprintf(why, len, "%s is waited for by another ULP of node %d (upvm_join): it "
+                 "cannot leave it", name, node_job_self());
+        return true;
+    }
+    const char *files = proc_open_files(pr);
+    if (files) {
+        snprintf(why, len, "%s holds open files or sockets (%s): they do not migrate; close "
+                 "them before it moves", name, files);
+        return true;
+    }
+    const char *lo = mem_slot_base(mem_window(), pr->slot);
+    struct slot_user s = {lo, lo + mem_window()->slot_size, NULL};
+    core_for_each_ulp(find_slot_user, &s);
+    if (s.found) {
+        const struct pvm_task *h = s.found->ext[ULP_EXT_PVM];
+        char who[64];
+        if (h)
+            snprintf(who, sizeof who, "t%x", (unsigned)h->tid);
+        else
+            snprintf(who, sizeof who, "ULP %d", s.found->id);
+        snprintf(why, len, "%s has a thread-mode task, %s, running its program's code on node "
+                 "%d (upvm_task_spawn_func or UPVM_TASK): it cannot leave while that task "
+                 "lives", name, who, node_job_self());
+        return true;
+    }
+    return false;
+}
+
 static void accept_request(int tid, int to, int origin, int id, struct self_wait *self)
 {
     asking_self = self;
@@ -223,8 +278,8 @@ static void accept_request_checked(int tid, int to, int origin, int id,
     }
     snprintf(name, sizeof name, "t%x (%s)", (unsigned)tid, *t->name ? t->name : "?");
     if (to < 0 || to >= node_job_slots() || !node_job_up(to)) {
-        refuse(origin, id, tid, PvmBadParam, "node %d is not a running node of this job "
-               "(it has nodes 0 to %d)", to, node_job_slots() - 1);
+        refuse(origin, id, tid, PvmBadParam, "%s cannot move to node %d: it is not a running "
+               "node of this job (it has nodes 0 to %d)", name, to, node_job_slots() - 1);
         return;
     }
     if (to == node_job_self()) {
@@ -246,15 +301,9 @@ static void accept_request_checked(int tid, int to, int origin, int id,
         refuse(origin, id, tid, PvmNotImpl, "%s is already being migrated", name);
         return;
     }
-    if (t->ulp->joining) {
-        refuse(origin, id, tid, PvmNotImpl, "%s is waited for by another ULP of node %d "
-               "(upvm_join): it cannot leave it", name, node_job_self());
-        return;
-    }
-    const char *files = proc_open_files(t->ulp->ext[ULP_EXT_PROC]);
-    if (files) {
-        refuse(origin, id, tid, PvmNotImpl, "%s holds open files or sockets (%s): they do "
-               "not migrate; close them before it moves", name, files);
+    char why[600];
+    if (held_here(t, name, why, sizeof why)) {
+        refuse(origin, id, tid, PvmNotImpl, "%s", why);
         return;
     }
     struct pending *p = malloc(sizeof *p);
@@ -346,11 +395,19 @@ static bool move_task(struct pending *p)
     }
     /* the task may have run, or ended, while we waited */
     t = pvm_task_by_tid(p->tid);
-    if (rc != 0 || !t) {
-        if (rc == 0) { /* it ended: the destination lets go */
+    bool held = false;
+    if (rc == 0 && t) { /* what it may have started or opened since it was asked */
+        char name[300];
+        snprintf(name, sizeof name, "t%x (%s)", (unsigned)t->tid, *t->name ? t->name : "?");
+        held = held_here(t, name, why, sizeof why);
+    }
+    if (rc != 0 || !t || held) {
+        if (rc == 0) { /* it ended, or stays: the destination lets go */
             struct node_frame c = {K_MIG_PREP, p->tid, 1, 0};
             (void)node_send(p->to, &c, NULL, 0, NULL, 0);
         }
+        if (held)
+            rc = PvmNotImpl;
         if (t) {
             t->moving = false;
             t->ulp->migrate_pending = false;
@@ -802,8 +859,8 @@ int upvm_migrate(int tid, int node)
     }
     int nodes = upvm_nodes();
     if (node < 0 || node >= nodes || (pvm_multi() && !node_job_up(node))) {
-        snprintf(M.why, sizeof M.why, "node %d is not a running node of this job (nodes 0 "
-                 "to %d)", node, nodes - 1);
+        snprintf(M.why, sizeof M.why, "t%x cannot move to node %d: it is not a running node "
+                 "of this job (nodes 0 to %d)", (unsigned)tid, node, nodes - 1);
         return PvmBadParam;
     }
     if (!pvm_multi()) {
@@ -867,7 +924,14 @@ int upvm_node_of(int tid)
         return -1;
     if (tid == 0 || tid == t->tid || pvm_task_by_tid(tid))
         return node_job_self();
-    return pvm_multi() ? pvm_tid_node(tid) : -1;
+    if (!pvm_multi() || !pvm_is_task_tid(tid))
+        return -1;
+    /* The route alone would name the home of a task that has ended, or
+     * of a tid never used: the node it leads to says whether it is there
+     * (a round trip, which follows the task if it is moving). */
+    if (pvm_remote_pstat(tid) != PvmOk)
+        return -1;
+    return pvm_tid_node(tid);
 }
 
 int upvm_nodes(void)

@@ -17,6 +17,7 @@
  *                        whole node, as documented).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -26,9 +27,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
 
 #include "proc/proc.h"
 #include "proc/proc_libc.h"
@@ -679,6 +686,97 @@ static int ip_dup(int old)
     return fd;
 }
 
+/* A descriptor made anew at fd: what was there (closed by the call) is
+ * forgotten first, so a number is listed once. */
+static int fd_retrack(int fd)
+{
+    if (fd >= 0) {
+        fd_untrack(fd);
+        fd_track(fd);
+    }
+    return fd;
+}
+
+static int ip_dup2(int old, int new)
+{
+    int fd = dup2(old, new);
+    return fd == old ? fd : fd_retrack(fd);
+}
+
+static int ip_dup3(int old, int new, int flags)
+{
+    return fd_retrack(dup3(old, new, flags));
+}
+
+static int ip_fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *); /* as libc reads it: an int or a pointer */
+    va_end(ap);
+    int rc = fcntl(fd, cmd, arg);
+    return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC ? fd_retrack(rc) : rc;
+}
+
+static int ip_mkstemp(char *tmpl) { return fd_retrack(mkstemp(tmpl)); }
+static int ip_mkostemp(char *tmpl, int flags) { return fd_retrack(mkostemp(tmpl, flags)); }
+static int ip_mkstemps(char *tmpl, int suffix) { return fd_retrack(mkstemps(tmpl, suffix)); }
+static int ip_mkostemps(char *tmpl, int suffix, int flags)
+{
+    return fd_retrack(mkostemps(tmpl, suffix, flags));
+}
+
+static int ip_eventfd(unsigned v, int flags) { return fd_retrack(eventfd(v, flags)); }
+static int ip_epoll_create(int n) { return fd_retrack(epoll_create(n)); }
+static int ip_epoll_create1(int flags) { return fd_retrack(epoll_create1(flags)); }
+static int ip_timerfd_create(int clock, int flags)
+{
+    return fd_retrack(timerfd_create(clock, flags));
+}
+static int ip_signalfd(int fd, const sigset_t *mask, int flags)
+{
+    return fd_retrack(signalfd(fd, mask, flags));
+}
+static int ip_inotify_init(void) { return fd_retrack(inotify_init()); }
+static int ip_inotify_init1(int flags) { return fd_retrack(inotify_init1(flags)); }
+static int ip_memfd_create(const char *name, unsigned flags)
+{
+    return fd_retrack(memfd_create(name, flags));
+}
+
+static FILE *ip_tmpfile(void)
+{
+    FILE *f = tmpfile();
+    if (f)
+        fd_retrack(fileno(f));
+    return f;
+}
+
+static FILE *ip_freopen(const char *path, const char *mode, FILE *f)
+{
+    if (f)
+        fd_untrack(fileno(f));
+    FILE *g = freopen(path, mode, f);
+    if (g)
+        fd_retrack(fileno(g));
+    return g;
+}
+
+static DIR *ip_opendir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d)
+        fd_retrack(dirfd(d));
+    return d;
+}
+
+static int ip_closedir(DIR *d)
+{
+    if (d)
+        fd_untrack(dirfd(d));
+    return closedir(d);
+}
+
 static FILE *ip_fopen(const char *path, const char *mode)
 {
     FILE *f = fopen(path, mode);
@@ -747,8 +845,14 @@ static const struct fn_entry functions[] = {
     FN("calloc", ip_calloc),
     FN("clearenv", ip_clearenv),
     FN("close", ip_close),
+    FN("closedir", ip_closedir),
     FN("creat", ip_creat),
     FN("dup", ip_dup),
+    FN("dup2", ip_dup2),
+    FN("dup3", ip_dup3),
+    FN("epoll_create", ip_epoll_create),
+    FN("epoll_create1", ip_epoll_create1),
+    FN("eventfd", ip_eventfd),
     FN("execl", ip_execl),
     FN("execle", ip_execle),
     FN("execlp", ip_execlp),
@@ -758,24 +862,38 @@ static const struct fn_entry functions[] = {
     FN("execvpe", ip_execvpe),
     FN("exit", ip_exit),
     FN("fclose", ip_fclose),
+    FN("fcntl", ip_fcntl),
+    FN("fcntl64", ip_fcntl),
     FN("fopen", ip_fopen),
     FN("fopen64", ip_fopen),
     FN("fork", ip_fork),
     FN("free", ip_free),
+    FN("freopen", ip_freopen),
+    FN("freopen64", ip_freopen),
     FN("getdelim", proc_getdelim),
     FN("getenv", ip_getenv),
     FN("getline", proc_getline),
     FN("getopt", ip_getopt),
     FN("getopt_long", ip_getopt_long),
     FN("getopt_long_only", ip_getopt_long_only),
+    FN("inotify_init", ip_inotify_init),
+    FN("inotify_init1", ip_inotify_init1),
     FN("malloc", ip_malloc),
     FN("malloc_usable_size", ip_malloc_usable_size),
     FN("memalign", ip_memalign),
+    FN("memfd_create", ip_memfd_create),
+    FN("mkostemp", ip_mkostemp),
+    FN("mkostemp64", ip_mkostemp),
+    FN("mkostemps", ip_mkostemps),
+    FN("mkstemp", ip_mkstemp),
+    FN("mkstemp64", ip_mkstemp),
+    FN("mkstemps", ip_mkstemps),
     FN("nanosleep", ip_nanosleep),
     FN("open", ip_open),
     FN("open64", ip_open),
     FN("openat", ip_openat),
     FN("openat64", ip_openat),
+    FN("opendir", ip_opendir),
     FN("pipe", ip_pipe),
     FN("pipe2", ip_pipe2),
     FN("popen", ip_popen),
@@ -794,12 +912,16 @@ static const struct fn_entry functions[] = {
     FN("setenv", ip_setenv),
     FN("sigaction", ip_sigaction),
     FN("signal", ip_signal),
+    FN("signalfd", ip_signalfd),
     FN("sleep", ip_sleep),
     FN("socket", ip_socket),
     FN("socketpair", ip_socketpair),
     FN("strdup", proc_strdup),
     FN("strndup", proc_strndup),
     FN("system", ip_system),
+    FN("timerfd_create", ip_timerfd_create),
+    FN("tmpfile", ip_tmpfile),
+    FN("tmpfile64", ip_tmpfile),
     FN("unsetenv", ip_unsetenv),
     FN("usleep", ip_usleep),
     FN("valloc", ip_valloc),
