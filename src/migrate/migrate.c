@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,7 @@ static bool held_here(const struct pvm_task *t, const char *name, char *why, siz
 
 static void accept_request(int tid, int to, int origin, int id, struct self_wait *self)
 {
+    pvm_trace("t%x: asked to move to node %d (by node %d)", (unsigned)tid, to, origin);
     asking_self = self;
     accept_request_checked(tid, to, origin, id, self);
     asking_self = NULL;
@@ -340,11 +342,32 @@ static void layout(struct pvm_wbuf *w)
     pvm_wput(w, "", 1);
 }
 
+/*
+ * The next frame of a move is due within microseconds: spin for it rather
+ * than sleep (a sleep and a wake-up on both sides cost more than a small
+ * move itself).  Only where every node has a core of its own: otherwise a
+ * spinning node keeps its peer off the cpu it needs to answer.
+ */
+#define MIGRATE_SPIN_NS (2 * 1000 * 1000)
+
+static void expect_soon(void)
+{
+    static int spin_ok = -1;
+    if (spin_ok < 0) {
+        cpu_set_t cpus;
+        spin_ok = sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
+                  node_job_slots() <= CPU_COUNT(&cpus);
+    }
+    if (spin_ok)
+        net_spin_until(upvm_now_ns() + MIGRATE_SPIN_NS);
+}
+
 /* Wait (the migrator) for the destination's answer about tid. */
 static int wait_prepared(int tid, char *why, size_t len)
 {
     M.ack_tid = tid;
     M.ack_done = false;
+    expect_soon();
     while (!M.ack_done)
         (void)core_block(&M.acks, -1);
     snprintf(why, len, "%s", M.ack_why);
@@ -357,8 +380,10 @@ static void stream(int to, int tid, const char *lo, size_t n, bool last, uint64_
 {
     for (size_t off = 0; off < n || (last && n == 0 && off == 0);) {
         size_t len = n - off < M.chunk ? n - off : M.chunk;
-        while (*sent - M.acked + len > M.window)
+        while (*sent - M.acked + len > M.window) {
+            expect_soon();
             (void)core_block(&M.acks, -1);
+        }
         uint64_t head[2] = {(uint64_t)(uintptr_t)(lo + off), upvm_now_ns() - t_src};
         bool end = last && off + len == n;
         struct node_frame f = {K_MIG_DATA, tid, 0, end};
@@ -388,6 +413,7 @@ static bool move_task(struct pending *p)
         pvm_wput(&w, &info, sizeof info);
         layout(&w);
         struct node_frame f = {K_MIG_PREP, p->tid, 0, 0};
+        pvm_trace("t%x: asking node %d to prepare", (unsigned)p->tid, p->to);
         rc = w.oom ? PvmNoMem : node_send(p->to, &f, w.p, w.len, NULL, 0);
         free(w.p);
         rc = rc ? PvmSysErr : wait_prepared(p->tid, why, sizeof why);
@@ -593,12 +619,14 @@ static bool layout_matches(const char *theirs, char *why, size_t len)
 static void prep_answer(int src, int tid, int rc, const char *why)
 {
     struct node_frame f = {K_MIG_PREP_ACK, tid, rc, 0};
+    pvm_trace("t%x: prepared (%d)", (unsigned)tid, rc);
     (void)node_send(src, &f, why, strlen(why) + 1, NULL, 0);
 }
 
 static void on_prep(int src, const struct node_frame *f, const void *p, size_t len)
 {
     ensure();
+    expect_soon(); /* the state and the data follow */
     struct incoming *in = incoming_of(f->a);
     if (f->b == 1) { /* cancelled */
         if (in) {
@@ -624,6 +652,7 @@ static void on_prep(int src, const struct node_frame *f, const void *p, size_t l
     }
     struct loader_error err = {0, ""};
     struct loader_image *img = NULL;
+    pvm_trace("t%x: preparing slot %d", (unsigned)f->a, m.slot);
     if (proc_move_prepare(&m, &img, &err) != 0) {
         snprintf(why, sizeof why, "node %d cannot take t%x: %.400s", node_job_self(),
                  (unsigned)f->a, err.msg);
@@ -645,6 +674,7 @@ static void on_prep_ack(int src, const struct node_frame *f, const void *p, size
 {
     if (f->a != M.ack_tid)
         return;
+    pvm_trace("t%x: node %d prepared (%d)", (unsigned)f->a, src, f->b);
     M.ack_rc = f->b;
     snprintf(M.ack_why, sizeof M.ack_why, "%.*s", (int)(len ? len - 1 : 0), (const char *)p);
     M.ack_done = true;
@@ -653,6 +683,7 @@ static void on_prep_ack(int src, const struct node_frame *f, const void *p, size
 
 static void on_state(int src, const struct node_frame *f, const void *p, size_t len)
 {
+    expect_soon();
     struct incoming *in = incoming_of(f->a);
     int64_t meta[6];
     if (!in || len < sizeof in->core + sizeof meta)
@@ -732,6 +763,8 @@ static void on_data(int src, const struct node_frame *f, const void *p, size_t l
     (void)node_send(src, &a, &in->got, sizeof in->got, NULL, 0);
     if (f->c)
         restart(in);
+    else
+        expect_soon(); /* more */
 }
 
 static void on_ack(int src, const struct node_frame *f, const void *p, size_t len)
@@ -806,6 +839,7 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
     int node = pvm_tid_node(tid);
     int32_t origin = node_job_self();
     struct node_frame f = {K_MIG_REQ, tid, q->id, to};
+    expect_soon(); /* the answer */
     /* a tid whose route ends here is not here: no such task */
     if (node < 0 || node == origin || !node_job_up(node) ||
         node_send(node, &f, &origin, sizeof origin, NULL, 0) != 0) {

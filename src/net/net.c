@@ -131,3 +131,9 @@ void net_fini(void)
     net_cur.node = -1;
     net_cur.nnodes = 0;
 }
+
+void net_spin_until(uint64_t deadline_ns)
+{
+    if (deadline_ns > net_cur.spin_until)
+        net_cur.spin_until = deadline_ns;
+}

@@ -216,6 +216,14 @@ HIDDEN int net_poll(net_handler_fn fn, void *ctx, int max);
  */
 HIDDEN int net_wait(int64_t timeout_ns);
 
+/*
+ * net_spin_until - until deadline_ns (CLOCK_MONOTONIC), net_wait spins
+ * instead of sleeping, whatever the idle policy: for an exchange whose
+ * next frame is due within microseconds (a migration's round trips),
+ * where a sleep and a wake-up on each side cost more than the work.
+ */
+HIDDEN void net_spin_until(uint64_t deadline_ns);
+
 /* Wake node `node` from net_wait (or make its next net_wait return at
  * once).  It may be this node (from a signal handler, say). */
 HIDDEN void net_wake(int node);

@@ -23,6 +23,7 @@ struct net_cur {
     const struct net_ops *ops; /* NULL: no transport up */
     int node, nnodes;
     net_config_t cfg;
+    uint64_t spin_until;       /* net_spin_until */
 };
 
 HIDDEN extern struct net_cur net_cur;

@@ -302,20 +302,22 @@ int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len
 /* ------------------------------------------------------------ tracing */
 
 bool pvm_tracing;
-static uint64_t trace_t0;
 
 void pvm_trace_init(void)
 {
     const char *v = getenv("UPVM_TRACE");
     pvm_tracing = v && strstr(v, "migrate") != NULL;
-    trace_t0 = upvm_now_ns();
 }
 
 void pvm_trace_line(const char *fmt, ...)
 {
     char line[512];
-    int n = snprintf(line, sizeof line, "upvm-trace node %d +%.3f ms: ", node_job_self(),
-                     (double)(upvm_now_ns() - trace_t0) / 1e6);
+    /* the monotonic clock, the same in every node: lines of several nodes
+     * sort into one story */
+    uint64_t now = upvm_now_ns();
+    int n = snprintf(line, sizeof line, "upvm-trace %llu.%06llu node %d: ",
+                     (unsigned long long)(now / 1000000000u),
+                     (unsigned long long)(now % 1000000000u / 1000u), node_job_self());
     va_list ap;
     va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof line)
