@@ -36,6 +36,13 @@
 
 static struct loader_image *cache;
 
+/* Images nobody uses are kept, up to this many (the most recently let go):
+ * a task that migrates away and back, or a program spawned again, finds
+ * its image parsed and bound (opening one is most of a small move's
+ * preparation, tens of µs). */
+#define IDLE_KEEP 4
+static int nidle;
+
 /* ------------------------------------------------------------ cache */
 
 static bool same_file(const struct loader_image *img, const struct stat *st)
@@ -214,6 +221,7 @@ struct loader_image *loader_image_open(const char *path, struct loader_error *er
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
         struct loader_image *cached = cache_find(&st);
         if (cached) {
+            nidle -= cached->refs == 0;
             cached->refs++;
             return cached;
         }
@@ -224,6 +232,7 @@ struct loader_image *loader_image_open(const char *path, struct loader_error *er
     struct loader_image *img = cache_find(&st);
     if (img) {
         close(fd);
+        nidle -= img->refs == 0;
         img->refs++;
         return img;
     }
@@ -240,12 +249,30 @@ struct loader_image *loader_image_open(const char *path, struct loader_error *er
     return img;
 }
 
+/* The idle image let go longest ago (the cache is newest first). */
+static struct loader_image *oldest_idle(void)
+{
+    struct loader_image *found = NULL;
+    for (struct loader_image *img = cache; img; img = img->next)
+        if (img->refs == 0)
+            found = img;
+    return found;
+}
+
 void loader_image_put(struct loader_image *img)
 {
     if (!img || --img->refs > 0)
         return;
+    /* newest first among the idle ones: to the head */
     cache_remove(img);
-    image_free(img);
+    img->next = cache;
+    cache = img;
+    if (++nidle <= IDLE_KEEP)
+        return;
+    struct loader_image *old = oldest_idle();
+    cache_remove(old);
+    image_free(old);
+    nidle--;
 }
 
 size_t loader_image_span(const struct loader_image *img) { return (size_t)img->span; }

@@ -60,7 +60,7 @@ struct loader_image {
     ino_t ino;
     struct timespec mtime;
     int refs;
-    struct loader_image *next; /* in the cache while refs > 0 */
+    struct loader_image *next; /* in the cache (refs 0: kept idle, image.c) */
 
     /* the memory image, relative to the base */
     struct loader_seg seg[LOADER_MAX_SEGS];

@@ -73,6 +73,13 @@ int mem_window_share(void) HIDDEN NODISCARD;
  * owns it, on another node, which frees it when the ULP ends there. */
 void mem_slot_evict(int i) HIDDEN;
 
+/* Does this process have nothing in slot i but its reservation (its
+ * mappings went with mem_slot_evict or mem_slot_free, and nothing was
+ * mapped since)?  Then a ULP arriving needs no eviction first.
+ * mem_slot_filling: the caller maps something in slot i now. */
+bool mem_slot_empty(int i) HIDDEN;
+void mem_slot_filling(int i) HIDDEN;
+
 /* Is slot i handed out (on any node of the job)? */
 bool mem_slot_taken(int i) HIDDEN;
 

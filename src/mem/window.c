@@ -66,6 +66,8 @@ static struct {
     uint32_t nwords;
     uint32_t hint;   /* no free bit in map[0 .. hint) */
     bool shared;     /* map is the job's (mem_window_share) */
+    uint64_t *empty; /* this process's: bit set = nothing mapped in the
+                      * slot but its reservation (NULL: none known) */
 } win;
 
 /* ------------------------------------------------------------ settings */
@@ -332,6 +334,10 @@ static bool slot_unmap(int i)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (p == MAP_FAILED)
         return false;
+    if (!win.empty)
+        win.empty = calloc(win.nwords, sizeof *win.empty);
+    if (win.empty)
+        win.empty[i / 64] |= 1ull << (i % 64);
 #if UPVM_ASAN
     /* A heap in the slot poisoned its free blocks; the next owner starts
      * clean (ASan releases the shadow pages of big ranges, so this is cheap). */
@@ -350,6 +356,17 @@ void mem_slot_evict(int i)
     if (!slot_unmap(i))
         fprintf(stderr, "upvm: cannot unmap slot %d after its ULP left: %s\n", i,
                 strerror(errno));
+}
+
+bool mem_slot_empty(int i)
+{
+    return win.empty && (win.empty[i / 64] >> (i % 64) & 1);
+}
+
+void mem_slot_filling(int i)
+{
+    if (win.empty)
+        win.empty[i / 64] &= ~(1ull << (i % 64));
 }
 
 bool mem_slot_taken(int i)

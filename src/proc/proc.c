@@ -323,6 +323,7 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
 {
     const struct mem_window *w = mem_window();
     size_t page = page_size();
+    mem_slot_filling(slot);
     struct slot_layout l = layout_of(img, slot, stack_size);
     char *base = l.base, *heap_lo = l.heap_lo;
     size_t image = (size_t)(l.guard - l.base);
