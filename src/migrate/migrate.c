@@ -352,13 +352,14 @@ static void layout(struct pvm_wbuf *w)
 
 static void expect_soon(void)
 {
-    static int spin_ok = -1;
-    if (spin_ok < 0) {
-        cpu_set_t cpus;
-        spin_ok = sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
-                  node_job_slots() <= CPU_COUNT(&cpus);
-    }
-    if (spin_ok)
+    cpu_set_t cpus;
+    static int ncpus = -1;
+    if (ncpus < 0)
+        ncpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    int running = 0;
+    for (int n = 0; n < node_job_slots(); n++)
+        running += node_job_up(n);
+    if (running <= ncpus)
         net_spin_until(upvm_now_ns() + MIGRATE_SPIN_NS);
 }
 
