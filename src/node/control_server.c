@@ -36,6 +36,7 @@
 #include "migrate/migrate.h"
 #include "net/net.h"
 #include "node/control.h"
+#include "node/board.h"
 #include "node/job.h"
 
 #define CONN_MAX        16       /* connections served at once; more wait in the backlog */
@@ -43,7 +44,7 @@
 #define PROBE_MS        100      /* how long a stale-socket probe may wait */
 #define THREAD_STACK    (256 * 1024)
 
-enum req_kind { REQ_PING, REQ_MIGRATE };
+enum req_kind { REQ_PING, REQ_MIGRATE, REQ_TASKS };
 
 /* One request, from its line to its reply. */
 struct ctl_req {
@@ -53,6 +54,7 @@ struct ctl_req {
     enum req_kind kind;
     int tid, node;
     char reply[CTL_REPLY_MAX];   /* no newline */
+    char *text;                  /* a reply of several lines (malloc'ed), or NULL */
 };
 
 /* A client connection (the server thread's). */
@@ -108,6 +110,7 @@ static void free_all(struct ctl_req *r)
 {
     while (r) {
         struct ctl_req *next = r->next;
+        free(r->text);
         free(r);
         r = next;
     }
@@ -141,10 +144,12 @@ static void to_server(struct ctl_req *r)
     if (!stopping)
         push(&S.out_tail, r);
     pthread_mutex_unlock(&S.lock);
-    if (stopping)
+    if (stopping) {
+        free(r->text);
         free(r);
-    else
+    } else {
         wake_server();
+    }
 }
 
 /* ------------------------------------------------------------ replies (scheduler thread) */
@@ -263,6 +268,36 @@ static void serve_migrate(struct ctl_req *r)
     }
 }
 
+/*
+ * Every running node's tasks, read from the boards in the job's shared
+ * segment (node/board.h): no node is asked, so the listing costs node 0 a
+ * few µs and no other node anything.  A snapshot: a task that starts,
+ * ends or moves at that instant may be missing, or listed on both nodes.
+ */
+static void serve_tasks(struct ctl_req *r)
+{
+    size_t len = 0;
+    FILE *f = open_memstream(&r->text, &len);
+    if (!f) {
+        snprintf(r->reply, sizeof r->reply, "error: out of memory");
+        return;
+    }
+    for (int n = 0; n < node_job_slots(); n++) {
+        if (!node_job_up(n))
+            continue;
+        const void *board = net_board(n);
+        int ntasks = node_board_ntasks(board);
+        fprintf(f, "node%d pid %d: %d task%s\n", n, node_board_pid(board),
+                ntasks > 0 ? ntasks : 0, ntasks == 1 ? "" : "s");
+        (void)node_board_print(f, board, "");
+    }
+    if (fclose(f) != 0 || !r->text) {
+        free(r->text);
+        r->text = NULL;
+        snprintf(r->reply, sizeof r->reply, "error: out of memory");
+    }
+}
+
 void node_ctl_serve(void)
 {
     atomic_store_explicit(&node_ctl_pending, 0, memory_order_relaxed);
@@ -271,7 +306,10 @@ void node_ctl_serve(void)
     pthread_mutex_unlock(&S.lock);
     while (r) {
         struct ctl_req *next = r->next;
-        if (r->kind == REQ_PING) {
+        if (r->kind == REQ_TASKS) {
+            serve_tasks(r);
+            to_server(r);
+        } else if (r->kind == REQ_PING) {
             snprintf(r->reply, sizeof r->reply, "job %ld nodes %d program %s",
                      node_ctl_where.pid, count_up(), S.program);
             to_server(r);
@@ -302,6 +340,19 @@ static void conn_reply(struct conn *c, const char *text)
     conn_close(c);
 }
 
+/* A reply of several lines (each ends with a newline), then close.  Not
+ * waiting: a client that does not read gets what the socket buffer held. */
+static void conn_reply_text(struct conn *c, const char *text)
+{
+    for (size_t off = 0, len = strlen(text); off < len;) {
+        ssize_t w = send(c->fd, text + off, len - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    conn_close(c);
+}
+
 /* The words of a request line into r; NULL, or the error reply. */
 static const char *parse_request(char *line, struct ctl_req *r, char *err, size_t len)
 {
@@ -314,8 +365,12 @@ static const char *parse_request(char *line, struct ctl_req *r, char *err, size_
         r->kind = REQ_PING;
         return n == 1 ? NULL : "error: ping takes no arguments";
     }
+    if (n && !strcmp(w[0], "tasks")) {
+        r->kind = REQ_TASKS;
+        return n == 1 ? NULL : "error: tasks takes no arguments";
+    }
     if (!n || strcmp(w[0], "migrate") != 0) {
-        snprintf(err, len, "error: unknown request '%.40s' (ping, migrate <tid> <node>)",
+        snprintf(err, len, "error: unknown request '%.40s' (ping, tasks, migrate <tid> <node>)",
                  n ? w[0] : "");
         return err;
     }
@@ -416,8 +471,11 @@ static void deliver_replies(void)
     while (r) {
         struct ctl_req *next = r->next;
         struct conn *c = &S.conn[r->conn];
-        if (c->fd >= 0 && c->gen == r->gen)
+        if (c->fd >= 0 && c->gen == r->gen && r->text)
+            conn_reply_text(c, r->text);
+        else if (c->fd >= 0 && c->gen == r->gen)
             conn_reply(c, r->reply);
+        free(r->text);
         free(r);
         r = next;
     }

@@ -167,7 +167,8 @@ jobs)
     run 1 "^error: no node7 in this job \(its nodes: node0 node1\)$" "$upvm" migrate "${W[0]}" 7
     run 1 "^error: no node9 in this job" "$upvm" migrate "0x${W[0]#t}" node9
     # what upvm never sends
-    run 0 "^error: unknown request 'frob' \(ping, migrate <tid> <node>\)$" "$raw" send "${S[0]}" $'frob\n'
+    run 0 "^error: unknown request 'frob' \(ping, tasks, migrate <tid> <node>\)$" "$raw" send "${S[0]}" $'frob\n'
+    run 0 "^error: tasks takes no arguments$" "$raw" send "${S[0]}" $'tasks 1\n'
     run 0 "^error: unknown request ''" "$raw" send "${S[0]}" $'\n'
     run 0 "^error: bad tid 'zz'" "$raw" send "${S[0]}" $'migrate zz 1\n'
     run 0 "^error: bad node 'x'" "$raw" send "${S[0]}" $'migrate t1 x\n'
@@ -275,9 +276,19 @@ refused)
     ;;
 migrate)
     start 0 run
+    # watching it: every task, on its node
+    master=$(awk '$1 == "master" { print $2 }' "$work/out0")
+    run 0 "^node1 pid [0-9]+: 1 task$" "$upvm" tasks
+    grep -Eq "^node0 pid ${P0[0]}: " <<<"$out" || fail "upvm tasks: node 0's pid: $out"
+    grep -Eq "^ .*\b$master/ctl-job\b" <<<"$out" || fail "upvm tasks: no $master: $out"
+    [ "$(grep -A1 '^node1 ' <<<"$out" | tail -1)" = " ${W[0]}/ctl-job" ] ||
+        fail "upvm tasks: ${W[0]} is not listed on node1: $out"
     t='[0-9]+\.[0-9] (us|ms|s)'
     run 0 "^ok ${W[0]} node1 -> node0 in $t \(obtrusiveness $t, [0-9.]+ (B|KiB|MiB|GiB)\)$" \
         "$upvm" migrate "${W[0]}" 0
+    run 0 "^node1 pid [0-9]+: 0 tasks$" "$upvm" tasks --job "${L[0]}"
+    grep -A1 '^node0 ' <<<"$out" | grep -q " ${W[0]}/ctl-job" ||
+        fail "upvm tasks: ${W[0]} is not listed on node0 after its move: $out"
     run 0 "^ok ${W[0]} node0 -> node1 in " "$upvm" migrate "${W[0]}" node1
     # the job's first task (started from the shell) moves too; node 0
     # still gets its exit status

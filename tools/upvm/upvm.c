@@ -163,7 +163,7 @@ static const char migrate_help[] =
     "  ok t80001 node1 -> node0 in 123.4 us (obtrusiveness 56.7 us, 1.0 MiB)\n"
     "or error: WHY.  TID as PVM writes it: t80001, 0x80001 or decimal; NODE\n"
     "as pvm_config names it, node0, or its number, 0.  Only process-mode\n"
-    "tasks move (programs built with upvmcc).\n"
+    "tasks move (programs built with upvmcc); upvm tasks lists a job's tasks.\n"
     "\n"
     "The job is reached through its control socket, which only its user can\n"
     "use: $XDG_RUNTIME_DIR/upvm/job-PID.sock, or /tmp/upvm-UID/job-PID.sock\n"
@@ -327,7 +327,7 @@ static int cmd_jobs(int argc, char **argv)
 
 /* The job to talk to: --job's, or the only one running.  Its pid, or the
  * exit status (negated) when there is none to choose. */
-static long pick_job(const char *dir, int have_dir, long want)
+static long pick_job(const char *cmd, const char *dir, int have_dir, long want)
 {
     static struct job jobs[MAX_JOBS];
     if (want > 0)
@@ -336,28 +336,27 @@ static long pick_job(const char *dir, int have_dir, long want)
     if (n == 1)
         return jobs[0].pid;
     if (n == 0) {
-        fprintf(stderr, "upvm migrate: no running UPVM job of yours (none in %s); only "
-                        "jobs of several nodes can be reached\n", dir);
+        fprintf(stderr, "upvm %s: no running UPVM job of yours (none in %s); only "
+                        "jobs of several nodes can be reached\n", cmd, dir);
         return -1;
     }
-    fprintf(stderr, "upvm migrate: %d jobs are running; say which with --job PID:\n", n);
+    fprintf(stderr, "upvm %s: %d jobs are running; say which with --job PID:\n", cmd, n);
     print_jobs(stderr, jobs, n);
     return -2;
 }
 
 /* Why a job could not be asked, as a line. */
-static int unreachable(long pid, const char *path, int rc)
+static int unreachable(const char *cmd, long pid, const char *path, int rc)
 {
     if (rc == -ENOENT)
-        fprintf(stderr, "upvm migrate: no job with pid %ld (no %s); upvm jobs lists the "
-                        "running ones\n", pid, path);
+        fprintf(stderr, "upvm %s: no job with pid %ld (no %s); upvm jobs lists the "
+                        "running ones\n", cmd, pid, path);
     else if (rc == -ECONNREFUSED || rc == -ECONNRESET)
-        fprintf(stderr, "upvm migrate: job %ld has ended\n", pid);
+        fprintf(stderr, "upvm %s: job %ld has ended\n", cmd, pid);
     else if (rc == -EAGAIN)
-        fprintf(stderr, "upvm migrate: job %ld did not answer within %d s\n", pid,
-                MIGRATE_MS / 1000);
+        fprintf(stderr, "upvm %s: job %ld did not answer in time\n", cmd, pid);
     else
-        fprintf(stderr, "upvm migrate: cannot reach job %ld through %s: %s\n", pid, path,
+        fprintf(stderr, "upvm %s: cannot reach job %ld through %s: %s\n", cmd, pid, path,
                 strerror(-rc));
     return 1;
 }
@@ -408,7 +407,7 @@ static int cmd_migrate(int argc, char **argv)
     int have = jobs_dir("migrate", dir, sizeof dir);
     if (have < 0)
         return 1;
-    long pid = pick_job(dir, have, want);
+    long pid = pick_job("migrate", dir, have, want);
     if (pid < 0)
         return (int)-pid;
     if (!ctl_sock_path(path, sizeof path, dir, pid))
@@ -416,8 +415,59 @@ static int cmd_migrate(int argc, char **argv)
     snprintf(req, sizeof req, "migrate t%x %d\n", (unsigned)tid, node);
     rc = ask(path, req, reply, sizeof reply, MIGRATE_MS);
     if (rc != 0)
-        return unreachable(pid, path, rc);
+        return unreachable("migrate", pid, path, rc);
     bool ok = strncmp(reply, "ok ", 3) == 0;
+    fputs(reply, ok ? stdout : stderr);
+    return ok ? 0 : 1;
+}
+
+static const char tasks_help[] =
+    "usage: upvm tasks [--job PID]\n"
+    "\n"
+    "List the tasks of a running job, node by node, as the nodes last wrote\n"
+    "them down (a snapshot: a task that starts, ends or moves at that instant\n"
+    "may be missing or listed twice):\n"
+    "  node0 pid 4711: 2 tasks\n"
+    "   t40001/master t40002/worker\n"
+    "  node1 pid 4712: 1 task\n"
+    "   t80001/worker\n"
+    "Then move one with upvm migrate TID NODE.\n"
+    "\n"
+    "Options:\n"
+    "  --job PID   the job (upvm jobs lists them); needed only when several\n"
+    "              run\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "Exit status: 0, 1 when no job answered, 2 for a usage error.\n";
+
+static int cmd_tasks(int argc, char **argv)
+{
+    long want = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(tasks_help, stdout);
+            return 0;
+        }
+        char *end;
+        if (!strcmp(argv[i], "--job") && i + 1 < argc &&
+            (want = strtol(argv[++i], &end, 10)) > 0 && !*end && want < 1L << 30)
+            continue;
+        return cmd_error("tasks", 2, "unknown argument (only --job PID)");
+    }
+    char dir[CTL_PATH_MAX], path[CTL_PATH_MAX];
+    static char reply[1 << 18];
+    int have = jobs_dir("tasks", dir, sizeof dir);
+    if (have < 0)
+        return 1;
+    long pid = pick_job("tasks", dir, have, want);
+    if (pid < 0)
+        return (int)-pid;
+    if (!ctl_sock_path(path, sizeof path, dir, pid))
+        return cmd_error("tasks", 1, "socket path too long");
+    int rc = ask(path, "tasks\n", reply, sizeof reply, PING_MS);
+    if (rc != 0)
+        return unreachable("tasks", pid, path, rc);
+    bool ok = strncmp(reply, "error: ", 7) != 0;
     fputs(reply, ok ? stdout : stderr);
     return ok ? 0 : 1;
 }
@@ -428,6 +478,7 @@ int main(int argc, char **argv)
         printf("usage: upvm run [-n N] PROGRAM [ARGS...]   (upvm run --help)\n"
                "       upvm migrate [--job PID] TID NODE    (upvm migrate --help)\n"
                "       upvm jobs                            (upvm jobs --help)\n"
+               "       upvm tasks [--job PID]               (upvm tasks --help)\n"
                "       upvm --version\n");
         return argc < 2 ? 2 : 0;
     }
@@ -439,6 +490,8 @@ int main(int argc, char **argv)
         return cmd_migrate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "jobs"))
         return cmd_jobs(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "tasks"))
+        return cmd_tasks(argc - 1, argv + 1);
     if (strcmp(argv[1], "run") != 0) {
         fprintf(stderr, "upvm: unknown command '%s' (upvm --help)\n", argv[1]);
         return 2;
