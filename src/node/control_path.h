@@ -24,8 +24,10 @@
 /* Room for a socket path (sizeof sockaddr_un.sun_path). */
 #define CTL_PATH_MAX 108
 
-/* The longest request line, newline included; replies are shorter than
- * CTL_REPLY_MAX. */
+/* The longest request line, newline included; one-line replies (ping,
+ * migrate, errors) are shorter than CTL_REPLY_MAX; `tasks` answers with a
+ * line per node and lines of its tasks, of any length, until the server
+ * closes. */
 #define CTL_REQUEST_MAX 256
 #define CTL_REPLY_MAX   512
 
