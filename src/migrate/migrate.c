@@ -48,6 +48,19 @@
 
 #define CHUNK_MAX ((size_t)256 << 10)
 
+/* The migration layer's frames, in its range (node/job.h). */
+enum migrate_frame_kind {
+    K_MIG_REQ = NODE_KINDS_MIGRATE, /* a: tid, b: request id, c: to; payload: int32 origin
+                                     * (routed like a message) */
+    K_MIG_DONE,     /* a: request id, b: rc; payload: struct + why */
+    K_MIG_PREP,     /* a: tid; payload: proc_move + layout */
+    K_MIG_PREP_ACK, /* a: tid, b: rc; payload: why */
+    K_MIG_STATE,    /* a: tid; payload: core, request, PVM state */
+    K_MIG_DATA,     /* a: tid, c: last; payload: uint64 address, bytes */
+    K_MIG_ACK,      /* a: tid; payload: uint64 bytes received so far */
+};
+_Static_assert(K_MIG_ACK < NODE_KINDS_FREE, "migrate's frame kinds overflow its range");
+
 /* ------------------------------------------------------------ requests */
 
 /* A request this node made, waiting for its answer. */
@@ -325,21 +338,21 @@ static void accept_request_checked(int tid, int to, int origin, int id,
 /* The libraries of this node and where they are: "address name" lines. */
 static int layout_line(struct dl_phdr_info *info, size_t size, void *ctx)
 {
-    struct pvm_wbuf *w = ctx;
+    struct bytes_out *w = ctx;
     if (!info->dlpi_name || !*info->dlpi_name)
         return 0;
     char line[512];
     int n = snprintf(line, sizeof line, "%lx %s\n", (unsigned long)info->dlpi_addr,
                      info->dlpi_name);
     if (n > 0 && (size_t)n < sizeof line)
-        pvm_wput(w, line, (size_t)n);
+        bytes_put(w, line, (size_t)n);
     return 0;
 }
 
-static void layout(struct pvm_wbuf *w)
+static void layout(struct bytes_out *w)
 {
     dl_iterate_phdr(layout_line, w);
-    pvm_wput(w, "", 1);
+    bytes_put(w, "", 1);
 }
 
 /*
@@ -410,8 +423,8 @@ static bool move_task(struct pending *p)
     if (!p->prepared) {
         struct proc_move info;
         proc_move_info(pr, &info);
-        struct pvm_wbuf w = {0};
-        pvm_wput(&w, &info, sizeof info);
+        struct bytes_out w = {0};
+        bytes_put(&w, &info, sizeof info);
         layout(&w);
         struct node_frame f = {K_MIG_PREP, p->tid, 0, 0};
         pvm_trace("t%x: asking node %d to prepare", (unsigned)p->tid, p->to);
@@ -457,7 +470,7 @@ static bool move_task(struct pending *p)
         return false;
     }
     /* 3: freeze, flush, state */
-    struct pvm_wbuf st = {0};
+    struct bytes_out st = {0};
     if (pvm_move_pack(t, &st) != 0) {
         free(st.p);
         struct node_frame c = {K_MIG_PREP, p->tid, 1, 0};
@@ -577,7 +590,7 @@ static struct incoming *incoming_of(int tid)
  * address here?  NULL, or the first that is not, described in why. */
 static bool layout_matches(const char *theirs, char *why, size_t len)
 {
-    struct pvm_wbuf mine = {0};
+    struct bytes_out mine = {0};
     layout(&mine);
     bool ok = !mine.oom;
     for (const char *line = theirs; ok && *line;) {
@@ -826,11 +839,11 @@ void migrate_init(void)
 int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
 {
     if (!pvm_multi())
-        return PvmNotImpl;
+        return -ENOSYS;
     ensure();
     struct request *q = malloc(sizeof *q);
     if (!q)
-        return PvmSysErr;
+        return -ENOMEM;
     *q = (struct request){.id = ++M.next_id, .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
     list_push_back(&M.requests, &q->link);
     if (pvm_task_by_tid(tid)) {
@@ -846,7 +859,7 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
         node_send(node, &f, &origin, sizeof origin, NULL, 0) != 0) {
         list_unlink(&q->link);
         free(q);
-        return PvmNoTask;
+        return -ESRCH;
     }
     return 0;
 }
@@ -920,8 +933,12 @@ int upvm_migrate(int tid, int node)
     struct sync_wait w = {false};
     int rc = migrate_request_async(tid, node, sync_done, &w);
     if (rc != 0) {
-        snprintf(M.why, sizeof M.why, "no task t%x in this job", (unsigned)tid);
-        return rc;
+        if (rc == -ESRCH)
+            snprintf(M.why, sizeof M.why, "no task t%x in this job", (unsigned)tid);
+        else
+            snprintf(M.why, sizeof M.why, "cannot ask for t%x's move: %s", (unsigned)tid,
+                     strerror(-rc));
+        return pvm_code_from_errno(rc);
     }
     while (!w.done)
         (void)core_block(&M.answers, -1);

@@ -32,13 +32,14 @@ typedef void (*migrate_done_fn)(void *ctx, const struct migrate_result *r);
  * Ask for task tid to move to node `to`, from any code on the scheduler
  * thread that must not block (the control socket's server): done(ctx, r)
  * is called once, later, on the scheduler thread, when the task runs on
- * `to` or the request failed.  Returns 0, or a PVM error code when the
- * request could not even be sent (done is then not called).
+ * `to` or the request failed.  Returns 0, or when the request could not
+ * even be sent (done is then not called) -ESRCH (no such task), -ENOSYS
+ * (a job of one node), -ENOMEM.
  */
 int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx) HIDDEN;
 
-/* Register this node's migration frames (every node of a job of several,
- * at its start: pvm_job_start). */
+/* Register this node's migration frames and hooks (every node of a job of
+ * several, at its start: src/run). */
 void migrate_init(void) HIDDEN;
 
 #endif /* UPVM_MIGRATE_H */

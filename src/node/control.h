@@ -25,6 +25,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "node/control_path.h"
@@ -47,6 +48,28 @@ void node_ctl_prepare(pid_t launcher) HIDDEN;
 /* The launcher, when every node is gone: remove the socket (and its
  * directory if it is empty now).  Safe to call when there is none. */
 void node_ctl_cleanup(void) HIDDEN;
+
+/* What a finished move reports to the socket's client. */
+struct node_ctl_moved {
+    const char *why;          /* NULL: it moved; else the refusal, a sentence */
+    int tid, from, to;        /* from: the node it left (-1 if unknown) */
+    uint64_t total_ns, obtrusive_ns, bytes;
+};
+typedef void (*node_ctl_moved_fn)(void *req, const struct node_ctl_moved *m);
+
+/* What the socket's requests call: registered by the layers above (src/run
+ * wires in src/migrate), since the node layer does not move tasks itself. */
+struct node_ctl_ops {
+    /* Move task tid to the running node `to`: done(req, m) is called
+     * once, later, on the scheduler thread.  0; or -ESRCH (no such task),
+     * -ENOSYS, -ENOMEM, and done is not called. */
+    int (*migrate)(int tid, int to, node_ctl_moved_fn done, void *req);
+};
+
+/* Before the job starts: the requests' ops and the program's name that
+ * `upvm jobs` shows (its directory is dropped).  Without ops, a migrate
+ * request is answered "not implemented". */
+void node_ctl_set_ops(const struct node_ctl_ops *ops, const char *program) HIDDEN;
 
 /* Node 0 of a job of several, once, on the scheduler thread: create the
  * socket and start serving it.  A failure is said on stderr (the job runs

@@ -31,9 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <pvm3.h>
-
-#include "migrate/migrate.h"
 #include "net/net.h"
 #include "node/control.h"
 #include "node/board.h"
@@ -77,7 +74,8 @@ static struct {
     bool stopping;
     struct ctl_req *inflight;    /* migrations under way (scheduler thread) */
     struct conn conn[CONN_MAX];
-    char program[64];
+    char program[64];            /* for ping */
+    struct node_ctl_ops ops;     /* what requests call (src/run registers them) */
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .lfd = -1, .efd = -1};
 
 atomic_int node_ctl_pending;
@@ -180,21 +178,9 @@ static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
     return buf;
 }
 
-/* When a refusal comes without its sentence. */
-static const char *rc_text(int rc)
+static void reply_error(struct ctl_req *r, const char *why)
 {
-    switch (rc) {
-    case PvmBadParam: return "bad parameter";
-    case PvmNoTask:   return "no such task";
-    case PvmNotImpl:  return "not implemented";
-    case PvmSysErr:   return "system error";
-    default:          return "failed";
-    }
-}
-
-static void reply_error(struct ctl_req *r, int rc, const char *why)
-{
-    snprintf(r->reply, sizeof r->reply, "error: %s", why && *why ? why : rc_text(rc));
+    snprintf(r->reply, sizeof r->reply, "error: %s", why);
 }
 
 static void inflight_remove(struct ctl_req *r)
@@ -207,12 +193,12 @@ static void inflight_remove(struct ctl_req *r)
     }
 }
 
-static void migrate_done(void *ctx, const struct migrate_result *m)
+static void migrate_done(void *ctx, const struct node_ctl_moved *m)
 {
     struct ctl_req *r = ctx;
     inflight_remove(r);
-    if (m->rc != 0) {
-        reply_error(r, m->rc, m->why);
+    if (m->why) {
+        reply_error(r, m->why);
     } else {
         char from[16] = "node?", total[32], obtr[32], bytes[32];
         if (m->from >= 0)
@@ -257,13 +243,15 @@ static void serve_migrate(struct ctl_req *r)
     r->next = S.inflight;
     S.inflight = r;
     /* r may be answered, and freed, before this returns 0: not touched then */
-    int rc = migrate_request_async(r->tid, r->node, migrate_done, r);
+    int rc = S.ops.migrate ? S.ops.migrate(r->tid, r->node, migrate_done, r) : -ENOSYS;
     if (rc != 0) {
-        char why[64] = "";
-        if (rc == PvmNoTask) /* as upvm_migrate says it */
+        char why[64];
+        if (rc == -ESRCH) /* as upvm_migrate says it */
             snprintf(why, sizeof why, "no task t%x in this job", (unsigned)r->tid);
+        else
+            snprintf(why, sizeof why, "%s", strerror(-rc));
         inflight_remove(r);
-        reply_error(r, rc, why);
+        reply_error(r, why);
         to_server(r);
     }
 }
@@ -581,42 +569,6 @@ static void *server_main(void *arg)
 
 /* ------------------------------------------------------------ start, stop (scheduler) */
 
-/* The program the job runs, for ping: "upvm run [options] PROG ..." gives
- * PROG, anything else its argv[0]; without its directory. */
-static void find_program(char *out, size_t len)
-{
-    char buf[4096];
-    const char *argv[64];
-    int argc = 0, fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    for (char *s = buf; s < buf + (n > 0 ? n : 0) && argc < 64; s += strlen(s) + 1)
-        argv[argc++] = s;
-    const char *prog = argc ? argv[0] : "?";
-    const char *base = strrchr(prog, '/');
-    if (argc > 1 && !strcmp(base ? base + 1 : prog, "upvm") && !strcmp(argv[1], "run")) {
-        for (int i = 2; i < argc; i++) {
-            if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--nodes") ||
-                !strcmp(argv[i], "--placement")) {
-                i++; /* and its value */
-                continue;
-            }
-            if (!strcmp(argv[i], "--") && i + 1 < argc) {
-                prog = argv[i + 1];
-                break;
-            }
-            if (argv[i][0] != '-') {
-                prog = argv[i];
-                break;
-            }
-        }
-    }
-    base = strrchr(prog, '/');
-    snprintf(out, len, "%s", base ? base + 1 : prog);
-}
-
 /* Bind the temporary name, then rename it into place once it listens, so
  * that a socket under the real name always answers while its job lives
  * (sweep_stale relies on that).  The listening socket, or -1 with why. */
@@ -693,6 +645,13 @@ static int start_thread(void)
     return rc == 0 ? 0 : -1;
 }
 
+void node_ctl_set_ops(const struct node_ctl_ops *ops, const char *program)
+{
+    S.ops = *ops;
+    const char *base = strrchr(program, '/');
+    snprintf(S.program, sizeof S.program, "%s", base ? base + 1 : program);
+}
+
 void node_ctl_start(void)
 {
     if (S.started)
@@ -706,7 +665,6 @@ void node_ctl_start(void)
         S.conn[i].fd = -1;
     S.in_tail = &S.in;
     S.out_tail = &S.out;
-    find_program(S.program, sizeof S.program);
     if (S.efd >= 0 && start_thread() == 0) {
         S.started = true;
         return;

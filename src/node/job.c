@@ -18,15 +18,8 @@
 #include "node/job.h"
 #include "node/launch.h"
 #include "node/control.h"
-
-/* The node layer's own frame kinds. */
-enum {
-    K_PROBE = 1,     /* a: wave */
-    K_PROBE_ACK,     /* a: wave, b: idle, c: live ULPs; payload: u64 sent, recvd */
-    K_SHUTDOWN,      /* a: enum shutdown_mode */
-    K_BYE,           /* a node is about to exit after a shutdown */
-    K_GONE_ACK,      /* a: a dead node, b: notifications delivered for it here */
-};
+#include "node/kinds.h"
+#include "node/rpc.h"
 
 enum shutdown_mode { SHUT_DONE, SHUT_STUCK, SHUT_DEADLOCK, SHUT_LOST, SHUT_DELETED };
 
@@ -46,7 +39,8 @@ static struct {
     bool multi;
     int self, slots;
     node_frame_fn handlers[NODE_KIND_MAX];
-    struct node_job_hooks hooks;
+    const struct node_job_hooks *hooks[NODE_HOOKS_MAX];
+    int nhooks;
     struct queued *qhead[NODE_MAX], *qtail[NODE_MAX];
     int nqueued;
     uint32_t events_seen;
@@ -137,15 +131,45 @@ void node_on_frame(unsigned kind, node_frame_fn fn)
         J.handlers[kind] = fn;
 }
 
-void node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len)
+bool node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len)
 {
-    if (f->kind < NODE_KIND_MAX && J.handlers[f->kind])
-        J.handlers[f->kind](src, f, payload, len);
+    if (f->kind >= NODE_KIND_MAX || !J.handlers[f->kind])
+        return false;
+    J.handlers[f->kind](src, f, payload, len);
+    return true;
 }
 
-void node_job_set_hooks(const struct node_job_hooks *h)
+int node_job_add_hooks(const struct node_job_hooks *h)
 {
-    J.hooks = *h;
+    if (J.nhooks == NODE_HOOKS_MAX)
+        return -ENOSPC;
+    J.hooks[J.nhooks++] = h;
+    return 0;
+}
+
+/* Every layer's peer_gone, in registration order: the notifications they
+ * delivered, together. */
+static int hooks_peer_gone(int n, int status, bool deleted)
+{
+    int fired = 0;
+    for (int i = 0; i < J.nhooks; i++)
+        if (J.hooks[i]->peer_gone)
+            fired += J.hooks[i]->peer_gone(n, status, deleted);
+    return fired;
+}
+
+static void hooks_peer_up(int n)
+{
+    for (int i = 0; i < J.nhooks; i++)
+        if (J.hooks[i]->peer_up)
+            J.hooks[i]->peer_up(n);
+}
+
+static void hooks_describe_stuck(void)
+{
+    for (int i = 0; i < J.nhooks; i++)
+        if (J.hooks[i]->describe_stuck)
+            J.hooks[i]->describe_stuck();
 }
 
 /* ------------------------------------------------------------ sending */
@@ -281,7 +305,8 @@ static void node_gone(int n)
     drop_queue(n);
     bool deleted = J.deleting[n];
     int status = net_peer_status(n);
-    int fired = J.hooks.peer_gone ? J.hooks.peer_gone(n, status, deleted) : 0;
+    node_rpc_node_gone(n); /* its answers never come */
+    int fired = hooks_peer_gone(n, status, deleted);
     if (J.self != 0) {
         if (n != 0)
             send_bare(0, K_GONE_ACK, n, fired, 0);
@@ -308,8 +333,8 @@ static void membership_changed(void)
         J.known[n] = now;
         if (now == NET_PEER_GONE && (was == NET_PEER_UP || was == NET_PEER_STARTING))
             node_gone(n);
-        else if (now == NET_PEER_UP && J.hooks.peer_up)
-            J.hooks.peer_up(n);
+        else if (now == NET_PEER_UP)
+            hooks_peer_up(n);
     }
 }
 
@@ -429,8 +454,7 @@ static void wave_done(void)
         up += J.known[n] == NET_PEER_UP;
     fprintf(stderr, "upvm: deadlock: every ULP of the job's %d node(s) is blocked and no "
                     "message is in flight:\n", up);
-    if (J.hooks.describe_stuck)
-        J.hooks.describe_stuck();
+    hooks_describe_stuck();
     fflush(stderr);
     shutdown_all(SHUT_DEADLOCK);
     fprintf(stderr, "upvm: check the program's receives, barriers and joins; the job ends "
@@ -648,8 +672,7 @@ static _Noreturn void leave(void)
 {
     int code = 0;
     if (J.shutdown_mode == SHUT_STUCK || J.shutdown_mode == SHUT_DEADLOCK) {
-        if (J.hooks.describe_stuck)
-            J.hooks.describe_stuck();
+        hooks_describe_stuck();
         code = J.shutdown_mode == SHUT_DEADLOCK ? 70 : 0;
     }
     fflush(NULL);
@@ -690,8 +713,7 @@ int node_job_finish(int status)
     if (J.verdict == 2) {
         fprintf(stderr, "upvm: main exited; %ld ULP(s) of the job still waiting for "
                         "messages were ended with it:\n", J.sum_live);
-        if (J.hooks.describe_stuck)
-            J.hooks.describe_stuck();
+        hooks_describe_stuck();
     }
     shutdown_all(J.verdict == 2 ? SHUT_STUCK : SHUT_DONE);
     return status;
@@ -755,6 +777,7 @@ int node_job_start(int nnodes)
     node_on_frame(K_SHUTDOWN, on_shutdown);
     node_on_frame(K_BYE, on_bye);
     node_on_frame(K_GONE_ACK, on_gone_ack);
+    node_rpc_init();
     core_set_idle_ops(&job_idle_ops);
     if (node == 0)
         node_ctl_start();

@@ -49,9 +49,16 @@ struct node_frame {
     int32_t a, b, c;
 };
 
-/* Kinds below this are the node layer's own. */
-#define NODE_KIND_USER 16
-#define NODE_KIND_MAX  64
+/*
+ * Frame kinds, one range per layer (docs/architecture.md): each layer
+ * numbers its kinds from its base, privately, and registers a handler per
+ * kind with node_on_frame.  A new layer takes the next free range.
+ */
+#define NODE_KINDS_NODE    0  /* node: probes, goodbyes, votes, request replies */
+#define NODE_KINDS_PVM     16 /* pvm: messages, spawn, notify, groups, ... */
+#define NODE_KINDS_MIGRATE 40 /* migrate: the protocol's steps */
+#define NODE_KINDS_FREE    48 /* the first kind no layer owns yet */
+#define NODE_KIND_MAX      64
 
 typedef void (*node_frame_fn)(int src, const struct node_frame *f, const void *payload,
                               size_t len);
@@ -88,9 +95,10 @@ const char *node_job_name(int n, char *buf, size_t len) HIDDEN;
 
 void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
 
-/* Hand a frame that was kept aside (a migration's flush holds some) to its
- * kind's handler, as if it had just come from src. */
-void node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len) HIDDEN;
+/* Hand a frame that was kept aside (a migration's flush holds some) or
+ * made here (a request to this node itself) to its kind's handler, as if
+ * it had just come from src.  False when the kind has no handler. */
+bool node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len) HIDDEN;
 
 /* Send frame hdr (kind in hdr->kind) with the payload p1 + p2 to dst.
  * 0, -EHOSTDOWN (dst not running), -EINVAL, -ENOMEM. */
@@ -118,7 +126,11 @@ struct node_job_hooks {
     void (*describe_stuck)(void);
 };
 
-void node_job_set_hooks(const struct node_job_hooks *h) HIDDEN;
+/* Register h (kept, not copied) after those registered before: every
+ * layer that keeps state per node (pvm's watches, migrate's moves) learns
+ * of a peer's death this way.  peer_gone results add up.  0 or -ENOSPC. */
+#define NODE_HOOKS_MAX 8
+int node_job_add_hooks(const struct node_job_hooks *h) HIDDEN;
 
 /* Node 0: start a new node in a free slot.  Its number, or -ENOSPC. The
  * node is up when node_job_up says so (a frame to it waits until then). */

@@ -22,7 +22,6 @@
 
 #include "mem/mem.h"
 #include "proc/proc.h"
-#include "pvm/pvm.h"
 
 /* One tagged stream: the ULP it belongs to and its unfinished line. */
 struct tagged {
@@ -42,12 +41,20 @@ static bool tagging(void)
     return on;
 }
 
-/* "[t40002] " for a PVM task, "[ULP 7] " before it enrolled. */
+static proc_output_namer_fn namer;
+
+void proc_output_set_namer(proc_output_namer_fn fn)
+{
+    namer = fn;
+}
+
+/* "[t40002] " for a PVM task (the namer says), "[ULP 7] " otherwise. */
 static int tag_of(const struct ulp *u, char *buf, size_t len)
 {
-    const struct pvm_task *t = u->ext[ULP_EXT_PVM];
-    return t ? snprintf(buf, len, "[t%x] ", (unsigned)t->tid)
-             : snprintf(buf, len, "[ULP %d] ", u->id);
+    char name[32];
+    if (namer && namer(u, name, sizeof name) > 0)
+        return snprintf(buf, len, "[%s] ", name);
+    return snprintf(buf, len, "[ULP %d] ", u->id);
 }
 
 static void emit(struct tagged *s, const char *data, size_t n)

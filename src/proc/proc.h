@@ -124,6 +124,11 @@ void *proc_resolve(const char *name, void *p) HIDDEN;
  * UPVM_OUTPUT_TIDS is set), close them at its end, and the names the loader
  * binds for them (stdout, stderr; printf & co. when tagging). */
 void proc_output_open(struct proc *p, struct ulp *u) HIDDEN;
+/* How a tagged line names its ULP ("t40002"): the layer that gives ULPs
+ * names registers it (pvm); it writes at most len bytes and returns the
+ * name's length, 0 for a ULP it does not know ("ULP 7" is used then). */
+typedef int (*proc_output_namer_fn)(const struct ulp *u, char *buf, size_t len);
+void proc_output_set_namer(proc_output_namer_fn fn) HIDDEN;
 void proc_output_close(struct proc *p) HIDDEN;
 /* Before p leaves the node: what it wrote is written out, except an
  * unfinished tagged line, which goes with it (proc_output_open takes it

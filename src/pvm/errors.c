@@ -8,6 +8,7 @@
  * Texts and report formats are those of PVM 3.4.6 (docs/reference,
  * section 17): "libpvm [t40001]: pvm_send(): Bad parameter".
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -65,6 +66,23 @@ const char *pvm_errtext(int code)
     if (code > 0 || -code >= pvm_nerr)
         return "Unknown Error";
     return pvm_errlist[-code];
+}
+
+int pvm_code_from_errno(int rc)
+{
+    switch (rc) {
+    case -EINVAL:    return PvmBadParam;
+    case -ENOMEM:    return PvmNoMem;
+    case -EBADMSG:   return PvmBadMsg;
+    case -ENODATA:   return PvmNoData;
+    case -EOVERFLOW: return PvmOverflow;
+    case -ENOSYS:    return PvmNotImpl;
+    case -EBADF:     return PvmNoBuf;
+    case -ESRCH:     return PvmNoTask;
+    case -EHOSTDOWN: return PvmHostFail;
+    case -ENOSPC:    return PvmOutOfRes;
+    default:         return rc >= 0 ? rc : PvmSysErr;
+    }
 }
 
 const char *pvm_whoami(char *buf, size_t len)

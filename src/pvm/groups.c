@@ -124,7 +124,7 @@ static void release(list_link_t *list, int result)
     list_link_t *l;
     while ((l = list_pop_front(list))) {
         struct grp_waiter *w = list_entry(l, struct grp_waiter, link);
-        pvm_rpc_reply(w->node, w->request, result, NULL, 0);
+        node_rpc_reply(w->node, w->request, result, NULL, 0);
         free(w);
     }
 }
@@ -401,14 +401,14 @@ static void reply_view(int node, int request, const struct grp *g)
     size_t len = (3 + (size_t)g->cap) * sizeof(int);
     int *v = malloc(len);
     if (!v) {
-        pvm_rpc_reply(node, request, PvmNoMem, NULL, 0);
+        node_rpc_reply(node, request, PvmNoMem, NULL, 0);
         return;
     }
     v[0] = (int)g->state;
     v[1] = g->ntids;
     v[2] = g->cap;
     memcpy(v + 3, g->tids, (size_t)g->cap * sizeof(int));
-    pvm_rpc_reply(node, request, 0, v, len);
+    node_rpc_reply(node, request, 0, v, len);
     free(v);
 }
 
@@ -420,7 +420,7 @@ void pvm_groups_serve(int src, const struct node_frame *f, const void *p, size_t
     int tid;
     const char *name = (const char *)p + sizeof tid;
     if (len < sizeof tid + 1 || name[len - sizeof tid - 1] != '\0') {
-        pvm_rpc_reply(src, f->b, PvmSysErr, NULL, 0);
+        node_rpc_reply(src, f->b, PvmSysErr, NULL, 0);
         return;
     }
     memcpy(&tid, p, sizeof tid);
@@ -452,7 +452,7 @@ void pvm_groups_serve(int src, const struct node_frame *f, const void *p, size_t
     case GRQ_GONE: table_task_gone(tid); return; /* no answer */
     case GRQ_DUMP: pvm_gsdump_here(); rc = 0; break;
     }
-    pvm_rpc_reply(src, f->b, rc, NULL, 0);
+    node_rpc_reply(src, f->b, rc, NULL, 0);
 }
 
 void pvm_groups_node_gone(int n)

@@ -280,7 +280,7 @@ static void reply_lookup(int node, int request, int rc, msg_buf_t *msg)
         rc = PvmNoMem;
         len = 0;
     }
-    pvm_rpc_reply(node, request, rc, wire, len);
+    node_rpc_reply(node, request, rc, wire, len);
     free(wire);
     msg_buf_unref(msg);
 }
@@ -296,7 +296,7 @@ static void serve_lookup(int src, int request, const struct mb_wire *q, const ch
     size_t nlen = strlen(name) + 1;
     struct mb_waiter *w = malloc(sizeof *w + nlen);
     if (!w) {
-        pvm_rpc_reply(src, request, PvmNoMem, NULL, 0);
+        node_rpc_reply(src, request, PvmNoMem, NULL, 0);
         return;
     }
     *w = (struct mb_waiter){.tid = q->tid, .node = src, .request = request,
@@ -317,7 +317,7 @@ static void serve_info(int src, int request, const char *pattern)
     }
     unsigned char *buf = malloc(len + 1), *p = buf;
     if (!buf) {
-        pvm_rpc_reply(src, request, PvmNoMem, NULL, 0);
+        node_rpc_reply(src, request, PvmNoMem, NULL, 0);
         return;
     }
     list_for_each(l, &mb_classes) {
@@ -335,7 +335,7 @@ static void serve_info(int src, int request, const char *pattern)
             p += sizeof v;
         }
     }
-    pvm_rpc_reply(src, request, 0, buf, len);
+    node_rpc_reply(src, request, 0, buf, len);
     free(buf);
 }
 
@@ -346,7 +346,7 @@ static void serve_put(int src, int request, const struct mb_wire *q, const char 
     int rc = msg_buf_deserialize(wire, len, &msg);
     if (rc == 0 && (rc = mb_insert(q->tid, name, q->index, q->flags, msg)) < 0)
         msg_buf_unref(msg);
-    pvm_rpc_reply(src, request, rc, NULL, 0);
+    node_rpc_reply(src, request, rc, NULL, 0);
     if (rc >= 0)
         wake_waiters(name);
 }
@@ -358,7 +358,7 @@ void pvm_mbox_serve(int src, const struct node_frame *f, const void *p, size_t l
     const char *name = (const char *)p + sizeof q;
     const char *nul = len > sizeof q ? memchr(name, 0, len - sizeof q) : NULL;
     if (!nul) {
-        pvm_rpc_reply(src, f->b, PvmSysErr, NULL, 0);
+        node_rpc_reply(src, f->b, PvmSysErr, NULL, 0);
         return;
     }
     memcpy(&q, p, sizeof q);
@@ -368,10 +368,10 @@ void pvm_mbox_serve(int src, const struct node_frame *f, const void *p, size_t l
         serve_put(src, f->b, &q, name, rest, len - (size_t)(rest - (const char *)p));
         break;
     case MBQ_LOOKUP: serve_lookup(src, f->b, &q, name); break;
-    case MBQ_DELETE: pvm_rpc_reply(src, f->b, mb_delete(q.tid, name, q.index), NULL, 0); break;
+    case MBQ_DELETE: node_rpc_reply(src, f->b, mb_delete(q.tid, name, q.index), NULL, 0); break;
     case MBQ_INFO: serve_info(src, f->b, name); break;
     case MBQ_GONE: tidy_entries(q.tid); break; /* told, not asked */
-    default: pvm_rpc_reply(src, f->b, PvmBadParam, NULL, 0); break;
+    default: node_rpc_reply(src, f->b, PvmBadParam, NULL, 0); break;
     }
 }
 

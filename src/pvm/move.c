@@ -20,67 +20,15 @@
 #include "pvm/move.h"
 #include "pvm/remote.h"
 
-/* ------------------------------------------------------------ wire */
-
-void pvm_wput(struct pvm_wbuf *w, const void *p, size_t n)
-{
-    if (w->oom)
-        return;
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 4096;
-        while (cap < w->len + n)
-            cap *= 2;
-        unsigned char *q = realloc(w->p, cap);
-        if (!q) {
-            w->oom = true;
-            return;
-        }
-        w->p = q;
-        w->cap = cap;
-    }
-    if (n && p) /* p NULL: room only */
-        memcpy(w->p + w->len, p, n);
-    w->len += n;
-}
-
-void pvm_w32(struct pvm_wbuf *w, int32_t v) { pvm_wput(w, &v, sizeof v); }
-void pvm_w64(struct pvm_wbuf *w, uint64_t v) { pvm_wput(w, &v, sizeof v); }
-
-bool pvm_rget(struct pvm_rbuf *r, void *p, size_t n)
-{
-    if (r->bad || (size_t)(r->end - r->p) < n) {
-        r->bad = true;
-        memset(p, 0, n);
-        return false;
-    }
-    memcpy(p, r->p, n);
-    r->p += n;
-    return true;
-}
-
-int32_t pvm_r32(struct pvm_rbuf *r)
-{
-    int32_t v;
-    pvm_rget(r, &v, sizeof v);
-    return v;
-}
-
-uint64_t pvm_r64(struct pvm_rbuf *r)
-{
-    uint64_t v;
-    pvm_rget(r, &v, sizeof v);
-    return v;
-}
-
 /* A message: its serialised form, length first. */
-static void put_msg(struct pvm_wbuf *w, const msg_buf_t *b)
+static void put_msg(struct bytes_out *w, const msg_buf_t *b)
 {
     size_t n = msg_buf_serial_size(b);
-    pvm_w64(w, n);
+    bytes_put64(w, n);
     if (w->oom)
         return;
     size_t at = w->len;
-    pvm_wput(w, NULL, n); /* room */
+    bytes_put(w, NULL, n); /* room */
     if (w->oom)
         return;
     w->len = at;
@@ -90,9 +38,9 @@ static void put_msg(struct pvm_wbuf *w, const msg_buf_t *b)
     w->len = at + wrote;
 }
 
-static msg_buf_t *get_msg(struct pvm_rbuf *r)
+static msg_buf_t *get_msg(struct bytes_in *r)
 {
-    uint64_t n = pvm_r64(r);
+    uint64_t n = bytes_get64(r);
     if (r->bad || (uint64_t)(r->end - r->p) < n) {
         r->bad = true;
         return NULL;
@@ -120,52 +68,52 @@ static int queue_index(const struct pvm_task *t, const struct pvm_qmsg *q)
     return -1;
 }
 
-int pvm_move_pack(struct pvm_task *t, struct pvm_wbuf *w)
+int pvm_move_pack(struct pvm_task *t, struct bytes_out *w)
 {
     if (pvm_task_own_sibs(t) != 0)
         return PvmNoMem;
     size_t nlen = strlen(t->name) + 1;
-    pvm_w64(w, nlen);
-    pvm_wput(w, t->name, nlen);
+    bytes_put64(w, nlen);
+    bytes_put(w, t->name, nlen);
     /* the queue, oldest first */
     int32_t nq = 0;
     list_for_each(l, &t->inq) nq++;
-    pvm_w32(w, nq);
+    bytes_put32(w, nq);
     list_for_each(l, &t->inq) {
         struct pvm_qmsg *q = list_entry(l, struct pvm_qmsg, link);
-        pvm_w32(w, q->lbid);
-        pvm_w64(w, msg_buf_tell(q->buf));
+        bytes_put32(w, q->lbid);
+        bytes_put64(w, msg_buf_tell(q->buf));
         put_msg(w, q->buf);
     }
     /* buffer ids */
     int32_t nb = 0;
     for (int id = 1; id < t->nbufs; id++)
         nb += t->bufs[id].buf != NULL;
-    pvm_w32(w, nb);
+    bytes_put32(w, nb);
     for (int id = 1; id < t->nbufs; id++) {
         const struct pvm_bufslot *s = &t->bufs[id];
         if (!s->buf)
             continue;
-        pvm_w32(w, id);
-        pvm_w32(w, s->ctx_set);
+        bytes_put32(w, id);
+        bytes_put32(w, s->ctx_set);
         int qi = s->queued ? queue_index(t, s->queued) : -1;
-        pvm_w32(w, qi);
+        bytes_put32(w, qi);
         if (qi < 0) {
-            pvm_w64(w, msg_buf_tell(s->buf));
+            bytes_put64(w, msg_buf_tell(s->buf));
             put_msg(w, s->buf);
         }
     }
     /* notifications others asked for on t's exit */
     int32_t nw = 0;
     list_for_each(l, &t->watchers) nw++;
-    pvm_w32(w, nw);
+    bytes_put32(w, nw);
     list_for_each(l, &t->watchers) {
         const struct pvm_watch *x = list_entry(l, struct pvm_watch, link);
         int32_t rec[4] = {x->watcher, x->tag, x->ctx, x->what};
-        pvm_wput(w, rec, sizeof rec);
+        bytes_put(w, rec, sizeof rec);
     }
     pvm_remote_move_pack(t->tid, w); /* the ones t asked for, kept by this node */
-    pvm_rpc_move_pack(t->ulp, w);    /* the answers it waits for */
+    node_rpc_move_pack(t->ulp, w);    /* the answers it waits for */
     return w->oom ? PvmNoMem : 0;
 }
 
@@ -187,24 +135,24 @@ void pvm_move_release(struct pvm_task *t)
     while ((l = list_pop_front(&t->watchers)))
         free(list_entry(l, struct pvm_watch, link));
     pvm_remote_move_release(t->tid);
-    pvm_rpc_move_release(t->ulp, t->tid);
+    node_rpc_move_release(t->ulp, t->tid);
     pvm_task_unregister(t);
 }
 
 /* ------------------------------------------------------------ in */
 
-static int unpack_queue(struct pvm_task *t, struct pvm_rbuf *r, struct pvm_qmsg ***byindex,
+static int unpack_queue(struct pvm_task *t, struct bytes_in *r, struct pvm_qmsg ***byindex,
                         int *nq)
 {
-    *nq = pvm_r32(r);
+    *nq = bytes_get32(r);
     if (r->bad || *nq < 0)
         return PvmBadMsg;
     *byindex = calloc((size_t)*nq + 1, sizeof **byindex);
     if (!*byindex)
         return PvmNoMem;
     for (int i = 0; i < *nq; i++) {
-        int lbid = pvm_r32(r);
-        uint64_t pos = pvm_r64(r);
+        int lbid = bytes_get32(r);
+        uint64_t pos = bytes_get64(r);
         msg_buf_t *b = get_msg(r);
         if (!b)
             return PvmBadMsg;
@@ -218,14 +166,14 @@ static int unpack_queue(struct pvm_task *t, struct pvm_rbuf *r, struct pvm_qmsg 
     return 0;
 }
 
-static int unpack_bufs(struct pvm_task *t, struct pvm_rbuf *r, struct pvm_qmsg **byindex,
+static int unpack_bufs(struct pvm_task *t, struct bytes_in *r, struct pvm_qmsg **byindex,
                        int nq)
 {
-    int nb = pvm_r32(r);
+    int nb = bytes_get32(r);
     if (r->bad || nb < 0)
         return PvmBadMsg;
     for (int i = 0; i < nb; i++) {
-        int id = pvm_r32(r), ctx_set = pvm_r32(r), qi = pvm_r32(r);
+        int id = bytes_get32(r), ctx_set = bytes_get32(r), qi = bytes_get32(r);
         if (r->bad || id <= 0 || id >= t->nbufs || qi >= nq)
             return PvmBadMsg;
         struct pvm_bufslot *s = &t->bufs[id];
@@ -235,7 +183,7 @@ static int unpack_bufs(struct pvm_task *t, struct pvm_rbuf *r, struct pvm_qmsg *
             s->buf = byindex[qi]->buf;
             continue;
         }
-        uint64_t pos = pvm_r64(r);
+        uint64_t pos = bytes_get64(r);
         msg_buf_t *b = get_msg(r);
         if (!b)
             return PvmBadMsg;
@@ -246,14 +194,14 @@ static int unpack_bufs(struct pvm_task *t, struct pvm_rbuf *r, struct pvm_qmsg *
     return 0;
 }
 
-static int unpack_watchers(struct pvm_task *t, struct pvm_rbuf *r)
+static int unpack_watchers(struct pvm_task *t, struct bytes_in *r)
 {
-    int nw = pvm_r32(r);
+    int nw = bytes_get32(r);
     if (r->bad || nw < 0)
         return PvmBadMsg;
     for (int i = 0; i < nw; i++) {
         int32_t rec[4];
-        if (!pvm_rget(r, rec, sizeof rec))
+        if (!bytes_get(r, rec, sizeof rec))
             return PvmBadMsg;
         struct pvm_watch *x = malloc(sizeof *x);
         if (!x)
@@ -268,10 +216,10 @@ static int unpack_watchers(struct pvm_task *t, struct pvm_rbuf *r)
 int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len,
                     const void *lo, const void *hi)
 {
-    struct pvm_rbuf r = {p, (const unsigned char *)p + len, false};
+    struct bytes_in r = {p, (const unsigned char *)p + len, false};
     char name[256];
-    uint64_t nlen = pvm_r64(&r);
-    if (r.bad || nlen == 0 || nlen > sizeof name || !pvm_rget(&r, name, (size_t)nlen))
+    uint64_t nlen = bytes_get64(&r);
+    if (r.bad || nlen == 0 || nlen > sizeof name || !bytes_get(&r, name, (size_t)nlen))
         return PvmBadMsg;
     name[nlen - 1] = '\0';
     t->name = pvm_intern(name);
@@ -294,7 +242,7 @@ int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len
     if (rc == 0)
         rc = pvm_remote_move_unpack(&r, t->tid);
     if (rc == 0)
-        rc = pvm_rpc_move_unpack(&r, u, lo, hi);
+        rc = pvm_code_from_errno(node_rpc_move_unpack(&r, u, lo, hi));
     t->moving = false;
     return rc;
 }

@@ -13,29 +13,13 @@
 
 #include "node/job.h"
 #include "pvm/pvm.h"
+#include "util/bytes.h"
 
-/* A growing byte buffer (oom: a write failed) and a reader (bad: it ran
- * past the end or met garbage). */
-struct pvm_wbuf {
-    unsigned char *p;
-    size_t len, cap;
-    bool oom;
-};
-struct pvm_rbuf {
-    const unsigned char *p, *end;
-    bool bad;
-};
-void pvm_wput(struct pvm_wbuf *w, const void *p, size_t n) HIDDEN;
-void pvm_w32(struct pvm_wbuf *w, int32_t v) HIDDEN;
-void pvm_w64(struct pvm_wbuf *w, uint64_t v) HIDDEN;
-bool pvm_rget(struct pvm_rbuf *r, void *p, size_t n) HIDDEN;
-int32_t pvm_r32(struct pvm_rbuf *r) HIDDEN;
-uint64_t pvm_r64(struct pvm_rbuf *r) HIDDEN;
 
 /* The source: t's node-side state (queue, buffers, notifications) into w;
  * then, once it is decided, release it all and take t out of the node's
  * tables (pvm_move_release).  0 or PvmNoMem. */
-int pvm_move_pack(struct pvm_task *t, struct pvm_wbuf *w) HIDDEN;
+int pvm_move_pack(struct pvm_task *t, struct bytes_out *w) HIDDEN;
 void pvm_move_release(struct pvm_task *t) HIDDEN;
 /* The destination: t (arrived with its memory, lo..hi) for ULP u (already
  * where it waits), from pvm_move_pack's bytes.  0 or a PVM error. */
@@ -44,16 +28,9 @@ int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len
 
 /* remote.c: the notification records of tid's that this node keeps (on
  * other nodes' tasks, on hosts). */
-void pvm_remote_move_pack(int tid, struct pvm_wbuf *w) HIDDEN;
+void pvm_remote_move_pack(int tid, struct bytes_out *w) HIDDEN;
 void pvm_remote_move_release(int tid) HIDDEN;
-int pvm_remote_move_unpack(struct pvm_rbuf *r, int tid) HIDDEN;
-
-/* remote.c: the requests u waits on (pvm_rpc): their records are on its
- * stack and travel with it; this node forwards the answers that come here
- * after it left.  lo..hi: the memory the records must be in (its slot). */
-void pvm_rpc_move_pack(const struct ulp *u, struct pvm_wbuf *w) HIDDEN;
-void pvm_rpc_move_release(const struct ulp *u, int tid) HIDDEN;
-int pvm_rpc_move_unpack(struct pvm_rbuf *r, struct ulp *u, const void *lo, const void *hi) HIDDEN;
+int pvm_remote_move_unpack(struct bytes_in *r, int tid) HIDDEN;
 
 /* ------------------------------------------------------------ tracing */
 

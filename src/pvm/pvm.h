@@ -173,6 +173,12 @@ const char *pvm_intern(const char *s) HIDDEN;
 /* Initialise the node's PVM state if not done yet: 0 or -1. */
 int pvm_node_ensure(void) HIDDEN;
 
+/* Who starts a job's nodes when a thread-mode program makes its first PVM
+ * call (UPVM_NODES): src/run registers it when the library loads, as the
+ * PVM layer cannot start the layers above it.  It returns this node. */
+typedef int (*pvm_job_starter_fn)(int dflt_nodes);
+void pvm_set_job_starter(pvm_job_starter_fn fn) HIDDEN;
+
 extern struct pvm_node pvm_node HIDDEN;
 
 /*
@@ -277,6 +283,10 @@ static inline int pvm_fail_silent(int code)
 
 /* The text of a code (pvm_errlist, "Unknown Error" outside). */
 const char *pvm_errtext(int code) HIDDEN;
+/* The PVM code for an internal result (docs/architecture.md, "One error
+ * model"): rc >= 0 unchanged, a negative errno its PVM counterpart,
+ * PvmSysErr for one PVM has none. */
+int pvm_code_from_errno(int rc) HIDDEN;
 
 /* "t40001", or "pid123" for a ULP that is not a task, into buf. */
 const char *pvm_whoami(char *buf, size_t len) HIDDEN;

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "migrate/migrate.h"
 #include "node/directory.h"
 #include "node/job.h"
 #include "pvm/move.h"
@@ -35,282 +34,40 @@ static bool multi;
 
 /* ------------------------------------------------------------ requests */
 
-/*
- * A request waiting for its answer.  The record lives on the asking
- * task's stack and is linked in `rpcs` while it waits.  Ids are unique in
- * the job (the asking node in the high bits), so that a record can move
- * with its task (pvm_rpc_move_*): the server answers the node that asked,
- * which forwards the answer by tid (K_REPLY_TID) to wherever the task is.
- */
-struct rpc {
-    list_link_t link;
-    struct ulp *owner;         /* the ULP waiting (its stack holds this) */
-    int id, node;              /* node: the server */
-    int asked_from;            /* the node the answer goes to */
-    bool done;
-    int result;
-    void *data;
-    size_t len;
-    upvm_waitq_t q;
-};
-
-#define RPC_ID_NODE_SHIFT 24   /* NODE_MAX (64) nodes fit below the sign bit */
-
-/* A record that left with its task before its answer came: the answer,
- * when it comes here, goes on to the task (by tid). */
-struct rpc_away {
-    list_link_t link;
-    int id, tid, node;         /* node: the server */
-};
-
-static list_link_t rpcs = {&rpcs, &rpcs};
-static list_link_t rpcs_away = {&rpcs_away, &rpcs_away};
-
-static void rpc_begin(struct rpc *r, int node)
+/* A request to another node that waits for its answer (node/rpc.h); a
+ * server that dies first answers PvmHostFail. */
+static int ask(enum node_rpc_mode mode, int node, unsigned kind, int a, int c, const void *p1,
+               size_t l1, const void *p2, size_t l2, int down, void **data, size_t *len)
 {
-    static int next_id;
-    next_id = (next_id + 1) & ((1 << RPC_ID_NODE_SHIFT) - 1);
-    *r = (struct rpc){.id = node_job_self() << RPC_ID_NODE_SHIFT | next_id, .node = node,
-                      .asked_from = node_job_self(), .owner = core_current()};
-    upvm_waitq_init(&r->q, "a reply from another node");
-    list_push_back(&rpcs, &r->link);
-}
-
-/* Wait for r's reply (or its node's death: result = dead). */
-static int rpc_wait(struct rpc *r)
-{
-    while (!r->done)
-        (void)core_block(&r->q, -1);
-    list_unlink(&r->link);
-    return r->result;
-}
-
-static void reply(int node, int id, int result, const void *p, size_t len);
-
-/* The node's own requests (groups and mailbox on node 0) are served at
- * once, in the asking task; the answer comes back through reply(). */
-static void serve_here(const struct node_frame *f, const void *p1, size_t l1, const void *p2,
-                       size_t l2)
-{
-    unsigned char *p = malloc(l1 + l2 + 1);
-    if (!p) {
-        reply(node_job_self(), f->b, PvmNoMem, NULL, 0);
-        return;
-    }
-    if (l1)
-        memcpy(p, p1, l1);
-    if (l2)
-        memcpy(p + l1, p2, l2);
-    if (f->kind == K_GROUP)
-        pvm_groups_serve(node_job_self(), f, p, l1 + l2);
-    else if (f->kind == K_MBOX)
-        pvm_mbox_serve(node_job_self(), f, p, l1 + l2);
-    else
-        reply(node_job_self(), f->b, PvmSysErr, NULL, 0);
-    free(p);
-}
-
-static int rpc_send(struct rpc *r, struct node_frame *f, const void *p1, size_t l1,
-                    const void *p2, size_t l2, int dead)
-{
-    f->b = r->id;
-    if (r->node == node_job_self()) {
-        serve_here(f, p1, l1, p2, l2);
-    } else if (node_send(r->node, f, p1, l1, p2, l2) != 0) {
-        list_unlink(&r->link);
-        return dead;
-    }
-    return rpc_wait(r);
-}
-
-static void rpc_complete(struct rpc *r, int result, const void *p, size_t len)
-{
-    r->result = result;
-    if (len && (r->data = malloc(len)) != NULL) {
-        memcpy(r->data, p, len);
-        r->len = len;
-    }
-    r->done = true;
-    (void)core_wake_one(&r->q);
-}
-
-static struct rpc *rpc_of(int id)
-{
-    list_for_each(l, &rpcs) {
-        struct rpc *r = list_entry(l, struct rpc, link);
-        if (r->id == id && !r->done)
-            return r;
-    }
-    return NULL;
-}
-
-static void on_reply_tid(int src, const struct node_frame *f, const void *p, size_t len);
-
-static void on_reply(int src, const struct node_frame *f, const void *p, size_t len)
-{
-    struct rpc *r = rpc_of(f->a); /* the id is enough: the answer may come from a
-                                   * node the request was forwarded to */
-    if (r) {
-        rpc_complete(r, f->b, p, len);
-        return;
-    }
-    list_for_each(l, &rpcs_away) {
-        struct rpc_away *a = list_entry(l, struct rpc_away, link);
-        if (a->id != f->a)
-            continue;
-        struct node_frame t = {K_REPLY_TID, a->tid, f->b, a->id};
-        list_unlink(l);
-        free(a);
-        on_reply_tid(node_job_self(), &t, p, len);
-        return;
-    }
-}
-
-/* An answer that follows its task (routed by tid, like a message). */
-static void on_reply_tid(int src, const struct node_frame *f, const void *p, size_t len)
-{
-    if (!pvm_route_here(src, f, p, len, f->a))
-        return;
-    struct rpc *r = rpc_of(f->c);
-    if (r)
-        rpc_complete(r, f->b, p, len);
-}
-
-static void reply(int node, int id, int result, const void *p, size_t len)
-{
-    struct node_frame f = {K_REPLY, id, result, 0};
-    if (node == node_job_self())
-        on_reply(node, &f, p, len);
-    else
-        (void)node_send(node, &f, p, len, NULL, 0);
-}
-
-void pvm_rpc_reply(int node, int id, int result, const void *p, size_t len)
-{
-    reply(node, id, result, p, len);
-}
-
-static int rpc_call(bool movable, int node, unsigned kind, int a, int c, const void *p1,
-                    size_t l1, const void *p2, size_t l2, int dead, void **data, size_t *len)
-{
-    struct rpc r;
-    rpc_begin(&r, node);
-    struct node_frame f = {kind, a, 0, c};
-    struct ulp *me = core_current();
-    if (!movable)
-        core_ulp_pin(me);
-    int rc = rpc_send(&r, &f, p1, l1, p2, l2, dead);
-    if (!movable)
-        core_ulp_unpin(me);
-    if (data) {
-        *data = r.data;
-        *len = r.len;
-    } else {
-        free(r.data);
-    }
-    return rc;
+    struct node_rpc_req q = {.node = node, .kind = kind, .a = a, .c = c, .p1 = p1, .l1 = l1,
+                             .p2 = p2, .l2 = l2, .down = down, .died = PvmHostFail};
+    return node_rpc_call(&q, mode, data, len);
 }
 
 int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
             const void *p2, size_t l2, int dead, void **data, size_t *len)
 {
-    return rpc_call(false, node, kind, a, c, p1, l1, p2, l2, dead, data, len);
+    return ask(NODE_RPC_PINNED, node, kind, a, c, p1, l1, p2, l2, dead, data, len);
 }
 
 int pvm_rpc_movable(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
                     const void *p2, size_t l2, int dead, void **data, size_t *len)
 {
-    return rpc_call(true, node, kind, a, c, p1, l1, p2, l2, dead, data, len);
+    return ask(NODE_RPC_MOVABLE, node, kind, a, c, p1, l1, p2, l2, dead, data, len);
 }
 
-/* Node n is gone: its answers never come. */
-static void rpc_fail_node(int n, int result)
+/* An answer that follows its task (routed by tid, like a message). */
+static void on_reply_tid(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    list_for_each(l, &rpcs) {
-        struct rpc *r = list_entry(l, struct rpc, link);
-        if (r->node == n && !r->done) {
-            r->done = true;
-            r->result = result;
-            (void)core_wake_one(&r->q);
-        }
-    }
-    for (list_link_t *l = rpcs_away.next, *next; l != &rpcs_away; l = next) {
-        next = l->next;
-        if (list_entry(l, struct rpc_away, link)->node == n) {
-            list_unlink(l);
-            free(list_entry(l, struct rpc_away, link));
-        }
-    }
+    if (pvm_route_here(src, f, p, len, f->a))
+        node_rpc_complete(f->c, f->b, p, len);
 }
 
-void pvm_rpc_move_pack(const struct ulp *u, struct pvm_wbuf *w)
+/* node_rpc's forward op: an answer for a task that left this node. */
+static void forward_answer(int tid, int id, int result, const void *p, size_t len)
 {
-    size_t at = w->len;
-    int32_t n = 0;
-    pvm_w32(w, 0); /* the count, filled in below */
-    list_for_each(l, &rpcs) {
-        const struct rpc *r = list_entry(l, struct rpc, link);
-        if (r->owner != u)
-            continue;
-        pvm_w64(w, (uint64_t)(uintptr_t)r);
-        pvm_w64(w, r->done && r->data ? r->len : 0); /* an answer already here */
-        if (r->done && r->data)
-            pvm_wput(w, r->data, r->len);
-        n++;
-    }
-    if (!w->oom)
-        memcpy(w->p + at, &n, sizeof n);
-}
-
-static void remember_away(const struct rpc *r, int tid)
-{
-    struct rpc_away *a = malloc(sizeof *a);
-    if (!a) {
-        fprintf(stderr, "upvm: node %d: no memory to pass an answer on to t%x: it may wait "
-                        "for ever\n", node_job_self(), (unsigned)tid);
-        return;
-    }
-    *a = (struct rpc_away){.id = r->id, .tid = tid, .node = r->node};
-    list_push_back(&rpcs_away, &a->link);
-}
-
-void pvm_rpc_move_release(const struct ulp *u, int tid)
-{
-    for (list_link_t *l = rpcs.next, *next; l != &rpcs; l = next) {
-        next = l->next;
-        struct rpc *r = list_entry(l, struct rpc, link);
-        if (r->owner != u)
-            continue;
-        list_unlink(l);
-        free(r->data); /* this node's copy: the bytes went with the state */
-        r->data = NULL;
-        r->len = 0;
-        if (!r->done && r->asked_from == node_job_self())
-            remember_away(r, tid); /* its answer comes here: it is passed on */
-    }
-}
-
-int pvm_rpc_move_unpack(struct pvm_rbuf *rb, struct ulp *u, const void *lo, const void *hi)
-{
-    int n = pvm_r32(rb);
-    for (int i = 0; i < n && !rb->bad; i++) {
-        struct rpc *r = (struct rpc *)(uintptr_t)pvm_r64(rb);
-        uint64_t len = pvm_r64(rb);
-        if (rb->bad || (const void *)r < lo || (const void *)(r + 1) > hi ||
-            len > (uint64_t)(rb->end - rb->p))
-            return PvmBadMsg;
-        r->owner = u;
-        r->data = NULL;
-        r->len = 0;
-        if (len && (r->data = malloc((size_t)len)) == NULL)
-            return PvmNoMem;
-        if (len) {
-            (void)pvm_rget(rb, r->data, (size_t)len);
-            r->len = (size_t)len;
-        }
-        list_push_back(&rpcs, &r->link);
-    }
-    return rb->bad ? PvmBadMsg : 0;
+    struct node_frame f = {K_REPLY_TID, tid, result, id};
+    on_reply_tid(node_job_self(), &f, p, len);
 }
 
 /* ------------------------------------------------------------ nodes */
@@ -777,13 +534,13 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
     put_str(&p, path ? path : "");
     for (int i = 0; i < nargs; i++)
         put_str(&p, argv[i]);
-    struct rpc r;
-    rpc_begin(&r, node);
-    struct node_frame f = {K_SPAWN, 0, 0, count};
-    int rc = rpc_send(&r, &f, buf, bytes, NULL, 0, PvmNoHost);
+    void *got;
+    size_t got_len;
+    int rc = ask(NODE_RPC_MOVABLE, node, K_SPAWN, 0, count, buf, bytes, NULL, 0, PvmNoHost,
+                 &got, &got_len);
     free(buf);
-    if (rc == 0 && r.len == (size_t)count * sizeof(int)) {
-        memcpy(tids, r.data, r.len);
+    if (rc == 0 && got_len == (size_t)count * sizeof(int)) {
+        memcpy(tids, got, got_len);
         for (int i = 0; i < count; i++)
             if (tids[i] > 0 && node_dir_set(&dir, tids[i], node) != 0)
                 break; /* no memory: the tid's home routes it all the same */
@@ -791,7 +548,7 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
         for (int i = 0; i < count; i++)
             tids[i] = rc < 0 ? rc : PvmNoHost;
     }
-    free(r.data);
+    free(got);
     int started = 0;
     for (int i = 0; i < count; i++)
         started += tids[i] > 0;
@@ -849,12 +606,6 @@ static void status_arrive(int tid, int status)
 
 void pvm_remote_on_exit(struct ulp *u)
 {
-    /* killed while it waited for an answer: its record goes with its stack */
-    for (list_link_t *l = rpcs.next, *next; l != &rpcs; l = next) {
-        next = l->next;
-        if (list_entry(l, struct rpc, link)->owner == u)
-            list_unlink(l);
-    }
     list_for_each(l, &status_reports) {
         struct status_report *r = list_entry(l, struct status_report, link);
         if (r->ulp != u->id)
@@ -914,12 +665,12 @@ static void on_spawn(int src, const struct node_frame *f, const void *payload, s
                 name = NULL;
     }
     if (!tids || !argv || !name || !path) {
-        reply(src, f->b, PvmOutOfRes, NULL, 0);
+        node_rpc_reply(src, f->b, PvmOutOfRes, NULL, 0);
     } else {
         struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src};
         pvm_spawn_here(&o, spec.flag, name, spec.program ? path : NULL, argv, count, tids,
                        true);
-        reply(src, f->b, 0, tids, (size_t)count * sizeof *tids);
+        node_rpc_reply(src, f->b, 0, tids, (size_t)count * sizeof *tids);
     }
     free(tids);
     free(argv);
@@ -1012,10 +763,8 @@ int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel
         return 0;
     }
     /* A round trip, so that a task already gone is told of at once. */
-    struct rpc r;
-    rpc_begin(&r, node);
-    int installed = rpc_send(&r, &f, extra, sizeof extra, NULL, 0, 0);
-    free(r.data);
+    int installed = ask(NODE_RPC_MOVABLE, node, K_NOTIFY, watched, t->tid, extra, sizeof extra,
+                        NULL, 0, 0, NULL, NULL);
     if (!installed) {
         list_for_each(l, &remote_watches) {
             struct remote_watch *w = list_entry(l, struct remote_watch, link);
@@ -1043,7 +792,7 @@ static void on_notify(int src, const struct node_frame *f, const void *p, size_t
         return;
     }
     int back = node_dir_route(&dir, f->c); /* the watcher waits there */
-    reply(back >= 0 ? back : src, f->b,
+    node_rpc_reply(back >= 0 ? back : src, f->b,
           pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false), NULL, 0);
 }
 
@@ -1122,12 +871,8 @@ int pvm_remote_pstat(int tid)
     int node = pvm_tid_node(tid);
     if (node < 0 || !node_job_up(node))
         return PvmNoTask;
-    struct rpc r;
-    rpc_begin(&r, node);
-    struct node_frame f = {K_PSTAT, tid, 0, node_job_self() + 1}; /* c: where to answer */
-    int rc = rpc_send(&r, &f, NULL, 0, NULL, 0, PvmNoTask);
-    free(r.data);
-    return rc;
+    return ask(NODE_RPC_MOVABLE, node, K_PSTAT, tid, node_job_self() + 1 /* where to answer */,
+               NULL, 0, NULL, 0, PvmNoTask, NULL, NULL);
 }
 
 static void on_pstat(int src, const struct node_frame *f, const void *p, size_t len)
@@ -1137,7 +882,7 @@ static void on_pstat(int src, const struct node_frame *f, const void *p, size_t 
         (void)node_send(next, f, p, len, NULL, 0); /* it moved: ask where it is */
         return;
     }
-    reply(f->c > 0 ? f->c - 1 : src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL,
+    node_rpc_reply(f->c > 0 ? f->c - 1 : src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL,
           0);
 }
 
@@ -1171,7 +916,7 @@ static void on_tasks(int src, const struct node_frame *f, const void *p, size_t 
 {
     struct wire_task *w;
     int n = local_tasks(f->a, &w);
-    reply(src, f->b, n, w, (size_t)n * sizeof *w);
+    node_rpc_reply(src, f->b, n, w, (size_t)n * sizeof *w);
     free(w);
 }
 
@@ -1221,12 +966,10 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaski
         if (nodes[i] == node_job_self()) {
             n = local_tasks(where, &w);
         } else {
-            struct rpc r;
-            rpc_begin(&r, nodes[i]);
-            struct node_frame f = {K_TASKS, where, 0, 0};
-            n = rpc_send(&r, &f, NULL, 0, NULL, 0, 0);
-            w = r.data;
-            if (n < 0 || (size_t)n * sizeof *w != r.len)
+            size_t got_len;
+            n = ask(NODE_RPC_MOVABLE, nodes[i], K_TASKS, where, 0, NULL, 0, NULL, 0, 0,
+                    (void **)&w, &got_len);
+            if (n < 0 || (size_t)n * sizeof *w != got_len)
                 n = 0;
         }
         struct wire_task *grown = n ? realloc(all, (size_t)(total + n) * sizeof *all) : all;
@@ -1266,11 +1009,7 @@ int pvm_remote_addhost(void)
     if (node_job_self() == 0) {
         n = node_job_add();
     } else {
-        struct rpc r;
-        rpc_begin(&r, 0);
-        struct node_frame f = {K_ADDHOST, 0, 0, 0};
-        n = rpc_send(&r, &f, NULL, 0, NULL, 0, -EHOSTDOWN);
-        free(r.data);
+        n = ask(NODE_RPC_MOVABLE, 0, K_ADDHOST, 0, 0, NULL, 0, NULL, 0, -EHOSTDOWN, NULL, NULL);
     }
     if (n < 0)
         return n;
@@ -1281,24 +1020,19 @@ int pvm_remote_addhost(void)
 
 static void on_addhost(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    reply(src, f->b, node_job_add(), NULL, 0);
+    node_rpc_reply(src, f->b, node_job_add(), NULL, 0);
 }
 
 int pvm_remote_delhost(int n)
 {
     if (node_job_self() == 0)
         return node_job_delete(n);
-    struct rpc r;
-    rpc_begin(&r, 0);
-    struct node_frame f = {K_DELHOST, n, 0, 0};
-    int rc = rpc_send(&r, &f, NULL, 0, NULL, 0, -EHOSTDOWN);
-    free(r.data);
-    return rc;
+    return ask(NODE_RPC_MOVABLE, 0, K_DELHOST, n, 0, NULL, 0, NULL, 0, -EHOSTDOWN, NULL, NULL);
 }
 
 static void on_delhost(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    reply(src, f->b, node_job_delete(f->a), NULL, 0);
+    node_rpc_reply(src, f->b, node_job_delete(f->a), NULL, 0);
 }
 
 /* ------------------------------------------------------------ membership */
@@ -1307,7 +1041,6 @@ static int peer_gone(int n, int status, bool deleted)
 {
     int fired = 0;
     int host = (n + 1) << PVM_TID_HOST_SHIFT;
-    rpc_fail_node(n, PvmHostFail);
     flush_node_gone(n);
     if (node_job_self() == 0) {
         pvm_groups_node_gone(n);
@@ -1368,40 +1101,21 @@ static void peer_up(int n)
 
 /* ------------------------------------------------------------ start */
 
-int pvm_job_start(int dflt_nodes)
+void pvm_remote_configure(void)
 {
-    if (multi)
-        return node_job_self();
-    int want = node_job_nodes_from_env(dflt_nodes);
-    if (want <= 1)
-        return 0;
-    if (core_sched.nlive > 1 || core_current() != core_sched.main) {
-        fprintf(stderr, "upvm: UPVM_NODES=%d: the nodes start at the program's first PVM "
-                        "call, which must come from main before any other ULP exists; "
-                        "running as one node\n", want);
-        return 0;
-    }
-    /* before the fork: said once, not by every node */
     const char *pl = getenv("UPVM_PLACEMENT");
     if (pl && strcmp(pl, "block") == 0)
         pvm_node.placement = PVM_PLACE_BLOCK;
     else if (pl && *pl && strcmp(pl, "cyclic") != 0)
         fprintf(stderr, "upvm: UPVM_PLACEMENT=%s is not block or cyclic; using cyclic\n",
                 pl);
-    int node = node_job_start(want);
-    if (node < 0) {
-        fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
-                strerror(-node));
-        return 0;
-    }
-    multi = true;
-    if (node_dir_init(&dir, node, node_job_slots()) != 0)
-        abort();
-    pvm_trace_init();
+}
+
+void pvm_remote_register(void)
+{
     node_on_frame(K_MSG, on_msg);
     node_on_frame(K_MIG_MOVED, on_moved);
     node_on_frame(K_MIG_MARK, on_mark);
-    node_on_frame(K_REPLY, on_reply);
     node_on_frame(K_REPLY_TID, on_reply_tid);
     node_on_frame(K_SPAWN, on_spawn);
     node_on_frame(K_SIBS, on_sibs);
@@ -1415,19 +1129,23 @@ int pvm_job_start(int dflt_nodes)
     node_on_frame(K_STATUS, on_status);
     node_on_frame(K_GROUP, pvm_groups_serve);
     node_on_frame(K_MBOX, pvm_mbox_serve);
+}
+
+int pvm_remote_init(int node)
+{
     static const struct node_job_hooks hooks = {
         .peer_gone = peer_gone, .peer_up = peer_up,
         .describe_stuck = describe_stuck,
     };
-    node_job_set_hooks(&hooks);
-    migrate_init(); /* its frames, on every node */
+    static const struct node_rpc_ops rpc_ops = {.forward = forward_answer};
+    if (node_dir_init(&dir, node, node_job_slots()) != 0 || node_job_add_hooks(&hooks) != 0)
+        return -ENOMEM;
+    multi = true;
+    pvm_trace_init();
+    node_rpc_set_ops(&rpc_ops);
+    pvm_remote_register();
     pvm_node.host_tid = (node + 1) << PVM_TID_HOST_SHIFT;
-    if (node != 0) {
-        if (pvm_node_ensure() != 0)
-            _exit(71);
-        node_job_serve();
-    }
-    return node;
+    return 0;
 }
 
 /* ------------------------------------------------------------ migration */
@@ -1436,29 +1154,29 @@ int pvm_job_start(int dflt_nodes)
  * them), as records of five ints: kind, then the record's fields. */
 enum { WREC_REMOTE = 1, WREC_HOST_DEL, WREC_HOST_ADD, WREC_STATUS };
 
-static void pack_watch_list(list_link_t *list, int kind, int tid, struct pvm_wbuf *w, int *n)
+static void pack_watch_list(list_link_t *list, int kind, int tid, struct bytes_out *w, int *n)
 {
     list_for_each(l, list) {
         struct pvm_watch *x = list_entry(l, struct pvm_watch, link);
         if (x->watcher != tid)
             continue;
         int32_t rec[5] = {kind, x->tag, x->ctx, x->what, 0};
-        pvm_wput(w, rec, sizeof rec);
+        bytes_put(w, rec, sizeof rec);
         (*n)++;
     }
 }
 
-void pvm_remote_move_pack(int tid, struct pvm_wbuf *w)
+void pvm_remote_move_pack(int tid, struct bytes_out *w)
 {
     size_t at = w->len;
     int32_t n = 0;
-    pvm_w32(w, 0); /* the count, filled in below */
+    bytes_put32(w, 0); /* the count, filled in below */
     list_for_each(l, &remote_watches) {
         struct remote_watch *x = list_entry(l, struct remote_watch, link);
         if (x->watcher != tid)
             continue;
         int32_t rec[5] = {WREC_REMOTE, x->tag, x->ctx, x->watched, x->node};
-        pvm_wput(w, rec, sizeof rec);
+        bytes_put(w, rec, sizeof rec);
         n++;
     }
     pack_watch_list(&host_del_watches, WREC_HOST_DEL, tid, w, &n);
@@ -1468,7 +1186,7 @@ void pvm_remote_move_pack(int tid, struct pvm_wbuf *w)
         if (r->tid != tid)
             continue;
         int32_t rec[5] = {WREC_STATUS, r->node, 0, 0, 0};
-        pvm_wput(w, rec, sizeof rec);
+        bytes_put(w, rec, sizeof rec);
         n++;
     }
     if (!w->oom)
@@ -1508,12 +1226,12 @@ void pvm_remote_move_release(int tid)
     }
 }
 
-int pvm_remote_move_unpack(struct pvm_rbuf *r, int tid)
+int pvm_remote_move_unpack(struct bytes_in *r, int tid)
 {
-    int n = pvm_r32(r);
+    int n = bytes_get32(r);
     for (int i = 0; i < n && !r->bad; i++) {
         int32_t rec[5];
-        if (!pvm_rget(r, rec, sizeof rec))
+        if (!bytes_get(r, rec, sizeof rec))
             break;
         if (rec[0] == WREC_STATUS) {
             struct pvm_task *t = pvm_task_by_tid(tid);

@@ -9,42 +9,9 @@
 #include <stdbool.h>
 
 #include "node/job.h"
+#include "node/rpc.h"
+#include "pvm/frames.h"
 #include "pvm/pvm.h"
-
-/*
- * The PVM layer's frames between nodes (node/job.h: kind and three
- * integers, then a payload).  Requests that need an answer carry an id
- * in `b` and get a K_REPLY {a: id, b: result; payload: data} back.
- */
-enum pvm_frame_kind {
-    K_MSG = NODE_KIND_USER, /* a: dst tid; payload: serialised message */
-    K_REPLY,                /* a: request id, b: result; payload: data */
-    K_SPAWN,                /* b: id, c: count; payload: struct spawn_spec + strings */
-    K_SIBS,                 /* c: n; payload: n tids */
-    K_NOTIFY,               /* a: watched tid, b: id, c: watcher; payload: ctx, cancel, tag */
-    K_NOTIFY_FIRE,          /* a: watcher, b: watched tid, c: tag; payload: ctx */
-    K_KILL,                 /* a: tid, b: signal */
-    K_PSTAT,                /* a: tid, b: id */
-    K_TASKS,                /* a: where, b: id; reply: struct wire_task records */
-    K_ADDHOST,              /* b: id (to node 0); reply: the new node */
-    K_DELHOST,              /* a: node, b: id (to node 0) */
-    K_STATUS,               /* a: tid, b: its exit status (PVM_SPAWN_REPORT_STATUS) */
-    K_GROUP,                /* to node 0, a: op, b: id, c: arg; payload: tid, name (groups.c) */
-    K_MBOX,                 /* to node 0, a: op, b: id; payload: mailbox.c's request */
-    /* migration: routing (pvm/move.h) */
-    K_MIG_MOVED,            /* a: tid, b: its new node */
-    K_MIG_MARK,             /* a: tid, b: the node that sent it (routed like a message) */
-    /* migration: the protocol (src/migrate) */
-    K_MIG_REQ,              /* a: tid, b: request id, c: to; payload: int32 origin (routed) */
-    K_MIG_DONE,             /* a: request id, b: rc; payload: struct + why */
-    K_MIG_PREP,             /* a: tid; payload: proc_move + layout */
-    K_MIG_PREP_ACK,         /* a: tid, b: rc; payload: why */
-    K_MIG_STATE,            /* a: tid; payload: core, request, PVM state */
-    K_MIG_DATA,             /* a: tid, c: last; payload: uint64 address, bytes */
-    K_MIG_ACK,              /* a: tid; payload: uint64 bytes received so far */
-    K_REPLY_TID,            /* a: tid, b: result, c: request id; payload: data (an answer
-                             * that follows its task, routed like a message) */
-};
 
 /*
  * pvm_rpc - send a request frame {kind, a, id, c} with payload p1 + p2 to
@@ -60,8 +27,7 @@ int pvm_rpc(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
  * while it waits, and the answer follows it.  pvm_rpc pins the caller. */
 int pvm_rpc_movable(int node, unsigned kind, int a, int c, const void *p1, size_t l1,
                     const void *p2, size_t l2, int dead, void **data, size_t *len) HIDDEN;
-/* The answer to request id from node (a K_REPLY). */
-void pvm_rpc_reply(int node, int id, int result, const void *p, size_t len) HIDDEN;
+/* The answer to a request: node_rpc_reply (node/rpc.h). */
 
 /* The groups' and the mailbox's servers on node 0 (groups.c, mailbox.c):
  * requests, and a node's death (its tasks leave). */
@@ -71,11 +37,17 @@ void pvm_mbox_serve(int src, const struct node_frame *f, const void *p, size_t l
 void pvm_mbox_node_gone(int n) HIDDEN;
 
 /*
- * Start the job's nodes (UPVM_NODES, else dflt_nodes) if this is a job of
- * several; the calling (main) ULP goes on as node 0.  Other nodes never
- * return: they serve.  Returns this node (0).
+ * A job of several nodes (src/run starts it): pvm_remote_configure reads
+ * the PVM layer's settings once, before the nodes are forked;
+ * pvm_remote_init, in every node once it runs, registers the PVM frames
+ * and hooks with the node layer.  0 or -ENOMEM.
  */
-int pvm_job_start(int dflt_nodes) HIDDEN;
+void pvm_remote_configure(void) HIDDEN;
+/* The PVM frames' handlers (pvm_remote_init calls it; so does the node's
+ * PVM set-up, also in a job of one node: requests to this node itself,
+ * node 0's groups and mailbox, go through them too). */
+void pvm_remote_register(void) HIDDEN;
+int pvm_remote_init(int node) HIDDEN NODISCARD;
 
 bool pvm_multi(void) HIDDEN;
 

@@ -140,6 +140,21 @@ static size_t describe_task(const struct ulp *u, char *buf, size_t len)
     return n > 0 ? (size_t)n : 0;
 }
 
+/* Tagged output names a task by its tid: "[t40002] hello". */
+static int output_name(const struct ulp *u, char *buf, size_t len)
+{
+    const struct pvm_task *t = u->ext[ULP_EXT_PVM];
+    int n = t ? snprintf(buf, len, "t%x", (unsigned)t->tid) : 0;
+    return n > 0 && (size_t)n < len ? n : 0;
+}
+
+static pvm_job_starter_fn job_starter;
+
+void pvm_set_job_starter(pvm_job_starter_fn fn)
+{
+    job_starter = fn;
+}
+
 static int node_init(void)
 {
     pvm_node.host_tid = (node_job_self() + 1) << PVM_TID_HOST_SHIFT;
@@ -157,12 +172,14 @@ static int node_init(void)
         return -1;
     core_set_swapped_word(&pvm_errno);
     core_set_describer(describe_task);
+    proc_output_set_namer(output_name);
+    pvm_remote_register();
     pvm_host_init();
     atexit(on_process_exit);
     upvm_waitq_init(&pvm_node.sibsq, "pvm_siblings");
     pvm_node.ready = true;
-    if (!pvm_multi())
-        (void)pvm_job_start(1); /* UPVM_NODES: thread mode starts them here */
+    if (!pvm_multi() && job_starter)
+        (void)job_starter(1); /* UPVM_NODES: thread mode starts them here */
     return 0;
 }
 

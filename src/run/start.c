@@ -22,8 +22,9 @@
 
 #include "node/job.h"
 #include "proc/proc.h"
-#include "pvm/pvm.h" /* the launcher sits on top of every layer */
+#include "pvm/pvm.h"
 #include "pvm/remote.h"
+#include "run/run.h"
 
 static bool node_started;
 
@@ -106,7 +107,8 @@ int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* A job of one node per core (UPVM_NODES / upvm run --nodes say
      * otherwise): the other nodes serve from here on and never return. */
-    (void)pvm_job_start(node_job_cores());
+    run_set_program(path);
+    (void)run_job_start(node_job_cores());
     if (ninst > 1 && !envp)
         return run_copies(path, ninst, argv);
     int *tids = calloc((size_t)ninst, sizeof *tids);

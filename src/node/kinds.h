@@ -1,0 +1,19 @@
+/*
+ * kinds.h - the node layer's own frame kinds (its range, job.h), shared
+ * by job.c and rpc.c and by nobody else.
+ */
+#ifndef UPVM_NODE_KINDS_H
+#define UPVM_NODE_KINDS_H
+
+#include "node/job.h"
+
+enum node_kind {
+    K_PROBE = NODE_KINDS_NODE + 1, /* a: wave */
+    K_PROBE_ACK,  /* a: wave, b: idle, c: live ULPs; payload: u64 sent, recvd */
+    K_SHUTDOWN,   /* a: enum shutdown_mode */
+    K_BYE,        /* a node is about to exit after a shutdown */
+    K_GONE_ACK,   /* a: a dead node, b: notifications delivered for it here */
+    K_RPC_REPLY,  /* a: request id, b: result; payload: the answer's bytes */
+};
+
+#endif /* UPVM_NODE_KINDS_H */

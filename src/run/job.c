@@ -1,0 +1,110 @@
+/*
+ * job.c - starting a job of several nodes and wiring its layers (run.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "migrate/migrate.h"
+#include "node/control.h"
+#include "node/job.h"
+#include "pvm/pvm.h"
+#include "pvm/remote.h"
+#include "run/run.h"
+
+/* ------------------------------------------------------------ the control socket's ops */
+
+/* A move asked for through the socket: migrate's answer in the socket's
+ * terms (a refusal always comes with its sentence). */
+struct ctl_move {
+    node_ctl_moved_fn done;
+    void *req;
+};
+
+static void ctl_move_done(void *ctx, const struct migrate_result *r)
+{
+    struct ctl_move *m = ctx;
+    struct node_ctl_moved out = {
+        .why = r->rc == 0 ? NULL : r->why && *r->why ? r->why : pvm_errtext(r->rc),
+        .tid = r->tid, .from = r->from, .to = r->to, .total_ns = r->total_ns,
+        .obtrusive_ns = r->obtrusive_ns, .bytes = r->bytes,
+    };
+    m->done(m->req, &out);
+    free(m);
+}
+
+static int ctl_migrate(int tid, int to, node_ctl_moved_fn done, void *req)
+{
+    struct ctl_move *m = malloc(sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    *m = (struct ctl_move){done, req};
+    int rc = migrate_request_async(tid, to, ctl_move_done, m);
+    if (rc != 0)
+        free(m);
+    return rc;
+}
+
+static const char *program = NULL;
+
+void run_set_program(const char *path)
+{
+    program = path;
+}
+
+/* ------------------------------------------------------------ starting */
+
+/* Every node, once it runs: the layers above node register with it. */
+static int wire_node(int node)
+{
+    int rc = pvm_remote_init(node);
+    if (rc != 0)
+        return rc;
+    migrate_init();
+    return 0;
+}
+
+int run_job_start(int dflt_nodes)
+{
+    if (pvm_multi())
+        return node_job_self();
+    int want = node_job_nodes_from_env(dflt_nodes);
+    if (want <= 1)
+        return 0;
+    if (core_sched.nlive > 1 || core_current() != core_sched.main) {
+        fprintf(stderr, "upvm: UPVM_NODES=%d: the nodes start at the program's first PVM "
+                        "call, which must come from main before any other ULP exists; "
+                        "running as one node\n", want);
+        return 0;
+    }
+    /* before the fork: said once, not by every node */
+    pvm_remote_configure();
+    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
+    node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
+    int node = node_job_start(want);
+    if (node < 0) {
+        fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
+                strerror(-node));
+        return 0;
+    }
+    if (wire_node(node) != 0) {
+        fprintf(stderr, "upvm: node %d: out of memory while starting\n", node);
+        _exit(71);
+    }
+    if (node != 0) {
+        if (pvm_node_ensure() != 0)
+            _exit(71);
+        node_job_serve();
+    }
+    return node;
+}
+
+/* A thread-mode program starts its nodes at its first PVM call. */
+__attribute__((constructor)) static void register_job_starter(void)
+{
+    pvm_set_job_starter(run_job_start);
+}

@@ -1,0 +1,32 @@
+/*
+ * run.h - the composition root: the one place that knows every layer.
+ *
+ * A job is started here, and only here: the nodes (src/node), then, in
+ * every node, the PVM layer's frames and hooks (src/pvm), the migration
+ * protocol's (src/migrate), and the control socket's requests, wired to
+ * migration (node_ctl_ops).  Lower layers learn of one another only
+ * through what is registered here (docs/architecture.md).
+ *
+ * Two ways in: upvm_run_program (start.c: `upvm run`, and a program built
+ * with upvmcc started from the shell), and a thread-mode program's first
+ * PVM call with UPVM_NODES set (the PVM layer calls the starter this
+ * library registers when it loads).
+ */
+#ifndef UPVM_RUN_H
+#define UPVM_RUN_H
+
+#include "util/compiler.h"
+
+/*
+ * Start the job's nodes (UPVM_NODES, else dflt_nodes) if this is a job of
+ * several; the calling (main) ULP goes on as node 0.  Other nodes never
+ * return: they serve.  Returns this node (0); a job that cannot have its
+ * nodes runs as one (said on stderr).
+ */
+int run_job_start(int dflt_nodes) HIDDEN;
+
+/* The program's name the control socket shows (`upvm jobs`); before
+ * run_job_start.  Default: this process's name. */
+void run_set_program(const char *path) HIDDEN;
+
+#endif /* UPVM_RUN_H */
