@@ -31,12 +31,13 @@ enum ulp_state {
 };
 
 /* Per-ULP pointers owned by the layers above the core (they are the only
- * per-ULP state the core does not know the shape of). */
+ * per-ULP state the core does not know the shape of).  A fixed index per
+ * layer keeps the lookup one load on hot paths; a new layer (blt, svm)
+ * adds its entry here when it lands. */
 enum ulp_ext {
     ULP_EXT_PVM,     /* src/pvm: the task */
     ULP_EXT_PROC,    /* src/proc: the process state of a process-mode ULP */
     ULP_EXT_MIGRATE, /* src/migrate */
-    ULP_EXT_BLT,     /* src/blt: the coupled kernel context */
     ULP_EXT_COUNT
 };
 
@@ -284,14 +285,14 @@ struct core_frozen {
 };
 
 /*
- * Can u be frozen now?  It must not be running (nor idling on its own
- * stack), be ready, sleeping, or blocked on a queue inside [lo, hi) (its
- * own memory), and not be killed or joined.  Returns NULL, or why not.
+ * Why u cannot be frozen now, or NULL when it can.  It must not be
+ * running (nor idling on its own stack), be ready, sleeping, or blocked on
+ * a queue inside [lo, hi) (its own memory), and not be killed or joined.
  */
-const char *core_ulp_freezable(const struct ulp *u, const void *lo, const void *hi) HIDDEN;
+const char *core_ulp_why_not_freezable(const struct ulp *u, const void *lo, const void *hi) HIDDEN;
 
-/* Take u off this node (core_ulp_freezable said yes): out of the run
- * queue, timers and id table; its object is freed; nothing runs its exit.
+/* Take u off this node (core_ulp_why_not_freezable gave NULL): out of the
+ * run queue, timers and id table; its object is freed; nothing runs its exit.
  * Its stack and memory are the caller's to move. */
 void core_ulp_freeze(struct ulp *u, struct core_frozen *out) HIDDEN;
 

@@ -490,7 +490,7 @@ int upvm_run(upvm_entry_t fn, void *arg, const upvm_attr_t *attr)
 
 /* ------------------------------------------------------------ migration */
 
-const char *core_ulp_freezable(const struct ulp *u, const void *lo, const void *hi)
+const char *core_ulp_why_not_freezable(const struct ulp *u, const void *lo, const void *hi)
 {
     if (u == core_sched.current || u == core_sched.main)
         return "it is running";

@@ -119,7 +119,7 @@ static struct {
     char ack_why[512];
     uint64_t acked;
     size_t chunk, window;
-} M;
+} mig;
 
 static void on_hook(struct ulp *u);
 static void on_flushed(int tid);
@@ -127,20 +127,20 @@ static void register_frames(void);
 
 static void ensure(void)
 {
-    if (M.ready)
+    if (mig.ready)
         return;
-    M.ready = true;
-    list_init(&M.requests);
-    list_init(&M.pendings);
-    list_init(&M.incomings);
-    upvm_waitq_init(&M.answers, "a migration's answer");
-    upvm_waitq_init(&M.acks, "the destination of a migration");
+    mig.ready = true;
+    list_init(&mig.requests);
+    list_init(&mig.pendings);
+    list_init(&mig.incomings);
+    upvm_waitq_init(&mig.answers, "a migration's answer");
+    upvm_waitq_init(&mig.acks, "the destination of a migration");
     net_config_t cfg;
     (void)net_config_from_env(&cfg);
-    M.window = cfg.ring_bytes / 2;
-    M.chunk = M.window / 2 < CHUNK_MAX ? M.window / 2 : CHUNK_MAX;
-    if (M.chunk < 4096)
-        M.chunk = 4096;
+    mig.window = cfg.ring_bytes / 2;
+    mig.chunk = mig.window / 2 < CHUNK_MAX ? mig.window / 2 : CHUNK_MAX;
+    if (mig.chunk < 4096)
+        mig.chunk = 4096;
     core_set_migrate_hook(on_hook);
     pvm_route_on_flushed(on_flushed);
     register_frames();
@@ -156,7 +156,7 @@ static void answer_frame(int node, int relay, int id, const struct migrate_resul
 
 static void finish_request(int id, struct migrate_result *r)
 {
-    list_for_each(l, &M.requests) {
+    list_for_each(l, &mig.requests) {
         struct request *q = list_entry(l, struct request, link);
         if (q->id != id)
             continue;
@@ -328,7 +328,7 @@ static void accept_request_checked(int tid, int to, int origin, int id,
     }
     *p = (struct pending){.tid = tid, .to = to, .origin = origin, .id = id,
                           .t_src = upvm_now_ns()};
-    list_push_back(&M.pendings, &p->link);
+    list_push_back(&mig.pendings, &p->link);
     t->moving = true;
     t->ulp->ext[ULP_EXT_MIGRATE] = self;
     t->ulp->migrate_pending = true;
@@ -379,13 +379,13 @@ static void expect_soon(void)
 /* Wait (the migrator) for the destination's answer about tid. */
 static int wait_prepared(int tid, char *why, size_t len)
 {
-    M.ack_tid = tid;
-    M.ack_done = false;
+    mig.ack_tid = tid;
+    mig.ack_done = false;
     expect_soon();
-    while (!M.ack_done)
-        (void)core_block(&M.acks, -1);
-    snprintf(why, len, "%s", M.ack_why);
-    return M.ack_rc;
+    while (!mig.ack_done)
+        (void)core_block(&mig.acks, -1);
+    snprintf(why, len, "%s", mig.ack_why);
+    return mig.ack_rc;
 }
 
 /* Send [lo, lo + n) of the slot to `to` in chunks, a window at a time. */
@@ -393,10 +393,10 @@ static void stream(int to, int tid, const char *lo, size_t n, bool last, uint64_
                    uint64_t t_src)
 {
     for (size_t off = 0; off < n || (last && n == 0 && off == 0);) {
-        size_t len = n - off < M.chunk ? n - off : M.chunk;
-        while (*sent - M.acked + len > M.window) {
+        size_t len = n - off < mig.chunk ? n - off : mig.chunk;
+        while (*sent - mig.acked + len > mig.window) {
             expect_soon();
-            (void)core_block(&M.acks, -1);
+            (void)core_block(&mig.acks, -1);
         }
         uint64_t head[2] = {(uint64_t)(uintptr_t)(lo + off), upvm_now_ns() - t_src};
         bool end = last && off + len == n;
@@ -465,7 +465,7 @@ static bool move_task(struct pending *p)
     }
     u = t->ulp;
     const char *slot_lo = mem_slot_base(mem_window(), pr->slot);
-    if (core_ulp_freezable(u, slot_lo, slot_lo + mem_window()->slot_size)) {
+    if (core_ulp_why_not_freezable(u, slot_lo, slot_lo + mem_window()->slot_size)) {
         u->migrate_pending = true; /* prepared: moves at its next stop */
         return false;
     }
@@ -498,8 +498,8 @@ static bool move_task(struct pending *p)
     (void)node_sendv(p->to, &sf, sv, 3);
     free(st.p);
     uint64_t sent = 0;
-    M.acked = 0;
-    M.ack_tid = p->tid;
+    mig.acked = 0;
+    mig.ack_tid = p->tid;
 #if UPVM_ASAN
     for (int i = 0; i < nr; i++) /* free heap blocks are poisoned: they travel too */
         ASAN_UNPOISON_MEMORY_REGION(ranges[i].iov_base, ranges[i].iov_len);
@@ -509,7 +509,7 @@ static bool move_task(struct pending *p)
                p->t_src);
     uint64_t obtrusive = upvm_now_ns() - p->t_src;
     proc_move_gone(pr->slot, pr->inst.img);
-    M.last.obtrusive_ns = obtrusive;
+    mig.last.obtrusive_ns = obtrusive;
     return true;
 }
 
@@ -518,7 +518,7 @@ static void migrator_main(void *unused)
     bool progress = true;
     while (progress) {
         progress = false;
-        for (list_link_t *l = M.pendings.next, *next; l != &M.pendings; l = next) {
+        for (list_link_t *l = mig.pendings.next, *next; l != &mig.pendings; l = next) {
             next = l->next;
             struct pending *p = list_entry(l, struct pending, link);
             struct pvm_task *t = pvm_task_by_tid(p->tid);
@@ -532,7 +532,7 @@ static void migrator_main(void *unused)
             struct proc *pr = t->ulp->ext[ULP_EXT_PROC];
             const char *lo = mem_slot_base(mem_window(), pr->slot);
             if (pvm_route_flushing(p->tid) ||
-                core_ulp_freezable(t->ulp, lo, lo + mem_window()->slot_size)) {
+                core_ulp_why_not_freezable(t->ulp, lo, lo + mem_window()->slot_size)) {
                 t->ulp->migrate_pending = true; /* it kicks us when it stops */
                 continue;
             }
@@ -541,21 +541,21 @@ static void migrator_main(void *unused)
                 free(p);
                 progress = true;
             } else {
-                list_push_back(&M.pendings, l);
+                list_push_back(&mig.pendings, l);
             }
             break; /* the list may have changed while we waited */
         }
     }
-    M.migrator = NULL;
+    mig.migrator = NULL;
 }
 
 static void kick(void)
 {
-    if (M.migrator)
+    if (mig.migrator)
         return;
     upvm_attr_t a = {0, "upvm migrator", UPVM_DETACHED};
     upvm_id_t id = upvm_create(migrator_main, NULL, &a);
-    M.migrator = id > 0 ? core_ulp_lookup(id) : NULL;
+    mig.migrator = id > 0 ? core_ulp_lookup(id) : NULL;
 }
 
 static void on_hook(struct ulp *u)
@@ -566,7 +566,7 @@ static void on_hook(struct ulp *u)
 
 static void on_flushed(int tid)
 {
-    list_for_each(l, &M.pendings) {
+    list_for_each(l, &mig.pendings) {
         if (list_entry(l, struct pending, link)->tid == tid) {
             kick();
             return;
@@ -578,7 +578,7 @@ static void on_flushed(int tid)
 
 static struct incoming *incoming_of(int tid)
 {
-    list_for_each(l, &M.incomings) {
+    list_for_each(l, &mig.incomings) {
         struct incoming *in = list_entry(l, struct incoming, link);
         if (in->tid == tid)
             return in;
@@ -680,19 +680,19 @@ static void on_prep(int src, const struct node_frame *f, const void *p, size_t l
         return;
     }
     *in = (struct incoming){.tid = f->a, .from = src, .slot = m.slot, .img = img};
-    list_push_back(&M.incomings, &in->link);
+    list_push_back(&mig.incomings, &in->link);
     prep_answer(src, f->a, 0, "");
 }
 
 static void on_prep_ack(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    if (f->a != M.ack_tid)
+    if (f->a != mig.ack_tid)
         return;
     pvm_trace("t%x: node %d prepared (%d)", (unsigned)f->a, src, f->b);
-    M.ack_rc = f->b;
-    snprintf(M.ack_why, sizeof M.ack_why, "%.*s", (int)(len ? len - 1 : 0), (const char *)p);
-    M.ack_done = true;
-    (void)core_wake_one(&M.acks);
+    mig.ack_rc = f->b;
+    snprintf(mig.ack_why, sizeof mig.ack_why, "%.*s", (int)(len ? len - 1 : 0), (const char *)p);
+    mig.ack_done = true;
+    (void)core_wake_one(&mig.acks);
 }
 
 static void on_state(int src, const struct node_frame *f, const void *p, size_t len)
@@ -783,10 +783,10 @@ static void on_data(int src, const struct node_frame *f, const void *p, size_t l
 
 static void on_ack(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    if (f->a != M.ack_tid || len != sizeof M.acked)
+    if (f->a != mig.ack_tid || len != sizeof mig.acked)
         return;
-    memcpy(&M.acked, p, sizeof M.acked);
-    (void)core_wake_one(&M.acks);
+    memcpy(&mig.acked, p, sizeof mig.acked);
+    (void)core_wake_one(&mig.acks);
 }
 
 /* ------------------------------------------------------------ requests */
@@ -844,8 +844,8 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
     struct request *q = malloc(sizeof *q);
     if (!q)
         return -ENOMEM;
-    *q = (struct request){.id = ++M.next_id, .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
-    list_push_back(&M.requests, &q->link);
+    *q = (struct request){.id = ++mig.next_id, .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
+    list_push_back(&mig.requests, &q->link);
     if (pvm_task_by_tid(tid)) {
         accept_request(tid, to, node_job_self(), q->id, NULL);
         return 0;
@@ -875,10 +875,10 @@ static void sync_done(void *ctx, const struct migrate_result *r)
 {
     struct sync_wait *w = ctx;
     w->r = *r;
-    snprintf(M.why, sizeof M.why, "%s", r->why);
-    w->r.why = M.why;
+    snprintf(mig.why, sizeof mig.why, "%s", r->why);
+    w->r.why = mig.why;
     w->done = true;
-    (void)upvm_wake_all(&M.answers);
+    (void)upvm_wake_all(&mig.answers);
 }
 
 static int migrate_self(struct pvm_task *t, int to)
@@ -887,9 +887,9 @@ static int migrate_self(struct pvm_task *t, int to)
     accept_request(t->tid, to, -1, 0, &w);
     while (!w.done)
         upvm_yield(); /* the migrator takes it from here */
-    snprintf(M.why, sizeof M.why, "%s", w.why);
+    snprintf(mig.why, sizeof mig.why, "%s", w.why);
     if (w.rc == 0)
-        M.last = w.stats;
+        mig.last = w.stats;
     return w.rc;
 }
 
@@ -898,22 +898,22 @@ int upvm_migrate(int tid, int node)
     struct pvm_task *t = pvm_current();
     if (!t)
         return PvmSysErr;
-    M.why[0] = '\0';
+    mig.why[0] = '\0';
     if (tid == 0)
         tid = t->tid;
     if (!pvm_is_task_tid(tid)) {
-        snprintf(M.why, sizeof M.why, "%d is not a task id", tid);
+        snprintf(mig.why, sizeof mig.why, "%d is not a task id", tid);
         return PvmBadParam;
     }
     int nodes = upvm_nodes();
     if (node < 0 || node >= nodes || (pvm_multi() && !node_job_up(node))) {
-        snprintf(M.why, sizeof M.why, "t%x cannot move to node %d: it is not a running node "
+        snprintf(mig.why, sizeof mig.why, "t%x cannot move to node %d: it is not a running node "
                  "of this job (nodes 0 to %d)", (unsigned)tid, node, nodes - 1);
         return PvmBadParam;
     }
     if (!pvm_multi()) {
         if (!pvm_task_by_tid(tid)) {
-            snprintf(M.why, sizeof M.why, "no task t%x in this job", (unsigned)tid);
+            snprintf(mig.why, sizeof mig.why, "no task t%x in this job", (unsigned)tid);
             return PvmNoTask;
         }
         return 0; /* one node: it is there */
@@ -921,7 +921,7 @@ int upvm_migrate(int tid, int node)
     ensure();
     if (tid == t->tid) {
         if (!t->heap) {
-            snprintf(M.why, sizeof M.why, "t%x is a thread-mode task: it shares its "
+            snprintf(mig.why, sizeof mig.why, "t%x is a thread-mode task: it shares its "
                      "program's globals with the other tasks of node %d, so it cannot leave "
                      "it", (unsigned)tid, node_job_self());
             return PvmNotImpl;
@@ -934,22 +934,22 @@ int upvm_migrate(int tid, int node)
     int rc = migrate_request_async(tid, node, sync_done, &w);
     if (rc != 0) {
         if (rc == -ESRCH)
-            snprintf(M.why, sizeof M.why, "no task t%x in this job", (unsigned)tid);
+            snprintf(mig.why, sizeof mig.why, "no task t%x in this job", (unsigned)tid);
         else
-            snprintf(M.why, sizeof M.why, "cannot ask for t%x's move: %s", (unsigned)tid,
+            snprintf(mig.why, sizeof mig.why, "cannot ask for t%x's move: %s", (unsigned)tid,
                      strerror(-rc));
         return pvm_code_from_errno(rc);
     }
     while (!w.done)
-        (void)core_block(&M.answers, -1);
+        (void)core_block(&mig.answers, -1);
     if (w.r.rc == 0)
-        M.last = (struct upvm_migrate_stats){w.r.total_ns, w.r.obtrusive_ns, w.r.bytes};
+        mig.last = (struct upvm_migrate_stats){w.r.total_ns, w.r.obtrusive_ns, w.r.bytes};
     return w.r.rc;
 }
 
 const char *upvm_migrate_error(void)
 {
-    return M.why;
+    return mig.why;
 }
 
 void upvm_migrate_point(void)
@@ -1001,6 +1001,6 @@ int upvm_migrate_stats(struct upvm_migrate_stats *out)
 {
     if (!out)
         return PvmBadParam;
-    *out = M.last;
+    *out = mig.last;
     return 0;
 }

@@ -146,7 +146,7 @@ static struct {
     int nbacklog, next_src;
     bool any_consumed;       /* since the last answer_want_space */
     uint64_t spin_win;       /* adaptive: how long a wait spins now */
-} S;
+} node_shm;
 
 /* --------------------------------------------------------------- layout */
 
@@ -275,9 +275,9 @@ void net_shm_set_state(net_shm_seg_t *seg, int node, enum net_peer_state state, 
 
 enum net_peer_state net_peer_state(int node)
 {
-    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
         return NET_PEER_ABSENT;
-    return (enum net_peer_state)atomic_load(&S.slots[node].state);
+    return (enum net_peer_state)atomic_load(&node_shm.slots[node].state);
 }
 
 enum net_peer_state net_shm_state(net_shm_seg_t *seg, int node)
@@ -295,26 +295,26 @@ int net_shm_nslots(net_shm_seg_t *seg)
 
 int net_peer_status(int node)
 {
-    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
         return 0;
-    return atomic_load(&S.slots[node].status);
+    return atomic_load(&node_shm.slots[node].status);
 }
 
 int net_request_start(int node)
 {
-    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
         return -EINVAL;
     uint32_t absent = NET_PEER_ABSENT;
-    if (!atomic_compare_exchange_strong(&S.slots[node].state, &absent, NET_PEER_STARTING))
+    if (!atomic_compare_exchange_strong(&node_shm.slots[node].state, &absent, NET_PEER_STARTING))
         return -EBUSY;
     return 0;
 }
 
 void *net_board(int node)
 {
-    if (!S.hdr || node < 0 || node >= net_cur.nnodes)
+    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
         return NULL;
-    return (char *)S.hdr + boards_off(net_cur.nnodes) + (size_t)node * NET_BOARD_BYTES;
+    return (char *)node_shm.hdr + boards_off(net_cur.nnodes) + (size_t)node * NET_BOARD_BYTES;
 }
 
 void *net_shm_board(net_shm_seg_t *seg, int node)
@@ -327,7 +327,7 @@ void *net_shm_board(net_shm_seg_t *seg, int node)
 
 uint32_t net_events(void)
 {
-    return S.hdr ? atomic_load_explicit(&S.hdr->events, memory_order_acquire) : 0;
+    return node_shm.hdr ? atomic_load_explicit(&node_shm.hdr->events, memory_order_acquire) : 0;
 }
 
 /* ---------------------------------------------------------------- futex */
@@ -357,14 +357,14 @@ static bool futex_wait_until(_Atomic uint32_t *w, uint32_t val, uint64_t deadlin
 /* A node wakes a sleeping one, and says from which cpu (adapt_after_sleep). */
 static void wake_sleeper(int node)
 {
-    atomic_store_explicit(&S.slots[node].waker_cpu, sched_getcpu(), memory_order_relaxed);
-    futex_wake(&S.slots[node].word);
+    atomic_store_explicit(&node_shm.slots[node].waker_cpu, sched_getcpu(), memory_order_relaxed);
+    futex_wake(&node_shm.slots[node].word);
 }
 
 /* Wake `node` if it sleeps; otherwise leave it a pending wake-up. */
 static void shm_wake(int node)
 {
-    _Atomic uint32_t *w = &S.slots[node].word;
+    _Atomic uint32_t *w = &node_shm.slots[node].word;
     if (atomic_exchange(w, W_WAKE_PENDING) == W_SLEEPING)
         wake_sleeper(node);
 }
@@ -372,7 +372,7 @@ static void shm_wake(int node)
 /* After publishing to dst: a syscall only if dst sleeps. */
 static void notify(int dst)
 {
-    _Atomic uint32_t *w = &S.slots[dst].word;
+    _Atomic uint32_t *w = &node_shm.slots[dst].word;
     atomic_thread_fence(memory_order_seq_cst);
     uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
     if (unlikely(v == W_SLEEPING) &&
@@ -387,13 +387,13 @@ static uint64_t rec_size(size_t plen) { return round_up(REC_HDR + plen, REC_ALIG
 /* The header word at ring offset off (any lap). */
 static uint64_t *rec_at(uint8_t *data, uint64_t pos)
 {
-    return (uint64_t *)(void *)(data + (pos & S.mask));
+    return (uint64_t *)(void *)(data + (pos & node_shm.mask));
 }
 
 /* Space the record needs at o's tail (a PAD to the end included). */
 static uint64_t rec_need(const struct out *o, uint64_t rs)
 {
-    uint64_t to_end = S.cap - (o->tail & S.mask);
+    uint64_t to_end = node_shm.cap - (o->tail & node_shm.mask);
     return rs > to_end ? to_end + rs : rs;
 }
 
@@ -402,10 +402,10 @@ static uint64_t rec_need(const struct out *o, uint64_t rs)
 static bool has_room(struct out *o, uint64_t need)
 {
     need += REC_ALIGN;
-    if (S.cap - (o->tail - o->head_cache) >= need)
+    if (node_shm.cap - (o->tail - o->head_cache) >= need)
         return true;
     o->head_cache = atomic_load_explicit(&o->r->head, memory_order_acquire);
-    return S.cap - (o->tail - o->head_cache) >= need;
+    return node_shm.cap - (o->tail - o->head_cache) >= need;
 }
 
 /* A read cursor over the pieces of a frame (net_sendv's iovec). */
@@ -443,7 +443,7 @@ static void gather_copy(struct gather *g, uint8_t *dst, size_t n)
  */
 static void clear_ahead(struct out *o)
 {
-    uint64_t lim = o->tail + CLEAR_AHEAD, free_end = o->head_cache + S.cap;
+    uint64_t lim = o->tail + CLEAR_AHEAD, free_end = o->head_cache + node_shm.cap;
     if (lim > free_end)
         lim = free_end;
     for (; o->clear < lim; o->clear += REC_ALIGN)
@@ -471,7 +471,7 @@ static bool ring_put(struct out *o, uint32_t kind, const uint64_t *pre, struct g
     if (!has_room(o, need))
         return false;
     uint64_t pad_at = o->tail, at = o->tail + need - rs, end = at + rs;
-    uint8_t *p = o->data + (at & S.mask) + REC_HDR;
+    uint8_t *p = o->data + (at & node_shm.mask) + REC_HDR;
     if (pre) {
         memcpy(p, pre, sizeof *pre);
         p += sizeof *pre;
@@ -503,7 +503,7 @@ static void want_space(struct out *o)
 static bool put_frags(struct out *o, struct gather *g, size_t *left)
 {
     while (*left) {
-        size_t n = *left < S.frag_max ? *left : S.frag_max;
+        size_t n = *left < node_shm.frag_max ? *left : node_shm.frag_max;
         if (!ring_put(o, R_FRAG, NULL, g, n))
             return false;
         *left -= n;
@@ -529,29 +529,29 @@ static bool flush_one(struct out *o, int dst)
     free(o->bl);
     o->bl = NULL;
     o->bl_off = o->bl_len = 0;
-    S.nbacklog--;
+    node_shm.nbacklog--;
     return true;
 }
 
 static int shm_flush(void)
 {
-    if (likely(S.nbacklog == 0))
+    if (likely(node_shm.nbacklog == 0))
         return 0;
     for (int d = 0; d < net_cur.nnodes; d++)
-        if (S.outs[d].bl)
-            flush_one(&S.outs[d], d);
-    return S.nbacklog ? -EAGAIN : 0;
+        if (node_shm.outs[d].bl)
+            flush_one(&node_shm.outs[d], d);
+    return node_shm.nbacklog ? -EAGAIN : 0;
 }
 
 /* A frame bigger than one record: FIRST, FRAGs, the rest to the backlog. */
 static int send_big(struct out *o, int dst, struct gather *g, size_t len)
 {
     uint64_t total = len;
-    size_t first = S.frag_max - sizeof total, left = len - first;
+    size_t first = node_shm.frag_max - sizeof total, left = len - first;
     /* The backlog is allocated before anything is written: the worst case
      * needs it, and after FIRST there is no way back. */
     uint8_t *bl = NULL;
-    uint64_t worst = len + (len / S.frag_max + 2) * 16 + S.frag_max + 16;
+    uint64_t worst = len + (len / node_shm.frag_max + 2) * 16 + node_shm.frag_max + 16;
     if (!has_room(o, worst)) {
         bl = malloc(left);
         if (!bl)
@@ -572,19 +572,19 @@ static int send_big(struct out *o, int dst, struct gather *g, size_t len)
     o->bl = bl;
     o->bl_off = 0;
     o->bl_len = left;
-    S.nbacklog++;
+    node_shm.nbacklog++;
     want_space(o);
     return 0;
 }
 
 static int shm_sendv(int dst, const struct iovec *iov, int iovcnt, size_t len)
 {
-    struct out *o = &S.outs[dst];
+    struct out *o = &node_shm.outs[dst];
     struct gather g = {iov, 0, 0};
     (void)iovcnt;
     if (unlikely(o->bl) && !flush_one(o, dst))
         return -EAGAIN;
-    if (len > S.frag_max)
+    if (len > node_shm.frag_max)
         return send_big(o, dst, &g, len);
     if (unlikely(!ring_put(o, R_WHOLE, NULL, &g, len))) {
         want_space(o);
@@ -600,7 +600,7 @@ static void consume(struct in *in, uint64_t bytes)
 {
     in->head += bytes;
     in->consumed = true;
-    S.any_consumed = true;
+    node_shm.any_consumed = true;
     atomic_store_explicit(&in->r->head, in->head, memory_order_release);
 }
 
@@ -645,15 +645,15 @@ static void frag_done(struct in *in, int src, net_handler_fn fn, void *ctx)
 static int take_record(struct in *in, int src, net_handler_fn fn, void *ctx)
 {
     uint64_t w = __atomic_load_n(rec_at(in->data, in->head), __ATOMIC_ACQUIRE);
-    const uint8_t *p = in->data + (in->head & S.mask) + REC_HDR;
+    const uint8_t *p = in->data + (in->head & node_shm.mask) + REC_HDR;
     struct {
         uint32_t len, kind;
     } h = {rec_len(w), rec_kind(w)};
     if (h.kind == R_PAD) {
-        consume(in, S.cap - (in->head & S.mask));
+        consume(in, node_shm.cap - (in->head & node_shm.mask));
         return 0;
     }
-    bool bad = h.len > S.frag_max || (h.kind == R_FRAG) != in->in_frame ||
+    bool bad = h.len > node_shm.frag_max || (h.kind == R_FRAG) != in->in_frame ||
                (h.kind == R_FRAG && h.len > in->as_total - in->as_got) ||
                (h.kind == R_FIRST && h.len < 8);
     if (unlikely(bad || (h.kind != R_WHOLE && h.kind != R_FIRST && h.kind != R_FRAG))) {
@@ -702,12 +702,12 @@ static int drain(struct in *in, int src, net_handler_fn fn, void *ctx, int max)
 /* Producers we freed space for get woken if they asked. */
 static void answer_want_space(void)
 {
-    if (!S.any_consumed)
+    if (!node_shm.any_consumed)
         return;
-    S.any_consumed = false;
+    node_shm.any_consumed = false;
     atomic_thread_fence(memory_order_seq_cst);
     for (int s = 0; s < net_cur.nnodes; s++) {
-        struct in *in = &S.ins[s];
+        struct in *in = &node_shm.ins[s];
         if (!in->consumed)
             continue;
         in->consumed = false;
@@ -719,19 +719,19 @@ static void answer_want_space(void)
 
 static int shm_poll(net_handler_fn fn, void *ctx, int max)
 {
-    int n = 0, err = 0, N = net_cur.nnodes, s = S.next_src;
+    int n = 0, err = 0, N = net_cur.nnodes, s = node_shm.next_src;
     shm_flush();
     /* (no % N: a division costs more than the rest of an empty poll) */
     for (int i = 0; i < N && n < max; i++, s = s + 1 == N ? 0 : s + 1) {
         if (s == net_cur.node)
             continue;
-        int rc = drain(&S.ins[s], s, fn, ctx, max - n);
+        int rc = drain(&node_shm.ins[s], s, fn, ctx, max - n);
         if (rc < 0)
             err = rc;
         else
             n += rc;
     }
-    S.next_src = S.next_src + 1 == N ? 0 : S.next_src + 1;
+    node_shm.next_src = node_shm.next_src + 1 == N ? 0 : node_shm.next_src + 1;
     answer_want_space();
     return n ? n : err;
 }
@@ -742,10 +742,10 @@ static int shm_poll(net_handler_fn fn, void *ctx, int max)
 static bool ready(void)
 {
     for (int s = 0; s < net_cur.nnodes; s++)
-        if (s != net_cur.node && !S.ins[s].broken && !in_empty(&S.ins[s]))
+        if (s != net_cur.node && !node_shm.ins[s].broken && !in_empty(&node_shm.ins[s]))
             return true;
     for (int d = 0; d < net_cur.nnodes; d++) {
-        struct out *o = &S.outs[d];
+        struct out *o = &node_shm.outs[d];
         if (o->wants && atomic_load(&o->r->head) != o->head_cache) {
             o->wants = false;
             return true;
@@ -756,7 +756,7 @@ static bool ready(void)
 
 static bool take_pending_wake(void)
 {
-    _Atomic uint32_t *w = &S.slots[net_cur.node].word;
+    _Atomic uint32_t *w = &node_shm.slots[net_cur.node].word;
     uint32_t v = W_WAKE_PENDING;
     return atomic_load_explicit(w, memory_order_relaxed) == W_WAKE_PENDING &&
            atomic_compare_exchange_strong(w, &v, W_AWAKE);
@@ -796,7 +796,7 @@ static bool spin_for(struct wait_clock *c, uint64_t ns)
 
 static int sleep_until(uint64_t deadline)
 {
-    _Atomic uint32_t *w = &S.slots[net_cur.node].word;
+    _Atomic uint32_t *w = &node_shm.slots[net_cur.node].word;
     if (atomic_exchange(w, W_SLEEPING) == W_WAKE_PENDING) {
         atomic_store(w, W_AWAKE);
         return 1;
@@ -826,19 +826,19 @@ static int sleep_until(uint64_t deadline)
  */
 static void adapt_after_spin(struct wait_clock *c)
 {
-    if (S.spin_win > net_cur.cfg.spin_ns && (!c->t0 || clock_since(c) < S.spin_win / 4))
-        S.spin_win = S.spin_win / 2 > net_cur.cfg.spin_ns ? S.spin_win / 2
+    if (node_shm.spin_win > net_cur.cfg.spin_ns && (!c->t0 || clock_since(c) < node_shm.spin_win / 4))
+        node_shm.spin_win = node_shm.spin_win / 2 > net_cur.cfg.spin_ns ? node_shm.spin_win / 2
                                                           : net_cur.cfg.spin_ns;
 }
 
 static void adapt_after_sleep(uint64_t gap)
 {
-    _Atomic int32_t *wc = &S.slots[net_cur.node].waker_cpu;
+    _Atomic int32_t *wc = &node_shm.slots[net_cur.node].waker_cpu;
     int waker = atomic_exchange_explicit(wc, -1, memory_order_relaxed);
     if (gap < net_cur.cfg.spin_max_ns / 2 && waker >= 0 && waker != sched_getcpu())
-        S.spin_win = 2 * gap > S.spin_win ? 2 * gap : S.spin_win;
+        node_shm.spin_win = 2 * gap > node_shm.spin_win ? 2 * gap : node_shm.spin_win;
     else
-        S.spin_win = net_cur.cfg.spin_ns;
+        node_shm.spin_win = net_cur.cfg.spin_ns;
 }
 
 static int shm_wait(int64_t timeout_ns)
@@ -850,7 +850,7 @@ static int shm_wait(int64_t timeout_ns)
     uint64_t limit = timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
     struct wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
-    uint64_t spin = idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? S.spin_win : 0;
+    uint64_t spin = idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? node_shm.spin_win : 0;
     if (unlikely(net_cur.spin_until)) { /* net_spin_until */
         uint64_t now = net_now_ns();
         if (now < net_cur.spin_until && net_cur.spin_until - now > spin)
@@ -879,14 +879,14 @@ static int shm_wait(int64_t timeout_ns)
 static void shm_fini(void)
 {
     for (int i = 0; i < net_cur.nnodes; i++) {
-        free(S.outs[i].bl);
-        free(S.ins[i].as);
+        free(node_shm.outs[i].bl);
+        free(node_shm.ins[i].as);
     }
-    free(S.outs);
-    free(S.ins);
-    if (S.map)
-        munmap(S.map, S.map_size);
-    memset(&S, 0, sizeof S);
+    free(node_shm.outs);
+    free(node_shm.ins);
+    if (node_shm.map)
+        munmap(node_shm.map, node_shm.map_size);
+    memset(&node_shm, 0, sizeof node_shm);
 }
 
 static const struct net_ops shm_ops = {
@@ -899,13 +899,13 @@ static void attach_rings(void *base, int n, int me)
     for (int p = 0; p < n; p++) {
         if (p == me)
             continue;
-        struct out *o = &S.outs[p];
-        o->r = ring_at(base, n, S.cap, me, p);
+        struct out *o = &node_shm.outs[p];
+        o->r = ring_at(base, n, node_shm.cap, me, p);
         o->data = (uint8_t *)(o->r + 1);
         o->tail = o->head_cache = atomic_load(&o->r->tail);
         o->clear = o->tail + REC_ALIGN; /* the slot at the tail is always 0 */
-        struct in *in = &S.ins[p];
-        in->r = ring_at(base, n, S.cap, p, me);
+        struct in *in = &node_shm.ins[p];
+        in->r = ring_at(base, n, node_shm.cap, p, me);
         in->data = (uint8_t *)(in->r + 1);
         in->head = atomic_load(&in->r->head);
     }
@@ -921,18 +921,18 @@ static int attach(void *base, int node, const net_config_t *cfg)
     int n = (int)h->nnodes;
     if (node < 0 || node >= n)
         return -EINVAL;
-    S.outs = calloc((size_t)n, sizeof *S.outs);
-    S.ins = calloc((size_t)n, sizeof *S.ins);
-    if (!S.outs || !S.ins) {
-        free(S.outs);
-        free(S.ins);
+    node_shm.outs = calloc((size_t)n, sizeof *node_shm.outs);
+    node_shm.ins = calloc((size_t)n, sizeof *node_shm.ins);
+    if (!node_shm.outs || !node_shm.ins) {
+        free(node_shm.outs);
+        free(node_shm.ins);
         return -ENOMEM;
     }
-    S.hdr = h;
-    S.slots = seg_slots(base);
-    S.cap = h->ring_bytes;
-    S.mask = S.cap - 1;
-    S.frag_max = S.cap / 4 - 16;
+    node_shm.hdr = h;
+    node_shm.slots = seg_slots(base);
+    node_shm.cap = h->ring_bytes;
+    node_shm.mask = node_shm.cap - 1;
+    node_shm.frag_max = node_shm.cap / 4 - 16;
     attach_rings(base, n, node);
     if (cfg)
         net_cur.cfg = *cfg;
@@ -940,7 +940,7 @@ static int attach(void *base, int node, const net_config_t *cfg)
         net_config_from_env(&net_cur.cfg);
     if (net_cur.cfg.spin_max_ns < net_cur.cfg.spin_ns)
         net_cur.cfg.spin_max_ns = net_cur.cfg.spin_ns; /* a fixed window */
-    S.spin_win = net_cur.cfg.spin_ns;
+    node_shm.spin_win = net_cur.cfg.spin_ns;
     net_cur.node = node;
     net_cur.nnodes = n;
     net_cur.ops = &shm_ops;
@@ -969,7 +969,7 @@ int net_init_shm_fd(int fd, int node, const net_config_t *cfg)
         munmap(p, (size_t)st.st_size);
         return rc;
     }
-    S.map = p;
-    S.map_size = (size_t)st.st_size;
+    node_shm.map = p;
+    node_shm.map_size = (size_t)st.st_size;
     return 0;
 }

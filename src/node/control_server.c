@@ -4,11 +4,11 @@
  * Two threads share this file's state:
  *   - the server thread owns the sockets: it accepts, reads one request
  *     line per connection, answers malformed ones itself, queues the others
- *     for the scheduler thread (S.in), and writes the replies the scheduler
- *     thread queues back (S.out) before closing the connection;
+ *     for the scheduler thread (ctl.in), and writes the replies the scheduler
+ *     thread queues back (ctl.out) before closing the connection;
  *   - the scheduler thread (node_ctl_serve, from job.c's poll; and the
  *     migration callbacks) turns requests into replies.
- * S.lock guards S.in, S.out and S.stopping only; nobody holds it across a
+ * ctl.lock guards ctl.in, ctl.out and ctl.stopping only; nobody holds it across a
  * system call, so the scheduler thread never waits on a client.  Replies
  * are a few hundred bytes written once to a fresh socket, with
  * MSG_DONTWAIT: a client that does not read cannot stall the server either.
@@ -46,7 +46,7 @@ enum req_kind { REQ_PING, REQ_MIGRATE, REQ_TASKS };
 /* One request, from its line to its reply. */
 struct ctl_req {
     struct ctl_req *next;
-    int conn;                    /* S.conn index ... */
+    int conn;                    /* ctl.conn index ... */
     unsigned gen;                /* ... and its generation: a closed one's reply is dropped */
     enum req_kind kind;
     int tid, node;
@@ -76,7 +76,7 @@ static struct {
     struct conn conn[CONN_MAX];
     char program[64];            /* for ping */
     struct node_ctl_ops ops;     /* what requests call (src/run registers them) */
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .lfd = -1, .efd = -1};
+} ctl = {.lock = PTHREAD_MUTEX_INITIALIZER, .lfd = -1, .efd = -1};
 
 atomic_int node_ctl_pending;
 
@@ -117,9 +117,9 @@ static void free_all(struct ctl_req *r)
 /* Server thread: a request for the scheduler thread. */
 static void to_sched(struct ctl_req *r)
 {
-    pthread_mutex_lock(&S.lock);
-    push(&S.in_tail, r);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&ctl.lock);
+    push(&ctl.in_tail, r);
+    pthread_mutex_unlock(&ctl.lock);
     /* After the push: the scheduler clears the flag before it takes the
      * queue, so a request is never left behind a cleared flag. */
     atomic_store_explicit(&node_ctl_pending, 1, memory_order_release);
@@ -129,7 +129,7 @@ static void to_sched(struct ctl_req *r)
 static void wake_server(void)
 {
     uint64_t one = 1;
-    ssize_t n = write(S.efd, &one, sizeof one); /* non-blocking: never waits */
+    ssize_t n = write(ctl.efd, &one, sizeof one); /* non-blocking: never waits */
     (void)n;
 }
 
@@ -137,11 +137,11 @@ static void wake_server(void)
  * nobody will write it. */
 static void to_server(struct ctl_req *r)
 {
-    pthread_mutex_lock(&S.lock);
-    bool stopping = S.stopping;
+    pthread_mutex_lock(&ctl.lock);
+    bool stopping = ctl.stopping;
     if (!stopping)
-        push(&S.out_tail, r);
-    pthread_mutex_unlock(&S.lock);
+        push(&ctl.out_tail, r);
+    pthread_mutex_unlock(&ctl.lock);
     if (stopping) {
         free(r->text);
         free(r);
@@ -185,7 +185,7 @@ static void reply_error(struct ctl_req *r, const char *why)
 
 static void inflight_remove(struct ctl_req *r)
 {
-    for (struct ctl_req **p = &S.inflight; *p; p = &(*p)->next) {
+    for (struct ctl_req **p = &ctl.inflight; *p; p = &(*p)->next) {
         if (*p == r) {
             *p = r->next;
             return;
@@ -240,10 +240,10 @@ static void serve_migrate(struct ctl_req *r)
         to_server(r);
         return;
     }
-    r->next = S.inflight;
-    S.inflight = r;
+    r->next = ctl.inflight;
+    ctl.inflight = r;
     /* r may be answered, and freed, before this returns 0: not touched then */
-    int rc = S.ops.migrate ? S.ops.migrate(r->tid, r->node, migrate_done, r) : -ENOSYS;
+    int rc = ctl.ops.migrate ? ctl.ops.migrate(r->tid, r->node, migrate_done, r) : -ENOSYS;
     if (rc != 0) {
         char why[64];
         if (rc == -ESRCH) /* as upvm_migrate says it */
@@ -289,9 +289,9 @@ static void serve_tasks(struct ctl_req *r)
 void node_ctl_serve(void)
 {
     atomic_store_explicit(&node_ctl_pending, 0, memory_order_relaxed);
-    pthread_mutex_lock(&S.lock);
-    struct ctl_req *r = take_all(&S.in, &S.in_tail);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&ctl.lock);
+    struct ctl_req *r = take_all(&ctl.in, &ctl.in_tail);
+    pthread_mutex_unlock(&ctl.lock);
     while (r) {
         struct ctl_req *next = r->next;
         if (r->kind == REQ_TASKS) {
@@ -299,7 +299,7 @@ void node_ctl_serve(void)
             to_server(r);
         } else if (r->kind == REQ_PING) {
             snprintf(r->reply, sizeof r->reply, "job %ld nodes %d program %s",
-                     node_ctl_where.pid, count_up(), S.program);
+                     node_ctl_where.pid, count_up(), ctl.program);
             to_server(r);
         } else {
             serve_migrate(r);
@@ -378,7 +378,7 @@ static const char *parse_request(char *line, struct ctl_req *r, char *err, size_
 static void conn_request(struct conn *c, char *line)
 {
     char err[CTL_REPLY_MAX];
-    struct ctl_req r = {.conn = (int)(c - S.conn), .gen = c->gen};
+    struct ctl_req r = {.conn = (int)(c - ctl.conn), .gen = c->gen};
     const char *bad = parse_request(line, &r, err, sizeof err);
     struct ctl_req *q = bad ? NULL : malloc(sizeof *q);
     if (!q) {
@@ -432,14 +432,14 @@ static bool peer_allowed(int fd)
 
 static void accept_one(void)
 {
-    int fd = accept4(S.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(ctl.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
             usleep(100000); /* out of descriptors: let the backlog wait */
         return;
     }
     for (int i = 0; i < CONN_MAX; i++) {
-        struct conn *c = &S.conn[i];
+        struct conn *c = &ctl.conn[i];
         if (c->fd >= 0)
             continue;
         *c = (struct conn){.fd = fd, .gen = c->gen, .deadline_ms = now_ms() + READ_TIMEOUT_MS};
@@ -453,12 +453,12 @@ static void accept_one(void)
 /* Write the replies the scheduler thread made. */
 static void deliver_replies(void)
 {
-    pthread_mutex_lock(&S.lock);
-    struct ctl_req *r = take_all(&S.out, &S.out_tail);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&ctl.lock);
+    struct ctl_req *r = take_all(&ctl.out, &ctl.out_tail);
+    pthread_mutex_unlock(&ctl.lock);
     while (r) {
         struct ctl_req *next = r->next;
-        struct conn *c = &S.conn[r->conn];
+        struct conn *c = &ctl.conn[r->conn];
         if (c->fd >= 0 && c->gen == r->gen && r->text)
             conn_reply_text(c, r->text);
         else if (c->fd >= 0 && c->gen == r->gen)
@@ -475,7 +475,7 @@ static int expire(uint64_t now)
 {
     uint64_t next = UINT64_MAX;
     for (int i = 0; i < CONN_MAX; i++) {
-        struct conn *c = &S.conn[i];
+        struct conn *c = &ctl.conn[i];
         if (c->fd < 0 || c->waiting)
             continue;
         if (c->deadline_ms <= now)
@@ -517,9 +517,9 @@ static void sweep_stale(void)
 
 static bool stopping(void)
 {
-    pthread_mutex_lock(&S.lock);
-    bool s = S.stopping;
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&ctl.lock);
+    bool s = ctl.stopping;
+    pthread_mutex_unlock(&ctl.lock);
     return s;
 }
 
@@ -530,25 +530,25 @@ static bool serve_round(void)
     int at[CONN_MAX + 2], n = 2;
     bool room = false;
     for (int i = 0; i < CONN_MAX; i++) {
-        if (S.conn[i].fd < 0) {
+        if (ctl.conn[i].fd < 0) {
             room = true;
             continue;
         }
-        p[n] = (struct pollfd){S.conn[i].fd, S.conn[i].waiting ? 0 : POLLIN, 0};
+        p[n] = (struct pollfd){ctl.conn[i].fd, ctl.conn[i].waiting ? 0 : POLLIN, 0};
         at[n++] = i;
     }
-    p[0] = (struct pollfd){S.efd, POLLIN, 0};
-    p[1] = (struct pollfd){room ? S.lfd : -1, POLLIN, 0}; /* -1: not polled */
+    p[0] = (struct pollfd){ctl.efd, POLLIN, 0};
+    p[1] = (struct pollfd){room ? ctl.lfd : -1, POLLIN, 0}; /* -1: not polled */
     if (poll(p, (nfds_t)n, expire(now_ms())) < 0) {
         usleep(10000); /* ENOMEM (EINTR cannot come: signals blocked): again */
         return true;
     }
     for (int k = 2; k < n; k++)
         if (p[k].revents)
-            conn_event(&S.conn[at[k]], p[k].revents);
+            conn_event(&ctl.conn[at[k]], p[k].revents);
     if (p[0].revents) {
         uint64_t v;
-        ssize_t r = read(S.efd, &v, sizeof v);
+        ssize_t r = read(ctl.efd, &v, sizeof v);
         (void)r;
         if (stopping())
             return false;
@@ -638,7 +638,7 @@ static int start_thread(void)
      * existed: the thread starts with all of them blocked. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&S.thread, &attr, server_main, NULL);
+    int rc = pthread_create(&ctl.thread, &attr, server_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     errno = rc;
@@ -647,34 +647,34 @@ static int start_thread(void)
 
 void node_ctl_set_ops(const struct node_ctl_ops *ops, const char *program)
 {
-    S.ops = *ops;
+    ctl.ops = *ops;
     const char *base = strrchr(program, '/');
-    snprintf(S.program, sizeof S.program, "%s", base ? base + 1 : program);
+    snprintf(ctl.program, sizeof ctl.program, "%s", base ? base + 1 : program);
 }
 
 void node_ctl_start(void)
 {
-    if (S.started)
+    if (ctl.started)
         return;
     char why[CTL_REPLY_MAX];
-    S.lfd = make_socket(why, sizeof why);
-    if (S.lfd < 0)
+    ctl.lfd = make_socket(why, sizeof why);
+    if (ctl.lfd < 0)
         goto fail;
-    S.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ctl.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     for (int i = 0; i < CONN_MAX; i++)
-        S.conn[i].fd = -1;
-    S.in_tail = &S.in;
-    S.out_tail = &S.out;
-    if (S.efd >= 0 && start_thread() == 0) {
-        S.started = true;
+        ctl.conn[i].fd = -1;
+    ctl.in_tail = &ctl.in;
+    ctl.out_tail = &ctl.out;
+    if (ctl.efd >= 0 && start_thread() == 0) {
+        ctl.started = true;
         return;
     }
     snprintf(why, sizeof why, "cannot start its thread: %s", strerror(errno));
-    if (S.efd >= 0)
-        close(S.efd);
-    close(S.lfd);
+    if (ctl.efd >= 0)
+        close(ctl.efd);
+    close(ctl.lfd);
     (void)unlink(node_ctl_where.path);
-    S.lfd = S.efd = -1;
+    ctl.lfd = ctl.efd = -1;
 fail:
     fprintf(stderr, "upvm: no control socket for this job (upvm migrate cannot reach it): "
                     "%s\n", why);
@@ -682,23 +682,23 @@ fail:
 
 void node_ctl_stop(void)
 {
-    if (!S.started)
+    if (!ctl.started)
         return;
-    S.started = false;
-    pthread_mutex_lock(&S.lock);
-    S.stopping = true;
-    pthread_mutex_unlock(&S.lock);
+    ctl.started = false;
+    pthread_mutex_lock(&ctl.lock);
+    ctl.stopping = true;
+    pthread_mutex_unlock(&ctl.lock);
     wake_server();
-    pthread_join(S.thread, NULL);
+    pthread_join(ctl.thread, NULL);
     for (int i = 0; i < CONN_MAX; i++)
-        if (S.conn[i].fd >= 0)
-            conn_close(&S.conn[i]);
-    free_all(take_all(&S.in, &S.in_tail));
-    free_all(take_all(&S.out, &S.out_tail));
-    /* S.inflight stay: their callbacks may still come, and free them. */
-    close(S.lfd);
-    close(S.efd);
-    S.lfd = S.efd = -1;
+        if (ctl.conn[i].fd >= 0)
+            conn_close(&ctl.conn[i]);
+    free_all(take_all(&ctl.in, &ctl.in_tail));
+    free_all(take_all(&ctl.out, &ctl.out_tail));
+    /* ctl.inflight stay: their callbacks may still come, and free them. */
+    close(ctl.lfd);
+    close(ctl.efd);
+    ctl.lfd = ctl.efd = -1;
     /* Gone from the directory at once: a client now finds no job rather
      * than one that does not answer.  The launcher removes it too. */
     struct stat st;

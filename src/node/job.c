@@ -76,7 +76,7 @@ static struct {
     bool shutdown;
     int shutdown_mode;
     upvm_waitq_t mainq;              /* the main ULP (serve / finish) */
-} J = {.self = 0, .slots = 1};
+} job = {.self = 0, .slots = 1};
 
 static void send_bare(int dst, int kind, int a, int b, int c);
 static void shutdown_all(int mode);
@@ -108,15 +108,15 @@ int node_job_nodes_from_env(int dflt)
     return (int)n;
 }
 
-bool node_job_multi(void) { return J.multi; }
-int node_job_self(void) { return J.self; }
-int node_job_slots(void) { return J.slots; }
+bool node_job_multi(void) { return job.multi; }
+int node_job_self(void) { return job.self; }
+int node_job_slots(void) { return job.slots; }
 
 bool node_job_up(int n)
 {
-    if (!J.multi)
+    if (!job.multi)
         return n == 0;
-    return n >= 0 && n < J.slots && J.known[n] == NET_PEER_UP;
+    return n >= 0 && n < job.slots && job.known[n] == NET_PEER_UP;
 }
 
 const char *node_job_name(int n, char *buf, size_t len)
@@ -128,22 +128,22 @@ const char *node_job_name(int n, char *buf, size_t len)
 void node_on_frame(unsigned kind, node_frame_fn fn)
 {
     if (kind < NODE_KIND_MAX)
-        J.handlers[kind] = fn;
+        job.handlers[kind] = fn;
 }
 
 bool node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len)
 {
-    if (f->kind >= NODE_KIND_MAX || !J.handlers[f->kind])
+    if (f->kind >= NODE_KIND_MAX || !job.handlers[f->kind])
         return false;
-    J.handlers[f->kind](src, f, payload, len);
+    job.handlers[f->kind](src, f, payload, len);
     return true;
 }
 
 int node_job_add_hooks(const struct node_job_hooks *h)
 {
-    if (J.nhooks == NODE_HOOKS_MAX)
+    if (job.nhooks == NODE_HOOKS_MAX)
         return -ENOSPC;
-    J.hooks[J.nhooks++] = h;
+    job.hooks[job.nhooks++] = h;
     return 0;
 }
 
@@ -152,24 +152,24 @@ int node_job_add_hooks(const struct node_job_hooks *h)
 static int hooks_peer_gone(int n, int status, bool deleted)
 {
     int fired = 0;
-    for (int i = 0; i < J.nhooks; i++)
-        if (J.hooks[i]->peer_gone)
-            fired += J.hooks[i]->peer_gone(n, status, deleted);
+    for (int i = 0; i < job.nhooks; i++)
+        if (job.hooks[i]->peer_gone)
+            fired += job.hooks[i]->peer_gone(n, status, deleted);
     return fired;
 }
 
 static void hooks_peer_up(int n)
 {
-    for (int i = 0; i < J.nhooks; i++)
-        if (J.hooks[i]->peer_up)
-            J.hooks[i]->peer_up(n);
+    for (int i = 0; i < job.nhooks; i++)
+        if (job.hooks[i]->peer_up)
+            job.hooks[i]->peer_up(n);
 }
 
 static void hooks_describe_stuck(void)
 {
-    for (int i = 0; i < J.nhooks; i++)
-        if (J.hooks[i]->describe_stuck)
-            J.hooks[i]->describe_stuck();
+    for (int i = 0; i < job.nhooks; i++)
+        if (job.hooks[i]->describe_stuck)
+            job.hooks[i]->describe_stuck();
 }
 
 /* ------------------------------------------------------------ sending */
@@ -189,47 +189,47 @@ static int enqueue(int dst, const struct iovec *iov, int n, size_t len)
             memcpy(q->data + off, iov->iov_base, iov->iov_len);
         off += iov->iov_len;
     }
-    if (J.qtail[dst])
-        J.qtail[dst]->next = q;
+    if (job.qtail[dst])
+        job.qtail[dst]->next = q;
     else
-        J.qhead[dst] = q;
-    J.qtail[dst] = q;
-    J.nqueued++;
+        job.qhead[dst] = q;
+    job.qtail[dst] = q;
+    job.nqueued++;
     return 0;
 }
 
 static void drop_queue(int dst)
 {
-    struct queued *q = J.qhead[dst];
+    struct queued *q = job.qhead[dst];
     while (q) {
         struct queued *next = q->next;
         free(q);
-        J.nqueued--;
+        job.nqueued--;
         q = next;
     }
-    J.qhead[dst] = J.qtail[dst] = NULL;
+    job.qhead[dst] = job.qtail[dst] = NULL;
 }
 
 static void flush_queues(void)
 {
-    for (int d = 0; J.nqueued && d < J.slots; d++) {
+    for (int d = 0; job.nqueued && d < job.slots; d++) {
         struct queued *q;
-        while ((q = J.qhead[d]) && net_send(d, q->data, q->len) == 0) {
-            J.qhead[d] = q->next;
+        while ((q = job.qhead[d]) && net_send(d, q->data, q->len) == 0) {
+            job.qhead[d] = q->next;
             if (!q->next)
-                J.qtail[d] = NULL;
+                job.qtail[d] = NULL;
             free(q);
-            J.nqueued--;
+            job.nqueued--;
         }
     }
 }
 
 int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n)
 {
-    if (dst < 0 || dst >= J.slots || dst == J.self || hdr->kind >= NODE_KIND_MAX ||
+    if (dst < 0 || dst >= job.slots || dst == job.self || hdr->kind >= NODE_KIND_MAX ||
         n < 0 || n > NODE_IOV_MAX)
         return -EINVAL;
-    if (J.known[dst] != NET_PEER_UP && J.known[dst] != NET_PEER_STARTING)
+    if (job.known[dst] != NET_PEER_UP && job.known[dst] != NET_PEER_STARTING)
         return -EHOSTDOWN;
     /* The header and the pieces go to the ring as they lie (net_sendv):
      * nothing is put together first. */
@@ -241,8 +241,8 @@ int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, i
         len += iov[i].iov_len;
     }
     if (counted(hdr->kind))
-        J.sent_to[dst]++;
-    if (likely(!J.qhead[dst])) {
+        job.sent_to[dst]++;
+    if (likely(!job.qhead[dst])) {
         int rc = net_sendv(dst, v, n + 1);
         if (likely(rc != -EAGAIN))
             return rc;
@@ -273,18 +273,18 @@ static void dispatch(void *ctx, int src, const void *data, size_t len)
     if (len < sizeof f) {
         fprintf(stderr, "upvm: node %d: a %zu-byte frame from node %d is too short to "
                         "be one; dropped (a bug in UPVM: please report it)\n",
-                J.self, len, src);
+                job.self, len, src);
         return;
     }
     memcpy(&f, data, sizeof f);
-    node_frame_fn fn = f.kind < NODE_KIND_MAX ? J.handlers[f.kind] : NULL;
+    node_frame_fn fn = f.kind < NODE_KIND_MAX ? job.handlers[f.kind] : NULL;
     if (!fn) {
         fprintf(stderr, "upvm: node %d: frame of unknown kind %u from node %d dropped "
-                        "(a bug in UPVM: please report it)\n", J.self, f.kind, src);
+                        "(a bug in UPVM: please report it)\n", job.self, f.kind, src);
         return;
     }
     if (counted(f.kind) && src < NODE_MAX)
-        J.recvd_from[src]++;
+        job.recvd_from[src]++;
     fn(src, &f, (const unsigned char *)data + sizeof f, len - sizeof f);
 }
 
@@ -294,43 +294,43 @@ static void dispatch(void *ctx, int src, const void *data, size_t len)
  * (a node that said goodbye exits right after, and is seen gone then). */
 static void bye_received(int n)
 {
-    if (n > 0 && n < NODE_MAX && J.bye_due[n]) {
-        J.bye_due[n] = false;
-        J.byes_missing--;
+    if (n > 0 && n < NODE_MAX && job.bye_due[n]) {
+        job.bye_due[n] = false;
+        job.byes_missing--;
     }
 }
 
 static void node_gone(int n)
 {
     drop_queue(n);
-    bool deleted = J.deleting[n];
+    bool deleted = job.deleting[n];
     int status = net_peer_status(n);
     node_rpc_node_gone(n); /* its answers never come */
     int fired = hooks_peer_gone(n, status, deleted);
-    if (J.self != 0) {
+    if (job.self != 0) {
         if (n != 0)
             send_bare(0, K_GONE_ACK, n, fired, 0);
         return;
     }
-    if (J.acks_missing && !J.acked[n]) { /* a wave waits for it no more */
-        J.acked[n] = true;
-        J.acks_missing--;
+    if (job.acks_missing && !job.acked[n]) { /* a wave waits for it no more */
+        job.acked[n] = true;
+        job.acks_missing--;
     }
     bye_received(n); /* a node that died says no goodbye */
-    if (!deleted && !J.shutdown)
+    if (!deleted && !job.shutdown)
         gone_vote_start(n, fired); /* first: a report on another names n too */
     gone_vote_drop_voter(n); /* its votes on earlier deaths never come */
 }
 
 static void membership_changed(void)
 {
-    J.events_seen = net_events();
-    for (int n = 0; n < J.slots; n++) {
+    job.events_seen = net_events();
+    for (int n = 0; n < job.slots; n++) {
         enum net_peer_state now = net_peer_state(n);
-        enum net_peer_state was = J.known[n];
-        if (now == was || n == J.self)
+        enum net_peer_state was = job.known[n];
+        if (now == was || n == job.self)
             continue;
-        J.known[n] = now;
+        job.known[n] = now;
         if (now == NET_PEER_GONE && (was == NET_PEER_UP || was == NET_PEER_STARTING))
             node_gone(n);
         else if (now == NET_PEER_UP)
@@ -342,11 +342,11 @@ static void membership_changed(void)
 
 static void job_poll(void)
 {
-    if (unlikely(net_events() != J.events_seen))
+    if (unlikely(net_events() != job.events_seen))
         membership_changed();
     /* node 0: requests from outside (upvm migrate); none once the job
      * ends: their clients see the socket close */
-    if (unlikely(atomic_load_explicit(&node_ctl_pending, memory_order_acquire)) && !J.shutdown)
+    if (unlikely(atomic_load_explicit(&node_ctl_pending, memory_order_acquire)) && !job.shutdown)
         node_ctl_serve();
     if (list_empty(&core_sched.runq)) {
         /* Idle: frames one at a time until one makes a ULP ready, which
@@ -358,7 +358,7 @@ static void job_poll(void)
     } else {
         (void)net_poll(dispatch, NULL, 0);
     }
-    if (J.nqueued)
+    if (job.nqueued)
         flush_queues();
 }
 
@@ -368,23 +368,23 @@ static void start_wave(void);
 static void probe_idle_job(void)
 {
     start_wave();
-    if (J.idle_probe_ns < PROBE_IDLE_MAX_NS)
-        J.idle_probe_ns *= 2;
+    if (job.idle_probe_ns < PROBE_IDLE_MAX_NS)
+        job.idle_probe_ns *= 2;
 }
 
 static void job_wait(uint64_t deadline)
 {
-    bool probing = J.self == 0 && !J.wave && !J.finishing && !J.shutdown;
+    bool probing = job.self == 0 && !job.wave && !job.finishing && !job.shutdown;
     if (deadline == UINT64_MAX) { /* no timer: no clock to read either */
-        int woke = net_wait(probing ? (int64_t)J.idle_probe_ns : -1);
+        int woke = net_wait(probing ? (int64_t)job.idle_probe_ns : -1);
         if (probing && !woke)
             probe_idle_job();
         return;
     }
     uint64_t now = upvm_now_ns();
     bool probe_deadline = false;
-    if (probing && now + J.idle_probe_ns < deadline) {
-        deadline = now + J.idle_probe_ns;
+    if (probing && now + job.idle_probe_ns < deadline) {
+        deadline = now + job.idle_probe_ns;
         probe_deadline = true;
     }
     int woke = net_wait(deadline > now ? (int64_t)(deadline - now) : 0);
@@ -400,11 +400,11 @@ static const struct core_idle_ops job_idle_ops = {job_poll, job_wait};
 static void live_counts(uint64_t *sent, uint64_t *recvd)
 {
     *sent = *recvd = 0;
-    for (int n = 0; n < J.slots; n++) {
-        if (n != J.self && J.known[n] != NET_PEER_UP)
+    for (int n = 0; n < job.slots; n++) {
+        if (n != job.self && job.known[n] != NET_PEER_UP)
             continue;
-        *sent += J.sent_to[n];
-        *recvd += J.recvd_from[n];
+        *sent += job.sent_to[n];
+        *recvd += job.recvd_from[n];
     }
 }
 
@@ -419,39 +419,39 @@ static bool node_idle(void)
  * serves (other nodes) or waits for the end (node 0 finishing). */
 static int live_ulps(void)
 {
-    return core_sched.nlive - (J.self != 0 || J.finishing);
+    return core_sched.nlive - (job.self != 0 || job.finishing);
 }
 
 /* A wave is complete: judge it. */
 static void wave_done(void)
 {
-    J.wave = 0;
-    bool quiet = J.all_idle && J.sum_sent == J.sum_recvd;
-    bool settled = quiet && J.prev_quiet && J.prev_sent == J.sum_sent &&
-                   J.prev_live == J.sum_live;
-    J.prev_quiet = quiet;
-    J.prev_sent = J.sum_sent;
-    J.prev_live = J.sum_live;
+    job.wave = 0;
+    bool quiet = job.all_idle && job.sum_sent == job.sum_recvd;
+    bool settled = quiet && job.prev_quiet && job.prev_sent == job.sum_sent &&
+                   job.prev_live == job.sum_live;
+    job.prev_quiet = quiet;
+    job.prev_sent = job.sum_sent;
+    job.prev_live = job.sum_live;
     if (!settled) {
         if (!quiet)
-            J.idle_probe_ns = PROBE_IDLE_FIRST_NS;
-        if (quiet && !J.finishing)
+            job.idle_probe_ns = PROBE_IDLE_FIRST_NS;
+        if (quiet && !job.finishing)
             start_wave(); /* confirm at once */
-        else if (J.finishing)
-            (void)upvm_wake_one(&J.mainq);
+        else if (job.finishing)
+            (void)upvm_wake_one(&job.mainq);
         return;
     }
-    if (J.finishing) {
-        J.verdict = J.sum_live == 0 ? 1 : 2;
-        (void)upvm_wake_one(&J.mainq);
+    if (job.finishing) {
+        job.verdict = job.sum_live == 0 ? 1 : 2;
+        (void)upvm_wake_one(&job.mainq);
         return;
     }
     /* Every ULP of the job waits for a message no one will send.  Node 0
      * lists its ULPs, then the others theirs (on K_SHUTDOWN), then the
      * advice comes last. */
     int up = 1;
-    for (int n = 1; n < J.slots; n++)
-        up += J.known[n] == NET_PEER_UP;
+    for (int n = 1; n < job.slots; n++)
+        up += job.known[n] == NET_PEER_UP;
     fprintf(stderr, "upvm: deadlock: every ULP of the job's %d node(s) is blocked and no "
                     "message is in flight:\n", up);
     hooks_describe_stuck();
@@ -466,21 +466,21 @@ static void wave_done(void)
 static void start_wave(void)
 {
     static int next_wave;
-    J.wave = ++next_wave;
-    J.all_idle = J.finishing ? list_empty(&core_sched.runq) &&
+    job.wave = ++next_wave;
+    job.all_idle = job.finishing ? list_empty(&core_sched.runq) &&
                                    core_timer_next() == UINT64_MAX
                              : node_idle();
-    live_counts(&J.sum_sent, &J.sum_recvd);
-    J.sum_live = live_ulps();
-    J.acks_missing = 0;
-    for (int n = 1; n < J.slots; n++) {
-        J.acked[n] = J.known[n] != NET_PEER_UP;
-        if (!J.acked[n]) {
-            J.acks_missing++;
-            send_bare(n, K_PROBE, J.wave, 0, 0);
+    live_counts(&job.sum_sent, &job.sum_recvd);
+    job.sum_live = live_ulps();
+    job.acks_missing = 0;
+    for (int n = 1; n < job.slots; n++) {
+        job.acked[n] = job.known[n] != NET_PEER_UP;
+        if (!job.acked[n]) {
+            job.acks_missing++;
+            send_bare(n, K_PROBE, job.wave, 0, 0);
         }
     }
-    if (!J.acks_missing)
+    if (!job.acks_missing)
         wave_done();
 }
 
@@ -494,17 +494,17 @@ static void on_probe(int src, const struct node_frame *f, const void *p, size_t 
 
 static void on_probe_ack(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    if (J.self != 0 || f->a != J.wave || src >= J.slots || J.acked[src] ||
+    if (job.self != 0 || f->a != job.wave || src >= job.slots || job.acked[src] ||
         len < 2 * sizeof(uint64_t))
         return; /* an old wave's */
     uint64_t counts[2];
     memcpy(counts, p, sizeof counts);
-    J.acked[src] = true;
-    J.all_idle = J.all_idle && f->b;
-    J.sum_live += f->c;
-    J.sum_sent += counts[0];
-    J.sum_recvd += counts[1];
-    if (--J.acks_missing == 0)
+    job.acked[src] = true;
+    job.all_idle = job.all_idle && f->b;
+    job.sum_live += f->c;
+    job.sum_sent += counts[0];
+    job.sum_recvd += counts[1];
+    if (--job.acks_missing == 0)
         wave_done();
 }
 
@@ -512,24 +512,24 @@ static void on_probe_ack(int src, const struct node_frame *f, const void *p, siz
 
 static void shutdown_all(int mode)
 {
-    J.shutdown = true;
-    J.byes_missing = 0;
-    memset(J.bye_due, 0, sizeof J.bye_due);
-    for (int n = 1; n < J.slots; n++) {
-        if (J.known[n] != NET_PEER_UP)
+    job.shutdown = true;
+    job.byes_missing = 0;
+    memset(job.bye_due, 0, sizeof job.bye_due);
+    for (int n = 1; n < job.slots; n++) {
+        if (job.known[n] != NET_PEER_UP)
             continue;
         send_bare(n, K_SHUTDOWN, mode, 0, 0);
-        J.bye_due[n] = true;
-        J.byes_missing++;
+        job.bye_due[n] = true;
+        job.byes_missing++;
     }
     /* Wait for the others to say goodbye (their reports come first). */
     uint64_t end = upvm_now_ns() + BYE_WAIT_NS;
-    while (J.byes_missing > 0 && upvm_now_ns() < end) {
+    while (job.byes_missing > 0 && upvm_now_ns() < end) {
         job_poll();
-        if (J.byes_missing > 0)
+        if (job.byes_missing > 0)
             (void)net_wait(10 * 1000000);
     }
-    while (J.nqueued && upvm_now_ns() < end) {
+    while (job.nqueued && upvm_now_ns() < end) {
         flush_queues();
         (void)net_wait(1000000);
     }
@@ -537,9 +537,9 @@ static void shutdown_all(int mode)
 
 static void on_shutdown(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    J.shutdown = true;
-    J.shutdown_mode = f->a;
-    (void)upvm_wake_one(&J.mainq);
+    job.shutdown = true;
+    job.shutdown_mode = f->a;
+    (void)upvm_wake_one(&job.mainq);
 }
 
 static void on_bye(int src, const struct node_frame *f, const void *p, size_t len)
@@ -587,7 +587,7 @@ static void print_lost_tasks(int n)
  */
 static void lost_node_decision(int n)
 {
-    int fired = J.gone[n].fired, status = net_peer_status(n);
+    int fired = job.gone[n].fired, status = net_peer_status(n);
     char who[192];
     node_fate(n, who, sizeof who);
     if (fired > 0 || node_board_ntasks(net_board(n)) <= 0) {
@@ -603,8 +603,8 @@ static void lost_node_decision(int n)
     fprintf(stderr, "upvm: %s, and no task had asked to be told (pvm_notify PvmHostDelete "
                     "or PvmTaskExit)\n", who);
     print_lost_tasks(n);
-    for (int m = 1; m < J.slots; m++) {
-        if (m == n || !(J.gone[m].pending || (J.known[m] == NET_PEER_UP &&
+    for (int m = 1; m < job.slots; m++) {
+        if (m == n || !(job.gone[m].pending || (job.known[m] == NET_PEER_UP &&
                                                net_peer_state(m) == NET_PEER_GONE)))
             continue;
         fprintf(stderr, "upvm: %s too\n", node_fate(m, who, sizeof who));
@@ -621,16 +621,16 @@ static void lost_node_decision(int n)
 static uint64_t voters(int n)
 {
     uint64_t m = 0;
-    for (int i = 0; i < J.slots; i++)
-        if (i != J.self && i != n && J.known[i] == NET_PEER_UP)
+    for (int i = 0; i < job.slots; i++)
+        if (i != job.self && i != n && job.known[i] == NET_PEER_UP)
             m |= (uint64_t)1 << i;
     return m;
 }
 
 static void gone_vote_check(int n)
 {
-    if (J.gone[n].pending && !J.gone[n].waiting) {
-        J.gone[n].pending = false;
+    if (job.gone[n].pending && !job.gone[n].waiting) {
+        job.gone[n].pending = false;
         lost_node_decision(n);
     }
 }
@@ -638,17 +638,17 @@ static void gone_vote_check(int n)
 /* Node 0 saw node n die, fired notifications for it here: ask the rest. */
 static void gone_vote_start(int n, int fired)
 {
-    J.gone[n] = (struct gone_vote){.pending = true, .fired = fired, .waiting = voters(n)};
+    job.gone[n] = (struct gone_vote){.pending = true, .fired = fired, .waiting = voters(n)};
     gone_vote_check(n);
 }
 
 /* Node 0: voter is gone too: no vote of it will come. */
 static void gone_vote_drop_voter(int voter)
 {
-    for (int n = 0; n < J.slots; n++) {
-        if (!J.gone[n].pending || !(J.gone[n].waiting & ((uint64_t)1 << voter)))
+    for (int n = 0; n < job.slots; n++) {
+        if (!job.gone[n].pending || !(job.gone[n].waiting & ((uint64_t)1 << voter)))
             continue;
-        J.gone[n].waiting &= ~((uint64_t)1 << voter);
+        job.gone[n].waiting &= ~((uint64_t)1 << voter);
         gone_vote_check(n);
     }
 }
@@ -656,14 +656,14 @@ static void gone_vote_drop_voter(int voter)
 static void on_gone_ack(int src, const struct node_frame *f, const void *p, size_t len)
 {
     /* The sender may have seen the death before this node did. */
-    if (net_events() != J.events_seen)
+    if (net_events() != job.events_seen)
         membership_changed();
     int n = f->a;
-    if (J.self != 0 || n < 0 || n >= J.slots || src >= NODE_MAX || !J.gone[n].pending ||
-        !(J.gone[n].waiting & ((uint64_t)1 << src)))
+    if (job.self != 0 || n < 0 || n >= job.slots || src >= NODE_MAX || !job.gone[n].pending ||
+        !(job.gone[n].waiting & ((uint64_t)1 << src)))
         return;
-    J.gone[n].fired += f->b;
-    J.gone[n].waiting &= ~((uint64_t)1 << src);
+    job.gone[n].fired += f->b;
+    job.gone[n].waiting &= ~((uint64_t)1 << src);
     gone_vote_check(n);
 }
 
@@ -671,14 +671,14 @@ static void on_gone_ack(int src, const struct node_frame *f, const void *p, size
 static _Noreturn void leave(void)
 {
     int code = 0;
-    if (J.shutdown_mode == SHUT_STUCK || J.shutdown_mode == SHUT_DEADLOCK) {
+    if (job.shutdown_mode == SHUT_STUCK || job.shutdown_mode == SHUT_DEADLOCK) {
         hooks_describe_stuck();
-        code = J.shutdown_mode == SHUT_DEADLOCK ? 70 : 0;
+        code = job.shutdown_mode == SHUT_DEADLOCK ? 70 : 0;
     }
     fflush(NULL);
     send_bare(0, K_BYE, 0, 0, 0);
     uint64_t end = upvm_now_ns() + BYE_WAIT_NS;
-    while ((J.nqueued || net_flush() != 0) && upvm_now_ns() < end) {
+    while ((job.nqueued || net_flush() != 0) && upvm_now_ns() < end) {
         flush_queues();
         (void)net_wait(1000000);
     }
@@ -687,35 +687,35 @@ static _Noreturn void leave(void)
 
 _Noreturn void node_job_serve(void)
 {
-    while (!J.shutdown)
-        (void)core_block(&J.mainq, -1);
+    while (!job.shutdown)
+        (void)core_block(&job.mainq, -1);
     leave();
 }
 
 int node_job_finish(int status)
 {
-    if (!J.multi || J.self != 0)
+    if (!job.multi || job.self != 0)
         return status;
-    J.finishing = true;
+    job.finishing = true;
     uint64_t pause_ns = 0;
-    while (!J.verdict) {
-        if (!J.wave)
+    while (!job.verdict) {
+        if (!job.wave)
             start_wave();
-        while (J.wave && !J.verdict)
-            (void)core_block(&J.mainq, 1000 * 1000000);
-        if (J.verdict)
+        while (job.wave && !job.verdict)
+            (void)core_block(&job.mainq, 1000 * 1000000);
+        if (job.verdict)
             break;
         if (pause_ns)
             (void)upvm_sleep_ns(pause_ns);
         pause_ns = pause_ns ? (pause_ns < 50000000 ? pause_ns * 2 : pause_ns) : 100000;
     }
     node_ctl_stop(); /* the job is over: nothing more to migrate */
-    if (J.verdict == 2) {
+    if (job.verdict == 2) {
         fprintf(stderr, "upvm: main exited; %ld ULP(s) of the job still waiting for "
-                        "messages were ended with it:\n", J.sum_live);
+                        "messages were ended with it:\n", job.sum_live);
         hooks_describe_stuck();
     }
-    shutdown_all(J.verdict == 2 ? SHUT_STUCK : SHUT_DONE);
+    shutdown_all(job.verdict == 2 ? SHUT_STUCK : SHUT_DONE);
     return status;
 }
 
@@ -723,12 +723,12 @@ int node_job_finish(int status)
 
 int node_job_add(void)
 {
-    if (!J.multi || J.self != 0)
+    if (!job.multi || job.self != 0)
         return -EINVAL;
-    for (int n = 1; n < J.slots; n++) {
-        if (J.known[n] != NET_PEER_ABSENT || net_request_start(n) != 0)
+    for (int n = 1; n < job.slots; n++) {
+        if (job.known[n] != NET_PEER_ABSENT || net_request_start(n) != 0)
             continue;
-        J.known[n] = NET_PEER_STARTING;
+        job.known[n] = NET_PEER_STARTING;
         kill(getppid(), SIGUSR1);
         return n;
     }
@@ -737,9 +737,9 @@ int node_job_add(void)
 
 int node_job_delete(int n)
 {
-    if (!J.multi || J.self != 0 || n <= 0 || n >= J.slots || J.known[n] != NET_PEER_UP)
+    if (!job.multi || job.self != 0 || n <= 0 || n >= job.slots || job.known[n] != NET_PEER_UP)
         return -EINVAL;
-    J.deleting[n] = true;
+    job.deleting[n] = true;
     send_bare(n, K_SHUTDOWN, SHUT_DELETED, 0, 0);
     return 0;
 }
@@ -748,7 +748,7 @@ int node_job_delete(int n)
 
 int node_job_start(int nnodes)
 {
-    if (nnodes <= 1 || J.multi)
+    if (nnodes <= 1 || job.multi)
         return 0;
     if (core_enter() != 0)
         return -EPERM;
@@ -763,14 +763,14 @@ int node_job_start(int nnodes)
     int node = node_job_fork(nnodes, capacity);
     if (node < 0)
         return node;
-    J.multi = true;
-    J.self = node;
-    J.slots = net_nnodes();
-    J.idle_probe_ns = PROBE_IDLE_FIRST_NS;
-    upvm_waitq_init(&J.mainq, node == 0 ? "the end of the job" : "node service");
-    J.events_seen = net_events();
-    for (int n = 0; n < J.slots; n++)
-        J.known[n] = net_peer_state(n);
+    job.multi = true;
+    job.self = node;
+    job.slots = net_nnodes();
+    job.idle_probe_ns = PROBE_IDLE_FIRST_NS;
+    upvm_waitq_init(&job.mainq, node == 0 ? "the end of the job" : "node service");
+    job.events_seen = net_events();
+    for (int n = 0; n < job.slots; n++)
+        job.known[n] = net_peer_state(n);
     node_board_open(net_board(node));
     node_on_frame(K_PROBE, on_probe);
     node_on_frame(K_PROBE_ACK, on_probe_ack);
@@ -783,8 +783,8 @@ int node_job_start(int nnodes)
         node_ctl_start();
     /* A node started late never sees the deaths before its start; node 0
      * may count on its vote for them all the same: it told no one. */
-    for (int n = 1; node != 0 && n < J.slots; n++)
-        if (J.known[n] == NET_PEER_GONE)
+    for (int n = 1; node != 0 && n < job.slots; n++)
+        if (job.known[n] == NET_PEER_GONE)
             send_bare(0, K_GONE_ACK, n, 0, 0);
     return node;
 }

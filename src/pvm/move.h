@@ -65,6 +65,10 @@ void pvm_route_unexpect(int tid) HIDDEN;
 bool pvm_route_flushing(int tid) HIDDEN;
 /* Called when a flush ends (the migration layer retries what waited). */
 void pvm_route_on_flushed(void (*fn)(int tid)) HIDDEN;
+/* The routing frames' handlers (K_MIG_MOVED, K_MIG_MARK), and a node's
+ * death: its markers never come. */
+void pvm_route_register(void) HIDDEN;
+void pvm_route_node_gone(int n) HIDDEN;
 
 /*
  * A frame for task tid came from node src: true when it is to be handled

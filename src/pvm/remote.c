@@ -2,12 +2,14 @@
  * remote.c - the PVM layer across the nodes of a job (docs/design-notes.md
  * §8): messages to tasks on other nodes, remote spawn, notify, kill, pstat,
  * tasks, the nodes as hosts, and what a dead node means for the tasks.
+ * Requests that wait for an answer use the node layer's (node/rpc.h); the
+ * flush while a task moves is flush.c's.
  *
- * Wire: every frame is a node_frame (node/job.h) of one of the kinds below
+ * Wire: every frame is a node_frame (node/job.h) of one of pvm/frames.h's kinds
  * and a payload.  A message is K_MSG with its destination tid in `a` and
  * the message's serialised form (msg_buf_serialize: header with source,
  * tag and context, then the data) as payload.  Requests that need an
- * answer carry an id in `b` and get a K_REPLY {a: id, b: result} back.
+ * answer carry their id in `b` (node/rpc.h).
  *
  * Routing: a tid's host part names the node that created the task (its
  * home); a frame for a tid goes to the node the directory says, else to
@@ -29,7 +31,7 @@
 #include "pvm/remote.h"
 
 
-static struct node_dir dir;
+struct node_dir pvm_dir;
 static bool multi;
 
 /* ------------------------------------------------------------ requests */
@@ -78,7 +80,7 @@ int pvm_tid_node(int tid)
 {
     if (!multi)
         return 0;
-    return node_dir_route(&dir, tid);
+    return node_dir_route(&pvm_dir, tid);
 }
 
 int pvm_host_node(int host_tid)
@@ -135,7 +137,7 @@ static int serialize_to_wire(msg_buf_t *b, size_t *n)
 
 int pvm_remote_send(msg_buf_t *b, int dst_tid)
 {
-    int node = node_dir_route(&dir, dst_tid);
+    int node = node_dir_route(&pvm_dir, dst_tid);
     if (node < 0 || node == node_job_self() || !node_job_up(node))
         return 0; /* no such node: dropped, as PVM drops a message to no task */
     struct node_frame f = {K_MSG, dst_tid, 0, 0};
@@ -173,281 +175,6 @@ static void on_msg(int src, const struct node_frame *f, const void *p, size_t le
         return;
     }
     (void)pvm_deliver_now(dst, b);
-}
-
-/* ------------------------------------------------------------ flush */
-
-/*
- * While a task moves, frames for it may come two ways at once: the old way
- * (through the node it left, which forwards) and the new way (straight to
- * the node it reached).  Order holds per path (every ring is FIFO and a
- * node forwards in arrival order), so the destination holds what comes
- * the new way from a node until that node's marker has come the old way:
- * when a node learns of the move (K_MIG_MOVED), it sends a marker for the
- * task along its old route, then sends the new way.  Frames are held per
- * channel (the node they came from), so a frame that another node forwarded
- * is ordered with that node's own traffic, which is what the marker of the
- * forwarding node closes; by induction along any route, nothing of a
- * sender's is delivered before something it sent earlier.
- */
-struct held {
-    list_link_t link;
-    int src;
-    struct node_frame f;
-    size_t len;
-    unsigned char p[];
-};
-
-struct flush {
-    list_link_t link;
-    int tid;
-    bool installed;         /* the task runs here: frames may go in */
-    uint64_t blocked;       /* channels (nodes) whose marker is missing */
-    list_link_t frames;     /* held, in arrival order */
-    uint32_t nheld[NODE_MAX];
-};
-
-static list_link_t flushes = {&flushes, &flushes};
-static struct flush *releasing; /* its held frames are being handed on */
-static void (*on_flushed)(int tid);
-
-void pvm_route_on_flushed(void (*fn)(int tid))
-{
-    on_flushed = fn;
-}
-
-static struct flush *flush_of(int tid)
-{
-    list_for_each(l, &flushes) {
-        struct flush *x = list_entry(l, struct flush, link);
-        if (x->tid == tid)
-            return x;
-    }
-    return NULL;
-}
-
-bool pvm_route_flushing(int tid)
-{
-    return !list_empty(&flushes) && flush_of(tid) != NULL;
-}
-
-/* Record where tid is; out of memory for the directory, say so (frames
- * then go by the tid's home, which forwards). */
-static void watches_follow(int tid, int node);
-
-static void route_set(int tid, int node)
-{
-    if (node_dir_set(&dir, tid, node) != 0)
-        fprintf(stderr, "upvm: node %d: no memory to record that t%x is on node %d\n",
-                node_job_self(), (unsigned)tid, node);
-    watches_follow(tid, node);
-}
-
-static bool must_hold(const struct flush *x, int src)
-{
-    return !x->installed || (x->blocked >> src & 1) || x->nheld[src] > 0;
-}
-
-static int hold(struct flush *x, int src, const struct node_frame *f, const void *p, size_t len)
-{
-    struct held *h = malloc(sizeof *h + len);
-    if (!h)
-        return -ENOMEM;
-    h->src = src;
-    h->f = *f;
-    h->len = len;
-    if (len)
-        memcpy(h->p, p, len);
-    list_push_back(&x->frames, &h->link);
-    x->nheld[src]++;
-    pvm_trace("t%x: held frame kind %u from node %d (installed %d, blocked %#llx)",
-              (unsigned)x->tid, f->kind, src, x->installed, (unsigned long long)x->blocked);
-    return 0;
-}
-
-/* Hand on every held frame whose channel is open now, in order; the flush
- * ends when nothing is held or blocked. */
-static void release(struct flush *x)
-{
-    int self = node_job_self();
-    for (list_link_t *l = x->frames.next, *next; x->installed && l != &x->frames; l = next) {
-        next = l->next;
-        struct held *h = list_entry(l, struct held, link);
-        if (x->blocked >> h->src & 1)
-            continue;
-        list_unlink(l);
-        x->nheld[h->src]--;
-        pvm_trace("t%x: released held frame kind %u from node %d", (unsigned)x->tid, h->f.kind,
-                  h->src);
-        if (h->src == self && h->f.kind == K_MSG) { /* this node's own send */
-            struct pvm_task *dst = pvm_task_by_tid(x->tid);
-            msg_buf_t *b;
-            if (dst && msg_buf_deserialize(h->p, h->len, &b) == 0)
-                (void)pvm_deliver_now(dst, b);
-        } else {
-            releasing = x; /* in order already: not held again */
-            node_dispatch(h->src, &h->f, h->p, h->len);
-            releasing = NULL;
-        }
-        free(h);
-        next = x->frames.next; /* a dispatch may have released more */
-    }
-    if (x->installed) {
-        struct pvm_task *t = pvm_task_by_tid(x->tid);
-        if (t && !(x->blocked >> self & 1))
-            t->hold_local = false;
-    }
-    if (x->installed && !x->blocked && list_empty(&x->frames)) {
-        int tid = x->tid;
-        list_unlink(&x->link);
-        free(x);
-        pvm_trace("t%x: flush over", (unsigned)tid);
-        if (on_flushed)
-            on_flushed(tid);
-    }
-}
-
-bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t len, int tid)
-{
-    /* A task on its way here: what comes for it waits (before the route
-     * is looked at: until it arrives, this node's route still points back
-     * to the node it left). */
-    struct flush *x = list_empty(&flushes) ? NULL : flush_of(tid);
-    if (x && x != releasing && must_hold(x, src)) {
-        (void)hold(x, src, f, p, len);
-        return false;
-    }
-    int next = node_dir_next_hop(&dir, tid, src);
-    if (next < 0)
-        return false;
-    if (next != node_job_self()) {
-        pvm_trace("t%x: forwarded frame kind %u from node %d to node %d", (unsigned)tid, f->kind,
-                  src, next);
-        (void)node_send(next, f, p, len, NULL, 0); /* it moved: forward */
-        return false;
-    }
-    return true;
-}
-
-int pvm_route_hold_local(struct pvm_task *dst, msg_buf_t *b)
-{
-    struct flush *x = flush_of(dst->tid);
-    if (!x) {
-        dst->hold_local = false;
-        return pvm_deliver_now(dst, b);
-    }
-    size_t n = msg_buf_serial_size(b);
-    unsigned char *w = malloc(n ? n : 1);
-    size_t wrote = 0;
-    int rc = w && msg_buf_serialize(b, w, n, &wrote) == 0 ? 0 : PvmNoMem;
-    struct node_frame f = {K_MSG, dst->tid, 0, 0};
-    if (rc == 0 && hold(x, node_job_self(), &f, w, wrote) != 0)
-        rc = PvmNoMem;
-    free(w);
-    msg_buf_unref(b);
-    return rc;
-}
-
-uint64_t pvm_route_moved(int tid, int to)
-{
-    int self = node_job_self();
-    uint64_t told = 0;
-    pvm_trace("t%x: left for node %d", (unsigned)tid, to);
-    route_set(tid, to);
-    struct node_frame f = {K_MIG_MOVED, tid, to, 0};
-    for (int n = 0; n < node_job_slots(); n++)
-        if (n != self && n != to && node_job_up(n) && node_send(n, &f, NULL, 0, NULL, 0) == 0)
-            told |= 1ull << n;
-    return told;
-}
-
-/* Another node's task moved: a marker the old way, then the new way. */
-static void on_moved(int src, const struct node_frame *f, const void *p, size_t len)
-{
-    int tid = f->a, old = node_dir_route(&dir, tid), self = node_job_self();
-    struct node_frame m = {K_MIG_MARK, tid, self, 0};
-    pvm_trace("t%x: moved from node %d to node %d (told by node %d): marker to node %d",
-              (unsigned)tid, old, f->b, src, old);
-    if (old >= 0 && old != self)
-        (void)node_send(old, &m, NULL, 0, NULL, 0);
-    route_set(tid, f->b);
-}
-
-static void on_mark(int src, const struct node_frame *f, const void *p, size_t len)
-{
-    if (!pvm_route_here(src, f, p, len, f->a))
-        return;
-    struct flush *x = flush_of(f->a);
-    pvm_trace("t%x: marker of node %d came (from node %d)%s", (unsigned)f->a, f->b, src,
-              x ? "" : ": no flush");
-    if (!x || f->b < 0 || f->b >= NODE_MAX)
-        return;
-    x->blocked &= ~(1ull << f->b);
-    release(x);
-}
-
-int pvm_route_expect(int tid)
-{
-    struct flush *x = flush_of(tid);
-    if (x)
-        return x->installed ? -EBUSY : 0;
-    if (!(x = calloc(1, sizeof *x)))
-        return -ENOMEM;
-    x->tid = tid;
-    list_init(&x->frames);
-    list_push_back(&flushes, &x->link);
-    pvm_trace("t%x: expected", (unsigned)tid);
-    return 0;
-}
-
-void pvm_route_unexpect(int tid)
-{
-    struct flush *x = flush_of(tid);
-    if (!x || x->installed)
-        return;
-    x->installed = true;
-    x->blocked = 0;
-    pvm_trace("t%x: not coming after all", (unsigned)tid);
-    release(x);
-}
-
-void pvm_route_arrived(int tid, uint64_t blocked)
-{
-    struct flush *x = flush_of(tid);
-    int self = node_job_self();
-    if (!x)
-        return;
-    /* This node's own earlier sends went the old way: its marker follows
-     * them, and its later sends wait for it. */
-    int old = node_dir_route(&dir, tid);
-    route_set(tid, self);
-    if (old >= 0 && old != self && node_job_up(old)) {
-        blocked |= 1ull << self;
-        struct pvm_task *t = pvm_task_by_tid(tid);
-        if (t)
-            t->hold_local = true;
-        struct node_frame m = {K_MIG_MARK, tid, self, 0};
-        (void)node_send(old, &m, NULL, 0, NULL, 0);
-    }
-    for (int n = 0; n < NODE_MAX; n++) /* a node gone sends no marker */
-        if ((blocked >> n & 1) && n != self && !node_job_up(n))
-            blocked &= ~(1ull << n);
-    x->installed = true;
-    x->blocked = blocked;
-    pvm_trace("t%x: arrived (its old route here: node %d), waiting for markers %#llx",
-              (unsigned)tid, old, (unsigned long long)blocked);
-    release(x);
-}
-
-/* Node n is gone: its marker never comes. */
-static void flush_node_gone(int n)
-{
-    for (list_link_t *l = flushes.next, *next; l != &flushes; l = next) {
-        next = l->next;
-        struct flush *x = list_entry(l, struct flush, link);
-        x->blocked &= ~(1ull << n);
-        release(x);
-    }
 }
 
 /* ------------------------------------------------------------ spawn */
@@ -542,7 +269,7 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
     if (rc == 0 && got_len == (size_t)count * sizeof(int)) {
         memcpy(tids, got, got_len);
         for (int i = 0; i < count; i++)
-            if (tids[i] > 0 && node_dir_set(&dir, tids[i], node) != 0)
+            if (tids[i] > 0 && node_dir_set(&pvm_dir, tids[i], node) != 0)
                 break; /* no memory: the tid's home routes it all the same */
     } else {
         for (int i = 0; i < count; i++)
@@ -718,7 +445,7 @@ static list_link_t remote_watches = {&remote_watches, &remote_watches};
 
 /* tid is on node now: the exit watches on it here are about that node
  * (its death ends tid; the old node's does not). */
-static void watches_follow(int tid, int node)
+void pvm_remote_watches_follow(int tid, int node)
 {
     list_for_each(l, &remote_watches) {
         struct remote_watch *w = list_entry(l, struct remote_watch, link);
@@ -791,7 +518,7 @@ static void on_notify(int src, const struct node_frame *f, const void *p, size_t
         pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], true);
         return;
     }
-    int back = node_dir_route(&dir, f->c); /* the watcher waits there */
+    int back = node_dir_route(&pvm_dir, f->c); /* the watcher waits there */
     node_rpc_reply(back >= 0 ? back : src, f->b,
           pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false), NULL, 0);
 }
@@ -877,7 +604,7 @@ int pvm_remote_pstat(int tid)
 
 static void on_pstat(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    int next = node_dir_next_hop(&dir, f->a, src);
+    int next = node_dir_next_hop(&pvm_dir, f->a, src);
     if (next >= 0 && next != node_job_self()) {
         (void)node_send(next, f, p, len, NULL, 0); /* it moved: ask where it is */
         return;
@@ -1041,7 +768,7 @@ static int peer_gone(int n, int status, bool deleted)
 {
     int fired = 0;
     int host = (n + 1) << PVM_TID_HOST_SHIFT;
-    flush_node_gone(n);
+    pvm_route_node_gone(n);
     if (node_job_self() == 0) {
         pvm_groups_node_gone(n);
         pvm_mbox_node_gone(n);
@@ -1114,8 +841,7 @@ void pvm_remote_configure(void)
 void pvm_remote_register(void)
 {
     node_on_frame(K_MSG, on_msg);
-    node_on_frame(K_MIG_MOVED, on_moved);
-    node_on_frame(K_MIG_MARK, on_mark);
+    pvm_route_register();
     node_on_frame(K_REPLY_TID, on_reply_tid);
     node_on_frame(K_SPAWN, on_spawn);
     node_on_frame(K_SIBS, on_sibs);
@@ -1138,7 +864,7 @@ int pvm_remote_init(int node)
         .describe_stuck = describe_stuck,
     };
     static const struct node_rpc_ops rpc_ops = {.forward = forward_answer};
-    if (node_dir_init(&dir, node, node_job_slots()) != 0 || node_job_add_hooks(&hooks) != 0)
+    if (node_dir_init(&pvm_dir, node, node_job_slots()) != 0 || node_job_add_hooks(&hooks) != 0)
         return -ENOMEM;
     multi = true;
     pvm_trace_init();

@@ -51,6 +51,12 @@ int pvm_remote_init(int node) HIDDEN NODISCARD;
 
 bool pvm_multi(void) HIDDEN;
 
+/* Where this node believes each tid is (flush.c and remote.c route by it). */
+struct node_dir;
+extern struct node_dir pvm_dir HIDDEN;
+/* Notifications this node keeps on tid follow it to node (remote.c). */
+void pvm_remote_watches_follow(int tid, int node) HIDDEN;
+
 /* The node a tid's task is on (as far as this node knows), -1 if none. */
 int pvm_tid_node(int tid) HIDDEN;
 /* The running node a host tid names, or -1. */
