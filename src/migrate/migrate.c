@@ -67,6 +67,8 @@ _Static_assert(K_MIG_ACK < NODE_KINDS_FREE, "migrate's frame kinds overflow its 
 struct request {
     list_link_t link;
     int id;
+    int tid, to, node;     /* node: where the request went (its answer comes from there
+                            * or from a node it sent it on to) */
     migrate_done_fn done;
     void *ctx;
     uint64_t t0;
@@ -115,6 +117,8 @@ static struct {
     struct upvm_migrate_stats last;
     /* the migrator's conversation with a destination */
     int ack_tid, ack_rc;
+    int talking_to;          /* the destination of the move under way, or -1 */
+    bool dest_gone;          /* ... which died meanwhile */
     bool ack_done;
     char ack_why[512];
     uint64_t acked;
@@ -124,6 +128,7 @@ static struct {
 static void on_hook(struct ulp *u);
 static void on_flushed(int tid);
 static void register_frames(void);
+static int on_peer_gone(int n, int status, bool deleted);
 
 static void ensure(void)
 {
@@ -141,9 +146,14 @@ static void ensure(void)
     mig.chunk = mig.window / 2 < CHUNK_MAX ? mig.window / 2 : CHUNK_MAX;
     if (mig.chunk < 4096)
         mig.chunk = 4096;
+    mig.talking_to = -1;
     core_set_migrate_hook(on_hook);
     pvm_route_on_flushed(on_flushed);
     register_frames();
+    static const struct node_job_hooks hooks = {.peer_gone = on_peer_gone};
+    if (node_job_add_hooks(&hooks) != 0)
+        fprintf(stderr, "upvm: node %d: no room for migration's node hooks: a move to a node "
+                        "that dies may wait for ever\n", node_job_self());
 }
 
 /* K_MIG_DONE to node; for `relay` (>= 0) when node is to pass it on. */
@@ -394,10 +404,12 @@ static void stream(int to, int tid, const char *lo, size_t n, bool last, uint64_
 {
     for (size_t off = 0; off < n || (last && n == 0 && off == 0);) {
         size_t len = n - off < mig.chunk ? n - off : mig.chunk;
-        while (*sent - mig.acked + len > mig.window) {
+        while (*sent - mig.acked + len > mig.window && !mig.dest_gone) {
             expect_soon();
             (void)core_block(&mig.acks, -1);
         }
+        if (mig.dest_gone)
+            return;
         uint64_t head[2] = {(uint64_t)(uintptr_t)(lo + off), upvm_now_ns() - t_src};
         bool end = last && off + len == n;
         struct node_frame f = {K_MIG_DATA, tid, 0, end};
@@ -420,6 +432,8 @@ static bool move_task(struct pending *p)
     struct self_wait *self = u->ext[ULP_EXT_MIGRATE];
     char why[512] = "";
     int rc = 0;
+    mig.talking_to = p->to;
+    mig.dest_gone = !node_job_up(p->to);
     if (!p->prepared) {
         struct proc_move info;
         proc_move_info(pr, &info);
@@ -509,6 +523,15 @@ static bool move_task(struct pending *p)
                p->t_src);
     uint64_t obtrusive = upvm_now_ns() - p->t_src;
     proc_move_gone(pr->slot, pr->inst.img);
+    if (mig.dest_gone) { /* its state left with the frames that node never took */
+        fprintf(stderr, "upvm: node %d: t%x is lost: node %d died while the task moved "
+                        "there\n", node_job_self(), (unsigned)p->tid, p->to);
+        if (!self)
+            refuse(p->origin, p->id, p->tid, PvmHostFail,
+                   "node %d died while t%x moved there: the task is lost", p->to,
+                   (unsigned)p->tid);
+    }
+    mig.talking_to = -1;
     mig.last.obtrusive_ns = obtrusive;
     return true;
 }
@@ -844,7 +867,8 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
     struct request *q = malloc(sizeof *q);
     if (!q)
         return -ENOMEM;
-    *q = (struct request){.id = ++mig.next_id, .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
+    *q = (struct request){.id = ++mig.next_id, .tid = tid, .to = to, .node = node_job_self(),
+                          .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
     list_push_back(&mig.requests, &q->link);
     if (pvm_task_by_tid(tid)) {
         accept_request(tid, to, node_job_self(), q->id, NULL);
@@ -853,6 +877,7 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
     int node = pvm_tid_node(tid);
     int32_t origin = node_job_self();
     struct node_frame f = {K_MIG_REQ, tid, q->id, to};
+    q->node = node;
     expect_soon(); /* the answer */
     /* a tid whose route ends here is not here: no such task */
     if (node < 0 || node == origin || !node_job_up(node) ||
@@ -860,6 +885,56 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
         list_unlink(&q->link);
         free(q);
         return -ESRCH;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ a node's death */
+
+/* Drop a move into this node from a node that died: the task is lost with
+ * its source (what arrived of it is not enough to run it). */
+static void drop_incoming(struct incoming *in)
+{
+    fprintf(stderr, "upvm: node %d: t%x is lost: node %d died while the task moved "
+                    "here\n", node_job_self(), (unsigned)in->tid, in->from);
+    proc_move_cancel(in->slot, in->img);
+    pvm_route_unexpect(in->tid);
+    list_unlink(&in->link);
+    free(in->pvm);
+    free(in);
+}
+
+/* Node n is gone: nothing it was to send or answer comes.  Waits on it
+ * end with PvmHostFail, moves from it are dropped. */
+static int on_peer_gone(int n, int status, bool deleted)
+{
+    if (mig.talking_to == n) {
+        mig.dest_gone = true;
+        if (!mig.ack_done) {
+            mig.ack_rc = PvmHostFail;
+            snprintf(mig.ack_why, sizeof mig.ack_why,
+                     "node %d died before it could take the task", n);
+            mig.ack_done = true;
+        }
+        (void)upvm_wake_all(&mig.acks);
+    }
+    for (list_link_t *l = mig.incomings.next, *next; l != &mig.incomings; l = next) {
+        next = l->next;
+        struct incoming *in = list_entry(l, struct incoming, link);
+        if (in->from == n)
+            drop_incoming(in);
+    }
+    for (list_link_t *l = mig.requests.next, *next; l != &mig.requests; l = next) {
+        next = l->next;
+        struct request *q = list_entry(l, struct request, link);
+        if (q->node != n)
+            continue;
+        char why[160];
+        snprintf(why, sizeof why, "node %d died before it answered: t%x may be lost", n,
+                 (unsigned)q->tid);
+        struct migrate_result r = {.rc = PvmHostFail, .why = why, .tid = q->tid, .from = n,
+                                   .to = q->to};
+        finish_request(q->id, &r);
     }
     return 0;
 }

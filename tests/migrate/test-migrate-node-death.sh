@@ -1,0 +1,22 @@
+#!/bin/bash
+# test-migrate-node-death.sh BUILD_DIR - a move to a node that dies before
+# it answers ends with PvmHostFail and its reason; the task stays, the job
+# goes on, and no node process is left behind.
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d /tmp/upvm-migrate-death.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+"$build/tools/upvmcc/upvmcc" -O2 -o "$tmp/deadmove" "$src/deadmove.c" || fail "upvmcc deadmove.c"
+
+out=$(cd "$tmp" && UPVM_NODES=2 timeout 60 ./deadmove 2>&1); rc=$?
+echo "$out"
+[ $rc -ne 124 ] || fail "the job hung"
+grep -q "^migrate: rc $(printf '%d' -22): node 1 died before it could take the task" <<<"$out" ||
+    fail "the move did not end with PvmHostFail and its reason"
+grep -q '^still on node 0$' <<<"$out" || fail "the task is not on node 0 any more"
+grep -q '^host delete ok$' <<<"$out" || fail "no PvmHostDelete notification"
+[ $rc -eq 0 ] || fail "the job exited $rc"
+pgrep -f "$tmp/deadmove" >/dev/null && fail "node processes left behind"
+echo "PASS"
