@@ -8,14 +8,18 @@
 #                                     # benchmarks: genuine PVM's pvmd (pvm)
 #                                     # and Open MPI (openmpi-bin,
 #                                     # libopenmpi-dev; bench/nodes-compare.sh)
+#   scripts/install-deps.sh --dev     # also the developer's tools: clang-format
+#                                     # (tools/format.sh, .clang-format)
 set -euo pipefail
 
 BENCH=0
+DEV=0
 for arg in "$@"; do
     case "$arg" in
         --bench) BENCH=1 ;;
-        -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "install-deps: unknown option '$arg' (--bench)" >&2; exit 2 ;;
+        --dev) DEV=1 ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install-deps: unknown option '$arg' (--bench, --dev)" >&2; exit 2 ;;
     esac
 done
 
@@ -41,6 +45,9 @@ if [ "$BENCH" = 1 ]; then # opt-in: never needed to build or test
     want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare)
     want mpicc libopenmpi-dev            # Open MPI's compiler wrapper and headers (nodes-compare)
     want mpirun openmpi-bin              # Open MPI's launcher (nodes-compare)
+fi
+if [ "$DEV" = 1 ]; then # opt-in: a developer's tools, never run by CI
+    want clang-format clang-format       # tools/format.sh with the root's .clang-format
 fi
 for extra in ${UPVM_EXTRA_PACKAGES:-}; do need+=("$extra"); done
 
