@@ -19,6 +19,7 @@
  * the ULP's own heap, so everything the ULP owns is in its slot.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
+#include "util/env.h"
 
 #if UPVM_ASAN
 #include <sanitizer/asan_interface.h>
@@ -79,13 +81,16 @@ static int check_map_budget(struct loader_error *err)
     if (map_limit < 0) {
         /* UPVM_MAP_LIMIT stands in for the kernel's value (tests use a
          * small one to reach the limit quickly) */
-        const char *forced = getenv("UPVM_MAP_LIMIT");
-        FILE *f = forced ? NULL : fopen("/proc/sys/vm/max_map_count", "r");
-        map_limit = forced ? atol(forced) : 0;
-        if (f && fscanf(f, "%ld", &map_limit) != 1)
-            map_limit = 0;
+        long kernel = 0;
+        FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+        if (f && fscanf(f, "%ld", &kernel) != 1)
+            kernel = 0;
         if (f)
             fclose(f);
+        struct env_num spec = {.max = LONG_MAX, .dflt = kernel > 0 ? (uint64_t)kernel : 0};
+        uint64_t limit;
+        (void)env_uint("UPVM_MAP_LIMIT", &spec, &limit);
+        map_limit = (long)limit;
         maps_at_start = count_lines("/proc/self/maps");
     }
     long need = maps_at_start + (long)(slots_in_use + 1) * MAPS_PER_SLOT + MAP_HEADROOM;

@@ -32,6 +32,7 @@
 #include "core/core.h"
 #include "mem/mem.h"
 #include "msg/msg.h"
+#include "util/env.h"
 #include "util/list.h"
 
 /* ------------------------------------------------------------ tids */
@@ -172,6 +173,11 @@ const char *pvm_intern(const char *s) HIDDEN;
 
 /* Initialise the node's PVM state if not done yet: 0 or -1. */
 int pvm_node_ensure(void) HIDDEN;
+
+/* UPVM_DELIVERY=copy sets pvm_node.delivery (share, or unset, leaves it);
+ * read at the node's start and by the launcher before the fork, so that a
+ * bad value is said once per job. */
+void pvm_delivery_from_env(void) HIDDEN;
 
 extern struct pvm_node pvm_node HIDDEN;
 

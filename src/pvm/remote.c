@@ -1381,13 +1381,11 @@ int pvm_job_start(int dflt_nodes)
                         "running as one node\n", want);
         return 0;
     }
-    /* before the fork: said once, not by every node */
-    const char *pl = getenv("UPVM_PLACEMENT");
-    if (pl && strcmp(pl, "block") == 0)
-        pvm_node.placement = PVM_PLACE_BLOCK;
-    else if (pl && *pl && strcmp(pl, "cyclic") != 0)
-        fprintf(stderr, "upvm: UPVM_PLACEMENT=%s is not block or cyclic; using cyclic\n",
-                pl);
+    /* settings read before the fork: a bad one is said once, not by every node */
+    static const char *const placements[] = {"cyclic", "block", NULL}; /* PVM_PLACE_* */
+    (void)env_choice("UPVM_PLACEMENT", placements, PVM_PLACE_CYCLIC, 0, &pvm_node.placement);
+    pvm_delivery_from_env();
+    pvm_trace_init();
     int node = node_job_start(want);
     if (node < 0) {
         fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
@@ -1397,7 +1395,6 @@ int pvm_job_start(int dflt_nodes)
     multi = true;
     if (node_dir_init(&dir, node, node_job_slots()) != 0)
         abort();
-    pvm_trace_init();
     node_on_frame(K_MSG, on_msg);
     node_on_frame(K_MIG_MOVED, on_moved);
     node_on_frame(K_MIG_MARK, on_mark);
