@@ -19,9 +19,10 @@
 #include "util/parse_size.h"
 
 #define SAID_MAX 64
+#define NAME_MAX_LEN 48
 
 static struct {
-    const char *names[SAID_MAX];
+    char names[SAID_MAX][NAME_MAX_LEN]; /* copies: a caller's name may not last */
     int n;
     char lock;
 } said;
@@ -40,9 +41,9 @@ static bool first_complaint(const char *name)
         ;
     bool first = true;
     for (int i = 0; i < said.n && first; i++)
-        first = strcmp(said.names[i], name) != 0;
+        first = strncmp(said.names[i], name, NAME_MAX_LEN - 1) != 0;
     if (first && said.n < SAID_MAX)
-        said.names[said.n++] = name;
+        snprintf(said.names[said.n++], NAME_MAX_LEN, "%s", name);
     __atomic_clear(&said.lock, __ATOMIC_RELEASE);
     return first;
 }
