@@ -25,6 +25,7 @@
 #include "migrate/migrate.h"
 #include "node/directory.h"
 #include "node/job.h"
+#include "proc/proc.h"
 #include "pvm/move.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
@@ -1386,6 +1387,7 @@ int pvm_job_start(int dflt_nodes)
     (void)env_choice("UPVM_PLACEMENT", placements, PVM_PLACE_CYCLIC, 0, &pvm_node.placement);
     pvm_delivery_from_env();
     pvm_trace_init();
+    proc_read_settings();
     int node = node_job_start(want);
     if (node < 0) {
         fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
