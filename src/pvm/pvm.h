@@ -284,6 +284,19 @@ static inline int pvm_fail_silent(int code)
 /* The text of a code (pvm_errlist, "Unknown Error" outside). */
 const char *pvm_errtext(int code) HIDDEN;
 
+/*
+ * pvm_code_from_errno - the PVM code for an internal result (docs/
+ * architecture.md, "One error model"): rc >= 0 is returned unchanged; a
+ * negative errno becomes the PVM code it stands for, one errno per code:
+ *   -EINVAL PvmBadParam   -EOVERFLOW PvmOverflow   -ENODATA PvmNoData
+ *   -ENOMEM PvmNoMem      -EBADMSG   PvmBadMsg     -EBADF   PvmNoBuf
+ *   -ENOSYS PvmNotImpl
+ * and any other errno PvmSysErr.  Apply it once, where the errno result is
+ * taken (a msg_* call): PVM codes and errno values overlap (-ENOMEM is
+ * PvmBadMsg's -12), so a PVM code must never be passed through it.
+ */
+int pvm_code_from_errno(int rc) HIDDEN;
+
 /* "t40001", or "pid123" for a ULP that is not a task, into buf. */
 const char *pvm_whoami(char *buf, size_t len) HIDDEN;
 

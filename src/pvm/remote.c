@@ -413,7 +413,8 @@ static void on_msg(int src, const struct node_frame *f, const void *p, size_t le
     int rc = msg_buf_deserialize(p, len, &b);
     if (rc != 0) {
         fprintf(stderr, "upvm: node %d: a corrupt message for t%x from node %d was dropped "
-                        "(%s)\n", node_job_self(), (unsigned)tid, src, pvm_errtext(rc));
+                        "(%s)\n", node_job_self(), (unsigned)tid, src,
+                pvm_errtext(pvm_code_from_errno(rc)));
         return;
     }
     (void)pvm_deliver_now(dst, b);
