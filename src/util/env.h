@@ -49,7 +49,7 @@ struct env_num {
     uint64_t min, max;            /* inclusive */
     uint64_t dflt;                /* unset, empty or bad */
     unsigned flags;               /* ENV_FAIL, ENV_POW2 */
-    const struct env_word *words; /* NULL, or words also accepted */
+    const struct env_word *words; /* env_uint: NULL, or words also accepted */
     const char *unit;             /* env_size: what is counted (NULL: bytes) */
 };
 
