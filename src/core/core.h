@@ -330,9 +330,6 @@ int core_stack_init(void) HIDDEN NODISCARD;
 /* Default size (UPVM_STACK_SIZE, validated at init), page rounded. */
 extern size_t core_default_stack_size HIDDEN;
 
-/* Parse "256K", "1M", "65536" into bytes; false if malformed or too big. */
-bool core_parse_size(const char *s, size_t *out) HIDDEN;
-
 /* Give u a stack of `size` bytes (page rounded, >= UPVM_STACK_MIN) with an
  * inaccessible guard page below it.  Returns 0 or -ENOMEM. */
 int core_stack_alloc(struct ulp *u, size_t size) HIDDEN NODISCARD;

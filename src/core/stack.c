@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
-#include "util/parse_size.h"
+#include "util/env.h"
 
 #if UPVM_ASAN
 #include <sanitizer/asan_interface.h>
@@ -87,15 +87,6 @@ static void *ptr_pop(struct ptr_stack *s)
 size_t core_stack_guard_size(void)
 {
     return st.page;
-}
-
-bool core_parse_size(const char *s, size_t *out)
-{
-    uint64_t v;
-    if (!util_parse_size(s, 1ULL << 40, &v))
-        return false;
-    *out = (size_t)v;
-    return true;
 }
 
 static size_t round_stack_size(size_t size)
@@ -188,16 +179,11 @@ static void *carve(size_t size)
 int core_stack_init(void)
 {
     st.page = (size_t)sysconf(_SC_PAGESIZE);
-    const char *g = getenv("UPVM_STACK_GUARD");
-    if (!g || !*g || !strcmp(g, "auto"))
-        return 0;
-    if (!strcmp(g, "mprotect")) {
-        st.guard_by_mprotect = true;
-        return 0;
-    }
-    fprintf(stderr, "upvm: UPVM_STACK_GUARD='%s' is not a guard method: use auto "
-                    "(the default) or mprotect\n", g);
-    return -EINVAL;
+    static const char *const methods[] = {"auto", "mprotect", NULL};
+    int m;
+    int rc = env_choice("UPVM_STACK_GUARD", methods, 0, ENV_FAIL, &m);
+    st.guard_by_mprotect = m == 1;
+    return rc < 0 ? rc : 0;
 }
 
 int core_stack_alloc(struct ulp *u, size_t size)

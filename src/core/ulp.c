@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "util/env.h"
 
 #define ULP_POOL_MAX 4096          /* freed ULP objects kept for reuse */
 #define STACK_SIZE_MAX ((size_t)1 << 30)
@@ -174,21 +175,16 @@ int core_add_exit_hook(core_exit_hook_t hook)
 
 /* ------------------------------------------------------------ init */
 
+/* UPVM_STACK_SIZE; a bad value stops the program (exit status 2): every
+ * ULP would get a stack the user did not ask for. */
 static COLD void read_stack_size_env(void)
 {
-    core_default_stack_size = DEFAULT_STACK_SIZE;
-    const char *s = getenv("UPVM_STACK_SIZE");
-    if (!s || !*s)
-        return;
-    size_t size;
-    if (!core_parse_size(s, &size) || size > STACK_SIZE_MAX) {
-        fprintf(stderr,
-                "upvm: UPVM_STACK_SIZE='%s' is not a stack size: give bytes with an "
-                "optional K, M or G suffix, e.g. UPVM_STACK_SIZE=256K "
-                "(from 16K to 1G)\n", s);
+    static const struct env_num spec = {
+        .min = 0, .max = STACK_SIZE_MAX, .dflt = DEFAULT_STACK_SIZE, .flags = ENV_FAIL};
+    uint64_t size;
+    if (env_size("UPVM_STACK_SIZE", &spec, &size) < 0)
         exit(2);
-    }
-    core_default_stack_size = size < UPVM_STACK_MIN ? UPVM_STACK_MIN : size;
+    core_default_stack_size = size < UPVM_STACK_MIN ? UPVM_STACK_MIN : (size_t)size;
 }
 
 static void init_main_ulp(void)

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "mem/mem.h"
-#include "util/parse_size.h"
+#include "util/env.h"
 
 #if UPVM_ASAN
 #include <sanitizer/asan_interface.h>
@@ -72,50 +72,27 @@ static struct {
 
 /* ------------------------------------------------------------ settings */
 
-/* Sizes of UPVM_* settings: util/parse_size.h. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-    return util_parse_size(s, ~0ULL >> 1, out);
-}
-
-static COLD int bad_setting(const char *name, const char *value, const char *want)
-{
-    fprintf(stderr, "upvm: %s='%s' is not valid: %s\n", name, value, want);
-    return -EINVAL;
-}
+/* Each setting is read through util/env.h; a bad one fails the window
+ * (ENV_FAIL): a job whose nodes would lay out memory differently from
+ * what was asked is worse than one that does not start. */
 
 static int read_base(uintptr_t *base)
 {
-    const char *s = getenv("UPVM_WINDOW_BASE");
-    *base = DEFAULT_BASE;
-    if (!s || !*s)
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    long page = sysconf(_SC_PAGESIZE);
-    if (errno || end == s || *end || *s == '-' || v == 0 ||
-        v % (unsigned long long)page)
-        return bad_setting("UPVM_WINDOW_BASE", s,
-                           "give a page-aligned address, e.g. "
-                           "UPVM_WINDOW_BASE=0x200000000000 (the default)");
+    uint64_t v;
+    int r = env_addr("UPVM_WINDOW_BASE", (uint64_t)sysconf(_SC_PAGESIZE), DEFAULT_BASE,
+                     ENV_FAIL, &v);
     *base = (uintptr_t)v;
-    return 0;
+    return r < 0 ? r : 0;
 }
 
 static int read_slot_size(size_t *size)
 {
-    const char *s = getenv("UPVM_SLOT_SIZE");
-    *size = DEFAULT_SLOT;
-    if (!s || !*s)
-        return 0;
+    static const struct env_num spec = {
+        .min = SLOT_MIN, .max = SLOT_MAX, .dflt = DEFAULT_SLOT, .flags = ENV_FAIL | ENV_POW2};
     uint64_t v;
-    if (!parse_size(s, &v) || v < SLOT_MIN || v > SLOT_MAX || (v & (v - 1)))
-        return bad_setting("UPVM_SLOT_SIZE", s,
-                           "give a power of two from 64M to 1T with an optional "
-                           "K, M, G or T suffix, e.g. UPVM_SLOT_SIZE=1G (the default)");
+    int r = env_size("UPVM_SLOT_SIZE", &spec, &v);
     *size = (size_t)v;
-    return 0;
+    return r < 0 ? r : 0;
 }
 
 /* The default count fills DEFAULT_SPAN, or what is left of the 47-bit user
@@ -129,26 +106,20 @@ static uint32_t default_slots(uintptr_t base, size_t slot)
     return n > SLOTS_MAX ? SLOTS_MAX : (uint32_t)n;
 }
 
+/* At most SLOTS_MAX, and their total size must fit above the base. */
 static int read_slots(uintptr_t base, size_t slot, uint32_t *n)
 {
-    const char *s = getenv("UPVM_SLOTS");
-    *n = default_slots(base, slot);
-    if (!s || !*s) {
-        if (*n == 0)
-            return bad_setting("UPVM_WINDOW_BASE", getenv("UPVM_WINDOW_BASE"),
-                               "no slot fits between it and 128 TiB: choose a "
-                               "lower base, e.g. 0x200000000000");
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v == 0 || v > SLOTS_MAX ||
-        v * slot > UINTPTR_MAX - base)
-        return bad_setting("UPVM_SLOTS", s,
-                           "give a number of slots from 1 to 16777216 whose "
-                           "total size fits above UPVM_WINDOW_BASE, e.g. UPVM_SLOTS=1024");
+    uint64_t fit = (UINTPTR_MAX - base) / slot;
+    struct env_num spec = {.min = 1, .max = fit < SLOTS_MAX ? fit : SLOTS_MAX,
+                           .dflt = default_slots(base, slot), .flags = ENV_FAIL};
+    uint64_t v;
+    int r = env_uint("UPVM_SLOTS", &spec, &v);
     *n = (uint32_t)v;
+    if (r < 0)
+        return r;
+    if (r == 0 && *n == 0)
+        return env_reject("UPVM_WINDOW_BASE", "no slot fits between it and 128 TiB: "
+                                              "choose a lower base, e.g. 0x200000000000");
     return 0;
 }
 
@@ -211,8 +182,7 @@ static int make_bitmap(uint32_t nslots)
     if (!map)
         return -ENOMEM;
     if (win.shared && win.nwords != nwords) /* settings differ from the launcher's */
-        return bad_setting("UPVM_SLOTS", getenv("UPVM_SLOTS"),
-                           "every node of a job needs the same window settings");
+        return env_reject("UPVM_SLOTS", "every node of a job needs the same window settings");
     if (nslots % 64) /* the tail of the last word is never free */
         __atomic_fetch_or(&map[nwords - 1], ~0ULL << (nslots % 64), __ATOMIC_RELAXED);
     win.map = map;

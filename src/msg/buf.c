@@ -16,6 +16,7 @@
  */
 #include "msg/msg_impl.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,7 +184,7 @@ int msg_data_reserve(msg_buf_t *b, size_t need)
     if (need <= d->cap - d->len)
         return 0;
     if (need > MSG_MAX_LEN - d->len)
-        return PvmNoMem; /* PVM: "Message buffer size has exceeded ..." */
+        return -ENOMEM; /* PVM: "Message buffer size has exceeded ..." */
     want = d->len + need;
     cap = d->cap < 1024 ? 1024 : d->cap;
     while (cap < want)
@@ -191,13 +192,13 @@ int msg_data_reserve(msg_buf_t *b, size_t need)
 
     if (d->pclass == 0 && cap > LARGE_MAX) { /* beyond the pools: grow in place */
         if (!(nd = realloc(d, sizeof(*nd) + cap)))
-            return PvmNoMem;
+            return -ENOMEM;
         nd->cap = cap;
         b->d = nd;
         return 0;
     }
     if (!(nd = data_alloc(cap)))
-        return PvmNoMem;
+        return -ENOMEM;
     size_t ncap = nd->cap;
     uint8_t nclass = nd->pclass;
     memcpy(nd, d, sizeof(*d) + d->len);
@@ -241,10 +242,10 @@ int msg_native_dsig(void)
     return sig;
 }
 
-/* The data signature of encoding enc, or a Pvm error for a bad one. */
+/* The data signature of encoding enc, or -EINVAL / -ENOSYS for a bad one. */
 static int enc_sig(int enc)
 {
-    /* pvm_mkbuf (lpvmpack.c) accepts 0, 1, 2 and 4, else PvmBadParam. */
+    /* pvm_mkbuf (lpvmpack.c) accepts 0, 1, 2 and 4, else a bad parameter. */
     switch (enc) {
     case PvmDataDefault:
         return MSG_SIG_XDR;
@@ -253,9 +254,9 @@ static int enc_sig(int enc)
     case PvmDataInPlace:
         return MSG_SIG_INPLACE;
     case PvmDataTrace:
-        return PvmNotImpl; /* user-defined trace events: not in UPVM */
+        return -ENOSYS; /* user-defined trace events: not in UPVM */
     default:
-        return PvmBadParam;
+        return -EINVAL;
     }
 }
 
@@ -268,10 +269,10 @@ int msg_buf_new(int enc, msg_buf_t **out)
     if (sig < 0) /* a Pvm error code (every signature is positive) */
         return sig;
     if (!(d = data_alloc(0)))
-        return PvmNoMem;
+        return -ENOMEM;
     if (!(b = buf_alloc(d))) {
         data_release(d);
-        return PvmNoMem;
+        return -ENOMEM;
     }
     d->enc = enc;
     d->sig = sig;
@@ -288,7 +289,7 @@ int msg_buf_reset(msg_buf_t *b, int enc)
     if (b->d->refs > 1) { /* others hold the old message: start a new one */
         struct msg_data *d = data_alloc(0);
         if (!d)
-            return PvmNoMem;
+            return -ENOMEM;
         data_release(b->d);
         b->d = d;
     }
@@ -332,14 +333,14 @@ int msg_buf_ref(msg_buf_t *b, msg_buf_t **out)
 
     if (b->d->enc == PvmDataInPlace) {
         if (!(d = inplace_snapshot(b->d)))
-            return PvmNoMem;
+            return -ENOMEM;
     } else {
         d = b->d;
         d->refs++;
     }
     if (!(nb = buf_alloc(d))) {
         data_release(d);
-        return PvmNoMem;
+        return -ENOMEM;
     }
     nb->hdr = b->hdr;
     *out = nb;
@@ -362,7 +363,7 @@ int msg_buf_make_private(msg_buf_t *b)
     if (old->refs == 1)
         return 0;
     if (!(d = data_alloc(old->len)))
-        return PvmNoMem;
+        return -ENOMEM;
     d->enc = old->enc;
     d->sig = old->sig;
     d->alien = old->alien;
@@ -422,7 +423,7 @@ size_t msg_buf_tell(const msg_buf_t *b)
 int msg_buf_seek(msg_buf_t *b, size_t pos)
 {
     if (pos > b->d->len)
-        return PvmBadParam;
+        return -EINVAL;
     b->rpos = pos;
     return 0;
 }
@@ -477,7 +478,7 @@ int msg_buf_serialize(const msg_buf_t *b, void *dst, size_t cap,
     unsigned char *p = dst;
 
     if (cap < n)
-        return PvmOverflow;
+        return -EOVERFLOW;
     put_header(b, p);
     p += MSG_WIRE_HDR;
     if (d->enc == PvmDataInPlace) {
@@ -503,12 +504,12 @@ int msg_buf_serial_iov(const msg_buf_t *b, void *hdr, struct iovec *iov, int max
     if (d->enc != PvmDataInPlace) {
         if (d->len) {
             if (max < 1)
-                return PvmOverflow;
+                return -EOVERFLOW;
             iov[n++] = (struct iovec){(void *)d->bytes, d->len}; /* read only */
         }
     } else {
         if (d->len / sizeof(struct msg_seg) > (size_t)(max > 0 ? max : 0))
-            return PvmOverflow;
+            return -EOVERFLOW;
         for (size_t off = 0; off < d->len; off += sizeof(struct msg_seg)) {
             struct msg_seg s;
             memcpy(&s, d->bytes + off, sizeof(s));
@@ -530,16 +531,16 @@ int msg_buf_deserialize(const void *src, size_t n, msg_buf_t **out)
 
     if (n < MSG_WIRE_HDR || get32(p) != MSG_WIRE_MAGIC || p[4] != 0 ||
         p[5] != 1 || p[6] != 0 || p[7] != MSG_WIRE_HDR)
-        return PvmBadMsg;
+        return -EBADMSG;
     len = get32(p + 12);
     if (len != n - MSG_WIRE_HDR || len > MSG_MAX_LEN)
-        return PvmBadMsg;
+        return -EBADMSG;
     sig = (int32_t)get32(p + 8);
     if (sig == MSG_SIG_INPLACE)
-        return PvmBadMsg; /* in-place data never travels as such */
+        return -EBADMSG; /* in-place data never travels as such */
 
     if (!(d = data_alloc(len)))
-        return PvmNoMem;
+        return -ENOMEM;
     if (sig == MSG_SIG_XDR) {
         d->enc = PvmDataDefault;
     } else {
@@ -553,7 +554,7 @@ int msg_buf_deserialize(const void *src, size_t n, msg_buf_t **out)
     d->len = len;
     if (!(b = buf_alloc(d))) {
         data_release(d);
-        return PvmNoMem;
+        return -ENOMEM;
     }
     b->hdr.tag = (int32_t)get32(p + 16);
     b->hdr.ctx = (int32_t)get32(p + 20);

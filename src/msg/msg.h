@@ -34,16 +34,24 @@
  *                   the user must keep that memory valid until then.  The
  *                   receiver gets a PvmDataRaw message (as in PVM, whose
  *                   in-place messages travel with the sender's native data
- *                   signature).  Only stride 1 and no strings (PvmNotImpl);
+ *                   signature).  Only stride 1 and no strings (-ENOSYS);
  *                   the sender cannot unpack its own in-place buffer
- *                   (PvmBadMsg).
+ *                   (-EBADMSG).
  *   A raw message from a node with another data signature is "alien": like
  *   PVM, only bytes can be unpacked from it; other types and any packing
- *   give PvmBadMsg.
+ *   give -EBADMSG.
  *
  * Errors
- *   Functions return 0 (PvmOk) or a negative Pvm* code; outputs are written
- *   only on success.  A failed pack leaves the buffer as it was; a failed
+ *   Functions return 0 or a negative errno (docs/architecture.md, "One
+ *   error model"); outputs are written only on success.  Each errno stands
+ *   for one of PVM's codes, the one PVM returns for the same misuse, and
+ *   pvm_code_from_errno (src/pvm/errors.c) gives that code back at the API:
+ *     -EINVAL     bad parameter        -ENODATA   end of buffer (no data)
+ *     -ENOMEM     malloc failed        -EBADMSG   can't decode message
+ *     -EOVERFLOW  value too large      -ENOSYS    not implemented
+ *     -EBADF      no current buffer
+ *   This layer names no PVM error code; pvm3.h is included for the names of
+ *   the encodings and types (PvmDataDefault, PVM_INT, ...), the wire's.  A failed pack leaves the buffer as it was; a failed
  *   unpack writes nothing and leaves the cursor where it was (PVM itself
  *   may have consumed and stored part of the data: see pack.c).  Nothing
  *   aborts on bad input and nothing reads outside the buffer.
@@ -64,6 +72,7 @@
 #ifndef UPVM_MSG_H
 #define UPVM_MSG_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,8 +103,8 @@ typedef struct msg_hdr {
 /*
  * msg_buf_new - a new, empty message in encoding enc (PvmDataDefault,
  * PvmDataRaw or PvmDataInPlace) with a zeroed header; *out is the only
- * holder.  Errors: PvmBadParam (unknown encoding, as pvm_mkbuf),
- * PvmNotImpl (PvmDataTrace), PvmNoMem.
+ * holder.  Errors: -EINVAL (unknown encoding, as pvm_mkbuf), -ENOSYS
+ * (PvmDataTrace), -ENOMEM.
  */
 MSG_NODISCARD int msg_buf_new(int enc, msg_buf_t **out);
 
@@ -112,7 +121,7 @@ MSG_NODISCARD int msg_buf_reset(msg_buf_t *b, int enc);
  * b's data, copies b's header and starts reading at the beginning.  No
  * data is copied, except for an in-place b: then *out gets a PvmDataRaw
  * copy of the user's bytes as they are now (they are read here).
- * Errors: PvmNoMem.
+ * Errors: -ENOMEM.
  */
 MSG_NODISCARD int msg_buf_ref(msg_buf_t *b, msg_buf_t **out);
 
@@ -123,7 +132,7 @@ void msg_buf_unref(msg_buf_t *b);
 /*
  * msg_buf_make_private - make sure no other holder shares b's data,
  * copying it if needed (copy-on-write; msg_pack* does this itself).
- * Errors: PvmNoMem (b is unchanged).
+ * Errors: -ENOMEM (b is unchanged).
  */
 MSG_NODISCARD int msg_buf_make_private(msg_buf_t *b);
 
@@ -155,7 +164,7 @@ size_t msg_buf_remaining(const msg_buf_t *b);
 void msg_buf_rewind(msg_buf_t *b);
 
 /* b's read cursor (bytes unpacked so far), and setting it (a buffer that
- * moved with its task to another node): 0, or PvmBadParam past the end. */
+ * moved with its task to another node): 0, or -EINVAL past the end. */
 size_t msg_buf_tell(const msg_buf_t *b);
 int msg_buf_seek(msg_buf_t *b, size_t pos);
 
@@ -170,13 +179,13 @@ int msg_native_dsig(void);
  * 1 = contiguous; 0 repeats one item; negative walks backwards, as in PVM).
  * PVM_STR packs the one string ptr points to (count, stride ignored), as
  * msg_pack_str.  Errors:
- *   PvmBadParam  count < 0; ptr NULL with count > 0 (PVM would crash);
- *                count * stride items do not fit in the address space;
- *                unknown type
- *   PvmOverflow  XDR: a long/ulong that does not fit in 32 bits
- *   PvmNotImpl   in place: stride != 1
- *   PvmBadMsg    b is alien (received raw from another architecture)
- *   PvmNoMem     no memory to grow the message
+ *   -EINVAL     count < 0; ptr NULL with count > 0 (PVM would crash);
+ *               count * stride items do not fit in the address space;
+ *               unknown type
+ *   -EOVERFLOW  XDR: a long/ulong that does not fit in 32 bits
+ *   -ENOSYS     in place: stride != 1
+ *   -EBADMSG    b is alien (received raw from another architecture)
+ *   -ENOMEM     no memory to grow the message
  * On error nothing was appended.
  */
 MSG_NODISCARD int msg_pack(msg_buf_t *b, int type, const void *ptr, int count,
@@ -186,9 +195,9 @@ MSG_NODISCARD int msg_pack(msg_buf_t *b, int type, const void *ptr, int count,
  * msg_unpack - the reverse of msg_pack: store count items of type at ptr,
  * every stride-th item, from b's read cursor.  PVM_STR unpacks one string
  * as msg_unpack_str(b, ptr, SIZE_MAX).  Errors:
- *   PvmNoData    fewer bytes left than count items need (nothing stored)
- *   PvmBadParam  as msg_pack
- *   PvmBadMsg    in-place buffer; alien buffer and type is not PVM_BYTE
+ *   -ENODATA    fewer bytes left than count items need (nothing stored)
+ *   -EINVAL     as msg_pack
+ *   -EBADMSG    in-place buffer; alien buffer and type is not PVM_BYTE
  * No type is recorded in the data (PVM does not either): unpacking another
  * type than was packed succeeds whenever enough bytes are left, and gives
  * those bytes' meaning in the requested type.
@@ -198,18 +207,18 @@ MSG_NODISCARD int msg_unpack(msg_buf_t *b, int type, void *ptr, int count,
 
 /*
  * msg_pack_str - append the NUL-terminated string s (pvm_pkstr): its
- * length + 1 as an int, then its bytes and the NUL.  Errors: PvmBadParam
- * (s NULL, or longer than INT_MAX - 1), PvmNotImpl (in place), PvmBadMsg
- * (alien), PvmNoMem.
+ * length + 1 as an int, then its bytes and the NUL.  Errors: -EINVAL (s
+ * NULL, or longer than INT_MAX - 1), -ENOSYS (in place), -EBADMSG (alien),
+ * -ENOMEM.
  */
 MSG_NODISCARD int msg_pack_str(msg_buf_t *b, const char *s);
 
 /*
  * msg_unpack_str - unpack a string (pvm_upkstr) into s, which has room for
  * cap bytes (SIZE_MAX: unknown, as pvm_upkstr).  Stores exactly the bytes
- * that were packed, the NUL included.  Errors: PvmNoData (the recorded
- * length runs past the end of the message), PvmOverflow (it is more than
- * cap), PvmBadMsg (in place).  A recorded length <= 0 (from unpacking
+ * that were packed, the NUL included.  Errors: -ENODATA (the recorded
+ * length runs past the end of the message), -EOVERFLOW (it is more than
+ * cap), -EBADMSG (in place).  A recorded length <= 0 (from unpacking
  * other data as a string) stores nothing and returns 0, as in PVM.
  */
 MSG_NODISCARD int msg_unpack_str(msg_buf_t *b, char *s, size_t cap);
@@ -221,14 +230,15 @@ MSG_NODISCARD int msg_unpack_str(msg_buf_t *b, char *s, size_t cap);
  * pvm_pack(3PVM) and packf.c).  A format starting with "%+" takes an int
  * encoding and starts a new message: *bufp is then replaced by a new
  * buffer (the caller still holds, and must release, the old one), even if
- * packing fails later.  Without "%+" *bufp must not be NULL (PvmNoBuf).
- * Errors: those of msg_buf_new and msg_pack*, PvmBadParam for an unknown
+ * packing fails later.  Without "%+" *bufp must not be NULL (-EBADF).
+ * Errors: those of msg_buf_new and msg_pack*, -EINVAL for an unknown
  * conversion.  What was packed before an error stays packed, as in PVM.
  */
 MSG_NODISCARD int msg_packf(msg_buf_t **bufp, const char *fmt, ...);
 MSG_NODISCARD int msg_vpackf(msg_buf_t **bufp, const char *fmt, va_list ap);
 
-/* msg_unpackf / msg_vunpackf - pvm_unpackf from b (NULL: PvmNoBuf). */
+/* msg_unpackf / msg_vunpackf - pvm_unpackf from b (NULL: -EBADF).  Errors:
+ * those of msg_unpack*, -EINVAL for an unknown conversion. */
 MSG_NODISCARD int msg_unpackf(msg_buf_t *b, const char *fmt, ...);
 MSG_NODISCARD int msg_vunpackf(msg_buf_t *b, const char *fmt, va_list ap);
 
@@ -264,7 +274,7 @@ size_t msg_buf_serial_size(const msg_buf_t *b);
 /*
  * msg_buf_serialize - write b's serialised form to dst, which has room for
  * cap bytes; *len_out (if not NULL) gets its size.  b is not changed.
- * Errors: PvmOverflow (cap < msg_buf_serial_size(b)); nothing is written.
+ * Errors: -EOVERFLOW (cap < msg_buf_serial_size(b)); nothing is written.
  */
 MSG_NODISCARD int msg_buf_serialize(const msg_buf_t *b, void *dst, size_t cap,
                                     size_t *len_out);
@@ -276,7 +286,7 @@ MSG_NODISCARD int msg_buf_serialize(const msg_buf_t *b, void *dst, size_t cap,
  * to hdr, and iov[0 .. n) describe the data, in order.  The pieces point
  * into b's data (an in-place message: into the user's memory) and stay
  * valid while b is held and unchanged.  Returns n (0: no data), or
- * PvmOverflow when the data takes more than max pieces (an in-place
+ * -EOVERFLOW when the data takes more than max pieces (an in-place
  * message of many: use msg_buf_serialize).
  */
 MSG_NODISCARD int msg_buf_serial_iov(const msg_buf_t *b, void *hdr,
@@ -285,8 +295,8 @@ MSG_NODISCARD int msg_buf_serial_iov(const msg_buf_t *b, void *hdr,
 /*
  * msg_buf_deserialize - a new buffer (one holder, cursor at the start)
  * from n bytes at src, which must be exactly one serialised message.
- * Errors: PvmBadMsg (bad magic, version, header or lengths; unknown
- * encoding), PvmNoMem.
+ * Errors: -EBADMSG (bad magic, version, header or lengths; unknown
+ * encoding), -ENOMEM.
  */
 MSG_NODISCARD int msg_buf_deserialize(const void *src, size_t n,
                                       msg_buf_t **out);

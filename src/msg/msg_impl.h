@@ -63,7 +63,7 @@ static inline uint64_t msg_be64(uint64_t v)
 }
 
 /* buf.c: make room for need more bytes in b's (private) data.  May move
- * b->d.  Returns 0 or PvmNoMem. */
+ * b->d.  Returns 0 or -ENOMEM. */
 MSG_NODISCARD int msg_data_reserve(msg_buf_t *b, size_t need);
 
 #endif /* UPVM_MSG_IMPL_H */

@@ -22,14 +22,14 @@
  *           wire); unpacked sign-extended (glibc's xdr_long; Debian's
  *           libtirpc-based build zero-extends, so a packed -2 unpacks as
  *           4294967294 there, a bug of that port).  A value outside int32 gives
- *           PvmOverflow (enc_xdr_long; the pvm_pack(3PVM) man page:
+ *           -EOVERFLOW (enc_xdr_long; the pvm_pack(3PVM) man page:
  *           "packing an 8-byte long with XDR encoding if the value won't
  *           fit into 4 bytes").  Note: Debian's build links libtirpc, whose
  *           xdr_long does not fail, so that build silently keeps the low 32
  *           bits and returns 0; we follow PVM's code and manual.  PVM has
  *           packed the items before the bad one by then; we pack none.
  *   ulong   4 bytes big-endian (enc_xdr_ulong), unpacked zero-extended;
- *           above 0xffffffff: PvmOverflow as for long.
+ *           above 0xffffffff: -EOVERFLOW as for long.
  *   float   4 bytes IEEE big-endian; double 8 bytes IEEE big-endian.
  *   cplx, dcplx  the real then the imaginary part, each as float/double;
  *           stride counts complex numbers (enc_xdr_cplx: std*2-1 floats).
@@ -42,35 +42,38 @@
  * native int then its bytes.
  *
  * In place (PvmDataInPlace): enc_inp_any keeps (pointer, length) of the
- * user's array instead of copying; stride != 1 is PvmNotImpl; a NULL
+ * user's array instead of copying; stride != 1 is -ENOSYS; a NULL
  * pointer or a count of 0 packs nothing and succeeds.  pvm_pkstr gives
- * PvmNotImpl.  Unpacking (the decoders are enc_alien) gives PvmBadMsg.
+ * -ENOSYS.  Unpacking (the decoders are enc_alien) gives -EBADMSG.
  *
  * Alien (a raw message from another data signature; pmsg_setenc): only
- * bytes unpack (dec_raw_any); everything else is PvmBadMsg.
+ * bytes unpack (dec_raw_any); everything else is -EBADMSG.
  *
- * Errors (pvm_pk* and pvm_upk* in lpvmpack.c, and runs of libpvm3):
- *   - count < 0: PvmBadParam.  count 0: nothing, PvmOk (even when no data
+ * Errors (pvm_pk* and pvm_upk* in lpvmpack.c, and runs of libpvm3), each
+ * PVM code written as the negative errno this layer returns for it (msg.h
+ * has the table; src/pvm turns them back into PVM's codes):
+ *   - count < 0: -EINVAL.  count 0: nothing, 0 (even when no data
  *     is left).
  *   - stride is not checked: 0 packs the same item count times, a negative
  *     stride walks backwards through memory.  We do the same, and only
- *     refuse (PvmBadParam) a NULL pointer or a count * stride span that
+ *     refuse (-EINVAL) a NULL pointer or a count * stride span that
  *     overflows the address space, where PVM would crash.
- *   - Past the end: PvmNoData (byteupk -> pmsg_decmore, dec_xdr_step).
+ *   - Past the end: -ENODATA (byteupk -> pmsg_decmore, dec_xdr_step).
  *     PVM has stored the items that were there and moved the cursor past
  *     them; we store nothing and leave the cursor (outputs only on
  *     success).
  *   - Another type than was packed: XDR records no types, so PVM
- *     reinterprets the bytes and returns PvmOk when enough are left, else
- *     PvmNoData: an int unpacked as a short is truncated (70000 -> 4464),
+ *     reinterprets the bytes and returns 0 when enough are left, else
+ *     -ENODATA: an int unpacked as a short is truncated (70000 -> 4464),
  *     an int 0x3f800000 unpacked as a float is 1.0, two ints unpacked as a
  *     double are its two halves, a string unpacked as an int gives its
  *     length + 1.  An int unpacked as a string is a length: more than is
- *     left gives PvmNoData (PVM first copies what is left into the user's
- *     buffer; we copy nothing), <= 0 stores nothing and returns PvmOk.
+ *     left gives -ENODATA (PVM first copies what is left into the user's
+ *     buffer; we copy nothing), <= 0 stores nothing and returns 0.
  */
 #include "msg/msg_impl.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
@@ -111,15 +114,15 @@ static int check_array(const void *ptr, int count, int stride, size_t nsize,
     size_t s = stride < 0 ? (size_t)-(long)stride : (size_t)stride;
 
     if (count < 0)
-        return PvmBadParam;
+        return -EINVAL;
     if (count == 0)
         return 0;
     if (!ptr)
-        return PvmBadParam;
+        return -EINVAL;
     if (__builtin_mul_overflow(s, nsize, &span) ||
         __builtin_mul_overflow(span, (size_t)count, &span) ||
         span > PTRDIFF_MAX)
-        return PvmBadParam;
+        return -EINVAL;
     *step = (ptrdiff_t)stride * (ptrdiff_t)nsize;
     return 0;
 }
@@ -172,12 +175,12 @@ static int xdr_range_check(int type, const unsigned char *p, int count,
             long v;
             memcpy(&v, p, sizeof(v));
             if (v < INT32_MIN || v > INT32_MAX)
-                return PvmOverflow;
+                return -EOVERFLOW;
         } else {
             unsigned long v;
             memcpy(&v, p, sizeof(v));
             if (v > UINT32_MAX)
-                return PvmOverflow;
+                return -EOVERFLOW;
         }
     }
     return 0;
@@ -344,13 +347,13 @@ static int pack_inplace(msg_buf_t *b, const void *ptr, int count, int stride,
     int cc;
 
     if (stride != 1)
-        return PvmNotImpl;
+        return -ENOSYS;
     if (!ptr || count == 0)
         return 0; /* enc_inp_any: nothing to reference */
     seg.ptr = ptr;
     seg.len = (size_t)count * nsize;
     if (seg.len > MSG_MAX_LEN - b->d->ilen)
-        return PvmNoMem;
+        return -ENOMEM;
     if ((cc = msg_buf_make_private(b)) || (cc = msg_data_reserve(b, sizeof(seg))))
         return cc;
     memcpy(b->d->bytes + b->d->len, &seg, sizeof(seg));
@@ -369,9 +372,9 @@ int msg_pack(msg_buf_t *b, int type, const void *ptr, int count, int stride)
     if (type == PVM_STR)
         return msg_pack_str(b, ptr);
     if (count < 0 || !type_ok(type))
-        return PvmBadParam;
+        return -EINVAL;
     if (b->d->alien)
-        return PvmBadMsg;
+        return -EBADMSG;
     nsize = types[type].nsize;
     if (b->d->enc == PvmDataInPlace)
         return pack_inplace(b, ptr, count, stride, nsize);
@@ -412,14 +415,14 @@ int msg_pack_str(msg_buf_t *b, const char *s)
     int cc;
 
     if (!s)
-        return PvmBadParam; /* pvm_pack(3PVM): "(char *)0 is not allowed" */
+        return -EINVAL; /* pvm_pack(3PVM): "(char *)0 is not allowed" */
     if (b->d->enc == PvmDataInPlace)
-        return PvmNotImpl;
+        return -ENOSYS;
     if (b->d->alien)
-        return PvmBadMsg;
+        return -EBADMSG;
     slen = strlen(s) + 1;
     if (slen > INT32_MAX)
-        return PvmBadParam;
+        return -EINVAL;
     l = (int32_t)slen;
     need = 4 + slen;
     if (b->d->enc == PvmDataDefault)
@@ -451,9 +454,9 @@ int msg_unpack(msg_buf_t *b, int type, void *ptr, int count, int stride)
     if (type == PVM_STR)
         return msg_unpack_str(b, ptr, SIZE_MAX);
     if (count < 0 || !type_ok(type))
-        return PvmBadParam;
+        return -EINVAL;
     if (d->enc == PvmDataInPlace || (d->alien && type != PVM_BYTE))
-        return PvmBadMsg;
+        return -EBADMSG;
     nsize = types[type].nsize;
     if ((cc = check_array(ptr, count, stride, nsize, &step)))
         return cc;
@@ -463,7 +466,7 @@ int msg_unpack(msg_buf_t *b, int type, void *ptr, int count, int stride)
     left = d->len - b->rpos;
     need = (size_t)count * (d->enc == PvmDataRaw ? nsize : types[type].xsize);
     if (need > left)
-        return PvmNoData;
+        return -ENODATA;
 
     const unsigned char *i = d->bytes + b->rpos;
     if (d->enc == PvmDataRaw) {
@@ -484,10 +487,10 @@ int msg_unpack_str(msg_buf_t *b, char *s, size_t cap)
     int32_t l;
 
     if (d->enc == PvmDataInPlace || d->alien)
-        return PvmBadMsg;
+        return -EBADMSG;
     left = d->len - b->rpos;
     if (left < 4)
-        return PvmNoData;
+        return -ENODATA;
     if (d->enc == PvmDataDefault)
         l = (int32_t)get_be32(d->bytes + b->rpos);
     else
@@ -498,11 +501,11 @@ int msg_unpack_str(msg_buf_t *b, char *s, size_t cap)
     }
     n = (size_t)l;
     if (n > left - 4)
-        return PvmNoData;
+        return -ENODATA;
     if (n > cap)
-        return PvmOverflow;
+        return -EOVERFLOW;
     if (!s)
-        return PvmBadParam;
+        return -EINVAL;
     memcpy(s, d->bytes + b->rpos + 4, n);
     n += 4;
     if (d->enc == PvmDataDefault)

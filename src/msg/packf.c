@@ -13,7 +13,7 @@
  *   "%+" (only at the very start) takes an int encoding and starts a new
  *   message, as pvm_initsend.  'h' makes 'd' short; 'l' makes 'd' long,
  *   'f' double and 'x' double complex; 'u' makes 'd' unsigned.  Characters
- *   outside conversions are ignored.  Any other fchar: PvmBadParam.
+ *   outside conversions are ignored.  Any other fchar: -EINVAL.
  *
  * Packing: a conversion with neither count nor stride takes its argument
  * by value (%c, %hd: an int; %d: int; %ld: long; %f, %lf: a double), else
@@ -25,12 +25,13 @@
  * are not checked; what was packed before a failing conversion stays.
  * Differences, deliberate: '%lud' packs an unsigned long as XDR ulong
  * (PVM uses its long encoder, so 0x80000000..0xffffffff overflow there);
- * '%s' into an in-place message is PvmNotImpl as the manual says (PVM's
+ * '%s' into an in-place message is -ENOSYS as the manual says (PVM's
  * test compares the encoding with 2 instead of its internal 0x20000000 and
  * lets it through).
  */
 #include "msg/msg_impl.h"
 
+#include <errno.h>
 #include <limits.h>
 
 /* One parsed conversion. */
@@ -113,7 +114,7 @@ static int vpackf(msg_buf_t **bufp, const char *fmt, va_list *app)
         p += 2;
     }
     if (!*bufp)
-        return PvmNoBuf;
+        return -EBADF;
 
     while (*p) {
         if (*p++ != '%')
@@ -190,7 +191,7 @@ static int vpackf(msg_buf_t **bufp, const char *fmt, va_list *app)
             cc = msg_pack_str(*bufp, va_arg(*app, char *));
             break;
         default:
-            cc = PvmBadParam;
+            cc = -EINVAL;
             break;
         }
         if (cc)
@@ -228,7 +229,7 @@ static int vunpackf(msg_buf_t *b, const char *fmt, va_list *app)
     int cc, t;
 
     if (!b)
-        return PvmNoBuf;
+        return -EBADF;
 
     while (*p) {
         if (*p++ != '%')
@@ -260,7 +261,7 @@ static int vunpackf(msg_buf_t *b, const char *fmt, va_list *app)
             cc = msg_unpack_str(b, va_arg(*app, char *), SIZE_MAX);
             break;
         default:
-            cc = PvmBadParam;
+            cc = -EINVAL;
             break;
         }
         if (cc)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/parse_size.h"
+#include "util/env.h"
 
 HIDDEN struct net_cur net_cur = {.ops = NULL, .node = -1, .nnodes = 0};
 
@@ -22,52 +22,28 @@ uint64_t net_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int parse_idle(const char *s, net_idle_t *out)
-{
-    if (strcmp(s, "spin") == 0)
-        *out = NET_IDLE_SPIN;
-    else if (strcmp(s, "block") == 0)
-        *out = NET_IDLE_BLOCK;
-    else if (strcmp(s, "adaptive") == 0)
-        *out = NET_IDLE_ADAPTIVE;
-    else
-        return -EINVAL;
-    return 0;
-}
-
+/* Each setting through util/env.h.  A bad one is an error (ENV_FAIL): the
+ * launcher does not start the nodes then (node_launch), as before. */
 int net_config_from_env(net_config_t *c)
 {
-    int rc = 0;
+    static const char *const idles[] = {"adaptive", "spin", "block", NULL};
+    static const net_idle_t idle_of[] = {NET_IDLE_ADAPTIVE, NET_IDLE_SPIN, NET_IDLE_BLOCK};
+    static const struct env_num ring = {.min = NET_RING_MIN, .max = NET_RING_MAX,
+                                        .dflt = NET_RING_DEFAULT, .flags = ENV_FAIL};
+    static const struct env_num spin = {.max = 10000000000ull, .dflt = NET_SPIN_NS_DEFAULT,
+                                        .flags = ENV_FAIL, .unit = "nanoseconds"};
+    static const struct env_num spin_max = {.max = 10000000000ull,
+                                            .dflt = NET_SPIN_MAX_NS_DEFAULT,
+                                            .flags = ENV_FAIL, .unit = "nanoseconds"};
     uint64_t v;
-    c->ring_bytes = NET_RING_DEFAULT;
-    c->idle = NET_IDLE_ADAPTIVE;
-    c->spin_ns = NET_SPIN_NS_DEFAULT;
-    c->spin_max_ns = NET_SPIN_MAX_NS_DEFAULT;
-    const char *s = getenv("UPVM_NET_RING");
-    if (s && *s) {
-        if (util_parse_size(s, NET_RING_MAX, &v) && v >= NET_RING_MIN)
-            c->ring_bytes = (size_t)v;
-        else
-            rc = -EINVAL;
-    }
-    s = getenv("UPVM_NET_IDLE");
-    if (s && *s && parse_idle(s, &c->idle) < 0)
-        rc = -EINVAL;
-    s = getenv("UPVM_NET_SPIN_NS");
-    if (s && *s) {
-        if (util_parse_size(s, 10000000000ull, &v))
-            c->spin_ns = v;
-        else
-            rc = -EINVAL;
-    }
-    s = getenv("UPVM_NET_SPIN_MAX_NS");
-    if (s && *s) {
-        if (util_parse_size(s, 10000000000ull, &v))
-            c->spin_max_ns = v;
-        else
-            rc = -EINVAL;
-    }
-    return rc;
+    int idle, bad = 0;
+    bad |= env_size("UPVM_NET_RING", &ring, &v) < 0;
+    c->ring_bytes = (size_t)v;
+    bad |= env_choice("UPVM_NET_IDLE", idles, 0, ENV_FAIL, &idle) < 0;
+    c->idle = idle_of[idle];
+    bad |= env_size("UPVM_NET_SPIN_NS", &spin, &c->spin_ns) < 0;
+    bad |= env_size("UPVM_NET_SPIN_MAX_NS", &spin_max, &c->spin_max_ns) < 0;
+    return bad ? -EINVAL : 0;
 }
 
 int net_node(void) { return net_cur.node; }

@@ -83,7 +83,9 @@ typedef struct net_config {
  * ended soon (the answer came within spin_max_ns / 2, as with large
  * messages, which take long to copy), it grows to twice that gap, so that
  * such waits spin through; a long sleep or short gaps shrink it again.
- * -EINVAL for a value that does not parse (c still gets the defaults).
+ * Read through util/env.h: -EINVAL for a value that does not parse or is
+ * out of range (said once on stderr; c still gets the defaults), which
+ * the launcher takes as a reason not to start the nodes.
  */
 HIDDEN int net_config_from_env(net_config_t *c);
 

@@ -20,6 +20,7 @@
 #include "node/control.h"
 #include "node/kinds.h"
 #include "node/rpc.h"
+#include "util/env.h"
 
 enum shutdown_mode { SHUT_DONE, SHUT_STUCK, SHUT_DEADLOCK, SHUT_LOST, SHUT_DELETED };
 
@@ -93,18 +94,11 @@ int node_job_cores(void)
 
 int node_job_nodes_from_env(int dflt)
 {
-    const char *s = getenv("UPVM_NODES");
-    if (!s || !*s)
-        return dflt;
-    if (strcmp(s, "cores") == 0)
-        return node_job_cores();
-    char *end;
-    long n = strtol(s, &end, 10);
-    if (*end || n < 1 || n > NODE_MAX / 2) {
-        fprintf(stderr, "upvm: UPVM_NODES=%s is not a node count (1..%d) or \"cores\"; "
-                        "using %d\n", s, NODE_MAX / 2, dflt);
-        return dflt;
-    }
+    const struct env_word cores[] = {{"cores", (uint64_t)node_job_cores()}, {NULL, 0}};
+    const struct env_num spec = {.min = 1, .max = NODE_MAX / 2, .dflt = (uint64_t)dflt,
+                                 .words = cores};
+    uint64_t n;
+    (void)env_uint("UPVM_NODES", &spec, &n);
     return (int)n;
 }
 

@@ -22,6 +22,7 @@
 
 #include "mem/mem.h"
 #include "proc/proc.h"
+#include "util/env.h"
 
 /* One tagged stream: the ULP it belongs to and its unfinished line. */
 struct tagged {
@@ -34,10 +35,8 @@ struct tagged {
 static bool tagging(void)
 {
     static int on = -1;
-    if (on < 0) {
-        const char *v = getenv("UPVM_OUTPUT_TIDS");
-        on = v && *v && strcmp(v, "0") != 0;
-    }
+    if (on < 0)
+        on = env_flag("UPVM_OUTPUT_TIDS");
     return on;
 }
 

@@ -19,6 +19,7 @@
  * the ULP's own heap, so everything the ULP owns is in its slot.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "proc/proc.h"
+#include "util/env.h"
 
 #if UPVM_ASAN
 #include <sanitizer/asan_interface.h>
@@ -59,7 +61,7 @@ static int nwarm;
 #define MAP_HEADROOM 2000
 static int slots_in_use;   /* live process-mode ULPs and kept slots */
 static long map_limit = -1; /* vm.max_map_count; 0 if unknown */
-static long maps_at_start; /* the node's own mappings */
+static long maps_at_start = -1; /* the node's own mappings */
 
 static long count_lines(const char *path)
 {
@@ -73,21 +75,30 @@ static long count_lines(const char *path)
     return n;
 }
 
+void proc_read_settings(void)
+{
+    if (map_limit >= 0)
+        return;
+    /* UPVM_MAP_LIMIT stands in for the kernel's value (tests use a small
+     * one to reach the limit quickly) */
+    long kernel = 0;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f && fscanf(f, "%ld", &kernel) != 1)
+        kernel = 0;
+    if (f)
+        fclose(f);
+    struct env_num spec = {.max = LONG_MAX, .dflt = kernel > 0 ? (uint64_t)kernel : 0};
+    uint64_t limit;
+    (void)env_uint("UPVM_MAP_LIMIT", &spec, &limit);
+    map_limit = (long)limit;
+}
+
 /* 0, or -ENOMEM with the message when one more slot would near the limit. */
 static int check_map_budget(struct loader_error *err)
 {
-    if (map_limit < 0) {
-        /* UPVM_MAP_LIMIT stands in for the kernel's value (tests use a
-         * small one to reach the limit quickly) */
-        const char *forced = getenv("UPVM_MAP_LIMIT");
-        FILE *f = forced ? NULL : fopen("/proc/sys/vm/max_map_count", "r");
-        map_limit = forced ? atol(forced) : 0;
-        if (f && fscanf(f, "%ld", &map_limit) != 1)
-            map_limit = 0;
-        if (f)
-            fclose(f);
+    proc_read_settings();
+    if (maps_at_start < 0)
         maps_at_start = count_lines("/proc/self/maps");
-    }
     long need = maps_at_start + (long)(slots_in_use + 1) * MAPS_PER_SLOT + MAP_HEADROOM;
     if (map_limit == 0 || need <= map_limit)
         return 0;

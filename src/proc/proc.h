@@ -97,6 +97,11 @@ static inline struct proc *proc_current(void)
 int proc_spawn(const char *path, char *const argv[], char *const envp[],
                const upvm_attr_t *attr, struct ulp **out, struct loader_error *err) HIDDEN;
 
+/* Read proc's settings (UPVM_MAP_LIMIT) if not done yet: at the first
+ * spawn, or earlier by the launcher, so that the nodes it forks do not
+ * each say a bad value again. */
+void proc_read_settings(void) HIDDEN;
+
 /*
  * Find the program `name` as PVM users expect: a name with a '/' as it is;
  * otherwise in the spawner's directory (spawner_dir, may be NULL), the

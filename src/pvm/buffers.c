@@ -80,7 +80,7 @@ int pvm_buf_make(struct pvm_task *t, int enc)
     msg_buf_t *b;
     int rc = msg_buf_new(enc == PvmDataTrace ? PvmDataDefault : enc, &b);
     if (rc != 0)
-        return rc;
+        return pvm_code_from_errno(rc);
     msg_hdr_t *h = msg_buf_hdr(b);
     h->src = t->tid;
     h->ctx = t->ctx;
@@ -275,7 +275,7 @@ static inline int pack(const char *fn, int type, const void *p, int n, int strid
     if (unlikely(!b))
         return pvm_fail(t, fn, PvmNoBuf);
     int rc = msg_pack(b, type, p, n, stride);
-    return unlikely(rc) ? pvm_fail(t, fn, rc) : 0;
+    return unlikely(rc) ? pvm_fail(t, fn, pvm_code_from_errno(rc)) : 0;
 }
 
 static inline int unpack(const char *fn, int type, void *p, int n, int stride)
@@ -285,7 +285,7 @@ static inline int unpack(const char *fn, int type, void *p, int n, int stride)
     if (unlikely(!b))
         return pvm_fail(t, fn, PvmNoBuf);
     int rc = msg_unpack(b, type, p, n, stride);
-    return unlikely(rc) ? pvm_fail(t, fn, rc) : 0;
+    return unlikely(rc) ? pvm_fail(t, fn, pvm_code_from_errno(rc)) : 0;
 }
 
 #define PACK_PAIR(suffix, ctype, TYPE)                                 \
@@ -317,7 +317,7 @@ int pvm_pkstr(char *s)
     if (!b)
         return pvm_fail(t, "pvm_pkstr", PvmNoBuf);
     int rc = msg_pack_str(b, s); /* NULL: PvmBadParam (PVM crashes) */
-    return rc ? pvm_fail(t, "pvm_pkstr", rc) : 0;
+    return rc ? pvm_fail(t, "pvm_pkstr", pvm_code_from_errno(rc)) : 0;
 }
 
 int pvm_upkstr(char *s)
@@ -329,7 +329,7 @@ int pvm_upkstr(char *s)
     if (!s) /* PVM would write through NULL: refuse after the length check */
         return pvm_fail(t, "pvm_upkstr", msg_buf_remaining(b) < 4 ? PvmNoData : PvmBadParam);
     int rc = msg_unpack_str(b, s, SIZE_MAX);
-    return rc ? pvm_fail(t, "pvm_upkstr", rc) : 0;
+    return rc ? pvm_fail(t, "pvm_upkstr", pvm_code_from_errno(rc)) : 0;
 }
 
 int pvm_vpackf(const char *fmt, va_list ap)
@@ -340,7 +340,7 @@ int pvm_vpackf(const char *fmt, va_list ap)
     msg_buf_t *old = b;
     if (!fresh && !b)
         return pvm_fail(t, "pvm_packf", PvmNoBuf);
-    int rc = msg_vpackf(&b, fmt, ap);
+    int rc = pvm_code_from_errno(msg_vpackf(&b, fmt, ap));
     if (b != old) { /* "%+": like pvm_initsend(enc) */
         if (t->sbuf)
             pvm_buf_drop(t, t->sbuf);
@@ -372,7 +372,7 @@ int pvm_vunpackf(const char *fmt, va_list ap)
     if (!b)
         return pvm_fail(t, "pvm_unpackf", PvmNoBuf);
     int rc = msg_vunpackf(b, fmt, ap);
-    return rc ? pvm_fail(t, "pvm_unpackf", rc) : 0;
+    return rc ? pvm_fail(t, "pvm_unpackf", pvm_code_from_errno(rc)) : 0;
 }
 
 int pvm_unpackf(const char *fmt, ...)
@@ -420,7 +420,7 @@ static int pack_message(int id, bool body_only)
             rc = msg_pack(dst, PVM_BYTE, wire, len, 1);
     }
     free(wire);
-    return rc;
+    return pvm_code_from_errno(rc);
 }
 
 int pvm_pkmesg(int id) { return pack_message(id, false); }
@@ -435,7 +435,7 @@ int pvm_upkmesg(void)
     int len;
     int rc = msg_unpack(src, PVM_INT, &len, 1, 1);
     if (rc)
-        return rc;
+        return pvm_code_from_errno(rc);
     if (len < MSG_WIRE_HDR)
         return PvmBadMsg;
     if ((size_t)len > msg_buf_remaining(src))
@@ -449,7 +449,7 @@ int pvm_upkmesg(void)
         rc = msg_buf_deserialize(wire, (size_t)len, &b);
     free(wire);
     if (rc)
-        return rc;
+        return pvm_code_from_errno(rc);
     int id = pvm_buf_install(t, b);
     if (id < 0) {
         msg_buf_unref(b);

@@ -1,5 +1,6 @@
 /*
- * errors.c - pvm_errno, the error texts and PvmAutoErr reports.
+ * errors.c - pvm_errno, the error texts, PvmAutoErr reports, and PVM codes
+ * from errno.
  *
  * pvm_errno is one global int, as in PVM's ABI, but every ULP sees its own
  * value: the core saves and restores it on each switch like errno
@@ -7,6 +8,9 @@
  *
  * Texts and report formats are those of PVM 3.4.6 (docs/reference,
  * section 17): "libpvm [t40001]: pvm_send(): Bad parameter".
+ *
+ * pvm_code_from_errno is the one translation of the runtime's errno results
+ * into PVM codes (the layers below pvm return negative errno).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -68,23 +72,6 @@ const char *pvm_errtext(int code)
     return pvm_errlist[-code];
 }
 
-int pvm_code_from_errno(int rc)
-{
-    switch (rc) {
-    case -EINVAL:    return PvmBadParam;
-    case -ENOMEM:    return PvmNoMem;
-    case -EBADMSG:   return PvmBadMsg;
-    case -ENODATA:   return PvmNoData;
-    case -EOVERFLOW: return PvmOverflow;
-    case -ENOSYS:    return PvmNotImpl;
-    case -EBADF:     return PvmNoBuf;
-    case -ESRCH:     return PvmNoTask;
-    case -EHOSTDOWN: return PvmHostFail;
-    case -ENOSPC:    return PvmOutOfRes;
-    default:         return rc >= 0 ? rc : PvmSysErr;
-    }
-}
-
 const char *pvm_whoami(char *buf, size_t len)
 {
     struct pvm_task *t = NULL;
@@ -119,6 +106,26 @@ int pvm_fail(struct pvm_task *t, const char *fn, int code)
     if (level == 3) /* PVM: exactly 3; higher levels only print */
         abort();
     return code;
+}
+
+/* One errno per PVM code, so that the code can be told from the errno. */
+static const struct {
+    int err, code;
+} from_errno[] = {
+    {EINVAL, PvmBadParam}, {EOVERFLOW, PvmOverflow}, {ENODATA, PvmNoData},
+    {ENOMEM, PvmNoMem},    {EBADMSG, PvmBadMsg},     {EBADF, PvmNoBuf},
+    {ENOSYS, PvmNotImpl},  {ESRCH, PvmNoTask},       {EHOSTDOWN, PvmHostFail},
+    {ENOSPC, PvmOutOfRes},
+};
+
+int pvm_code_from_errno(int rc)
+{
+    if (rc >= 0)
+        return rc;
+    for (size_t i = 0; i < ARRAY_SIZE(from_errno); i++)
+        if (-rc == from_errno[i].err)
+            return from_errno[i].code;
+    return PvmSysErr;
 }
 
 char *pvm_strerror(void)

@@ -695,10 +695,10 @@ static int grp_send(struct pvm_task *t, int tid, int tag, int type, const void *
     msg_buf_t *b;
     int rc = msg_buf_new(GRP_ENCODING, &b);
     if (rc)
-        return rc;
+        return pvm_code_from_errno(rc);
     if ((rc = msg_pack(b, pack_type(type), data, count, 1)) != 0) {
         msg_buf_unref(b);
-        return rc;
+        return pvm_code_from_errno(rc);
     }
     *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = GRP_CTX, .src = t->tid, .dst = tid};
     if (!dst) { /* on another node */
@@ -719,7 +719,7 @@ static int grp_recv(struct pvm_task *t, int tid, int tag, int type, void *out, i
     (void)pvm_setcontext(saved_ctx);
     int rc = id;
     if (id > 0)
-        rc = msg_unpack(pvm_buf(t, id), pack_type(type), out, count, 1);
+        rc = pvm_code_from_errno(msg_unpack(pvm_buf(t, id), pack_type(type), out, count, 1));
     (void)pvm_freebuf(pvm_setrbuf(saved_rbuf));
     return rc;
 }

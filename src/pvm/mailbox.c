@@ -343,7 +343,7 @@ static void serve_put(int src, int request, const struct mb_wire *q, const char 
                       const void *wire, size_t len)
 {
     msg_buf_t *msg;
-    int rc = msg_buf_deserialize(wire, len, &msg);
+    int rc = pvm_code_from_errno(msg_buf_deserialize(wire, len, &msg));
     if (rc == 0 && (rc = mb_insert(q->tid, name, q->index, q->flags, msg)) < 0)
         msg_buf_unref(msg);
     node_rpc_reply(src, request, rc, NULL, 0);
@@ -410,7 +410,7 @@ static int db_insert(int tid, const char *name, int req, int flags, msg_buf_t *m
     }
     size_t len = msg_buf_serial_size(msg);
     void *wire = malloc(len ? len : 1);
-    int rc = wire ? msg_buf_serialize(msg, wire, len, &len) : PvmNoMem;
+    int rc = wire ? pvm_code_from_errno(msg_buf_serialize(msg, wire, len, &len)) : PvmNoMem;
     if (rc == 0)
         rc = ask(MBQ_PUT, tid, name, req, flags, wire, len, NULL, NULL);
     free(wire);
@@ -439,7 +439,7 @@ static int db_lookup(struct pvm_task *t, const char *name, int index, int flags,
     if (rc >= 0) {
         int drc = msg_buf_deserialize(data, len, out);
         if (drc != 0)
-            rc = drc;
+            rc = pvm_code_from_errno(drc);
     }
     free(data);
     return rc;
@@ -527,7 +527,7 @@ int pvm_putinfo(char *name, int bufid, int flags)
     msg_buf_t *b = pvm_buf(t, bufid), *msg;
     if (!b)
         return pvm_fail(t, "pvm_putinfo", PvmNoSuchBuf);
-    int rc = msg_buf_ref(b, &msg);
+    int rc = pvm_code_from_errno(msg_buf_ref(b, &msg));
     if (rc == 0 && (rc = db_insert(t->tid, name, -1, flags, msg)) < 0)
         msg_buf_unref(msg);
     if (rc < 0)
@@ -707,10 +707,10 @@ int pvm_insert(char *name, int req, int data)
     if (!name_ok(name) || req < -1)
         return pvm_fail(t, "pvm_insert", PvmBadParam);
     msg_buf_t *msg;
-    int rc = msg_buf_new(PvmDataDefault, &msg);
+    int rc = pvm_code_from_errno(msg_buf_new(PvmDataDefault, &msg));
     if (rc == 0) {
         msg_buf_hdr(msg)->src = t->tid;
-        if ((rc = msg_pack(msg, PVM_INT, &data, 1, 1)) == 0)
+        if ((rc = pvm_code_from_errno(msg_pack(msg, PVM_INT, &data, 1, 1))) == 0)
             rc = db_insert(t->tid, name, req, MB_INSERT_FLAGS, msg);
         if (rc < 0)
             msg_buf_unref(msg);

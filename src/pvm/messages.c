@@ -83,7 +83,7 @@ int pvm_buf_for_receiver(msg_buf_t *src, msg_buf_t **out)
     if (rc == 0 && pvm_node.delivery == UPVM_DELIVER_COPY &&
         (rc = msg_buf_make_private(*out)) != 0)
         msg_buf_unref(*out);
-    return rc;
+    return pvm_code_from_errno(rc);
 }
 
 int pvm_deliver(struct pvm_task *dst, msg_buf_t *b)
@@ -157,7 +157,7 @@ static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
     msg_buf_t *out; /* a handle only to carry the header: serialised, dropped */
     int rc = msg_buf_ref(s->buf, &out);
     if (unlikely(rc))
-        return rc;
+        return pvm_code_from_errno(rc);
     address(out, t, s, dst_tid, tag);
     rc = pvm_remote_send(out, dst_tid);
     msg_buf_unref(out);
@@ -254,9 +254,9 @@ int pvm_psend(int tid, int tag, void *buf, int len, int type)
     msg_buf_t *b;
     int rc = msg_buf_new(PvmDataRaw, &b);
     if (rc)
-        return pvm_fail(t, "pvm_psend", rc);
-    if (len != 0 && (rc = msg_pack(b, type, buf, len, 1)) != 0)
-        (void)pvm_fail(t, "pvm_pkbyte", rc); /* PVM still sends it, empty */
+        return pvm_fail(t, "pvm_psend", pvm_code_from_errno(rc));
+    if (len != 0 && (rc = msg_pack(b, type, buf, len, 1)) != 0) /* still sent, empty */
+        (void)pvm_fail(t, "pvm_pkbyte", pvm_code_from_errno(rc));
     struct pvm_task *dst = pvm_task_by_tid(tid);
     *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = t->ctx, .src = t->tid, .dst = tid};
     if (!dst) {
@@ -552,7 +552,8 @@ int pvm_precv(int tid, int tag, void *buf, int len, int type, int *rtid, int *rt
     size_t want = (size_t)len * (size_t)size;
     int rc = 0;
     if (want && have) /* the bytes as they are: PVM does not decode them */
-        rc = msg_unpack(b, PVM_BYTE, buf, (int)(want < have ? want : have), 1);
+        rc = pvm_code_from_errno(
+            msg_unpack(b, PVM_BYTE, buf, (int)(want < have ? want : have), 1));
     if (rtid)
         *rtid = h->src;
     if (rtag)

@@ -253,8 +253,9 @@ bool pvm_tracing;
 
 void pvm_trace_init(void)
 {
-    const char *v = getenv("UPVM_TRACE");
-    pvm_tracing = v && strstr(v, "migrate") != NULL;
+    static const char *const what[] = {"migrate", NULL};
+    int w;
+    pvm_tracing = env_choice("UPVM_TRACE", what, -1, 0, &w) > 0;
 }
 
 void pvm_trace_line(const char *fmt, ...)

@@ -37,6 +37,7 @@ int pvm_remote_move_unpack(struct bytes_in *r, int tid) HIDDEN;
 /* UPVM_TRACE=migrate: one line on stderr per routing and migration event
  * ("upvm-trace SECONDS.MICROS node N: ...", the monotonic clock), to follow a move or find a lost frame. */
 extern bool pvm_tracing HIDDEN;
+/* Read UPVM_TRACE (the launcher, before the nodes fork: said once). */
 void pvm_trace_init(void) HIDDEN;
 void pvm_trace_line(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
 #define pvm_trace(...)                 \

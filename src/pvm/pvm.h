@@ -32,6 +32,7 @@
 #include "core/core.h"
 #include "mem/mem.h"
 #include "msg/msg.h"
+#include "util/env.h"
 #include "util/list.h"
 
 /* ------------------------------------------------------------ tids */
@@ -178,6 +179,10 @@ int pvm_node_ensure(void) HIDDEN;
  * PVM layer cannot start the layers above it.  It returns this node. */
 typedef int (*pvm_job_starter_fn)(int dflt_nodes);
 void pvm_set_job_starter(pvm_job_starter_fn fn) HIDDEN;
+/* UPVM_DELIVERY=copy sets pvm_node.delivery (share, or unset, leaves it);
+ * read at the node's start and by the launcher before the fork, so that a
+ * bad value is said once per job. */
+void pvm_delivery_from_env(void) HIDDEN;
 
 extern struct pvm_node pvm_node HIDDEN;
 
@@ -283,9 +288,18 @@ static inline int pvm_fail_silent(int code)
 
 /* The text of a code (pvm_errlist, "Unknown Error" outside). */
 const char *pvm_errtext(int code) HIDDEN;
-/* The PVM code for an internal result (docs/architecture.md, "One error
- * model"): rc >= 0 unchanged, a negative errno its PVM counterpart,
- * PvmSysErr for one PVM has none. */
+/*
+ * pvm_code_from_errno - the PVM code for an internal result (docs/
+ * architecture.md, "One error model"): rc >= 0 is returned unchanged; a
+ * negative errno becomes the PVM code it stands for, one errno per code:
+ *   -EINVAL PvmBadParam   -EOVERFLOW PvmOverflow   -ENODATA PvmNoData
+ *   -ENOMEM PvmNoMem      -EBADMSG   PvmBadMsg     -EBADF   PvmNoBuf
+ *   -ENOSYS PvmNotImpl    -ESRCH     PvmNoTask     -EHOSTDOWN PvmHostFail
+ *   -ENOSPC PvmOutOfRes
+ * and any other errno PvmSysErr.  Apply it once, where the errno result is
+ * taken (a msg_* call): PVM codes and errno values overlap (-ENOMEM is
+ * PvmBadMsg's -12), so a PVM code must never be passed through it.
+ */
 int pvm_code_from_errno(int rc) HIDDEN;
 
 /* "t40001", or "pid123" for a ULP that is not a task, into buf. */

@@ -171,7 +171,8 @@ static void on_msg(int src, const struct node_frame *f, const void *p, size_t le
     int rc = msg_buf_deserialize(p, len, &b);
     if (rc != 0) {
         fprintf(stderr, "upvm: node %d: a corrupt message for t%x from node %d was dropped "
-                        "(%s)\n", node_job_self(), (unsigned)tid, src, pvm_errtext(rc));
+                        "(%s)\n", node_job_self(), (unsigned)tid, src,
+                pvm_errtext(pvm_code_from_errno(rc)));
         return;
     }
     (void)pvm_deliver_now(dst, b);
@@ -830,12 +831,11 @@ static void peer_up(int n)
 
 void pvm_remote_configure(void)
 {
-    const char *pl = getenv("UPVM_PLACEMENT");
-    if (pl && strcmp(pl, "block") == 0)
-        pvm_node.placement = PVM_PLACE_BLOCK;
-    else if (pl && *pl && strcmp(pl, "cyclic") != 0)
-        fprintf(stderr, "upvm: UPVM_PLACEMENT=%s is not block or cyclic; using cyclic\n",
-                pl);
+    /* before the fork: a bad setting is said once, not by every node */
+    static const char *const placements[] = {"cyclic", "block", NULL}; /* PVM_PLACE_* */
+    (void)env_choice("UPVM_PLACEMENT", placements, PVM_PLACE_CYCLIC, 0, &pvm_node.placement);
+    pvm_delivery_from_env();
+    pvm_trace_init();
 }
 
 void pvm_remote_register(void)
@@ -867,7 +867,6 @@ int pvm_remote_init(int node)
     if (node_dir_init(&pvm_dir, node, node_job_slots()) != 0 || node_job_add_hooks(&hooks) != 0)
         return -ENOMEM;
     multi = true;
-    pvm_trace_init();
     node_rpc_set_ops(&rpc_ops);
     pvm_remote_register();
     pvm_node.host_tid = (node + 1) << PVM_TID_HOST_SHIFT;

@@ -163,11 +163,7 @@ static int node_init(void)
     list_init(&pvm_node.tasks);
     list_init(&pvm_node.host_watches);
     list_init(&pvm_node.free_qmsgs);
-    const char *d = getenv("UPVM_DELIVERY");
-    if (d && strcmp(d, "copy") == 0)
-        pvm_node.delivery = UPVM_DELIVER_COPY;
-    else if (d && *d && strcmp(d, "share") != 0)
-        fprintf(stderr, "upvm: UPVM_DELIVERY=%s is not share or copy; using share\n", d);
+    pvm_delivery_from_env();
     if (core_add_exit_hook(on_ulp_exit) != 0)
         return -1;
     core_set_swapped_word(&pvm_errno);
@@ -181,6 +177,15 @@ static int node_init(void)
     if (!pvm_multi() && job_starter)
         (void)job_starter(1); /* UPVM_NODES: thread mode starts them here */
     return 0;
+}
+
+void pvm_delivery_from_env(void)
+{
+    static const char *const strategies[] = {"share", "copy", NULL}; /* UPVM_DELIVER_* */
+    int d;
+    if (env_choice("UPVM_DELIVERY", strategies, UPVM_DELIVER_SHARE, 0, &d) > 0 &&
+        d == UPVM_DELIVER_COPY) /* share leaves an earlier upvm_set_delivery alone */
+        pvm_node.delivery = UPVM_DELIVER_COPY;
 }
 
 int pvm_node_ensure(void)

@@ -12,6 +12,7 @@
 #include "migrate/migrate.h"
 #include "node/control.h"
 #include "node/job.h"
+#include "proc/proc.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 #include "run/run.h"
@@ -81,8 +82,9 @@ int run_job_start(int dflt_nodes)
                         "running as one node\n", want);
         return 0;
     }
-    /* before the fork: said once, not by every node */
+    /* settings read before the fork: a bad one is said once, not by every node */
     pvm_remote_configure();
+    proc_read_settings();
     static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
     node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
     int node = node_job_start(want);

@@ -25,15 +25,19 @@
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 #include "run/run.h"
+#include "util/env.h"
 
 static bool node_started;
 
 /* Run again with ASLR off, once (UPVM_ASLR=keep skips it). */
 static void reexec_without_aslr(char **argv)
 {
-    const char *keep = getenv("UPVM_ASLR");
-    int pers = personality(0xffffffff);
-    if ((keep && strcmp(keep, "keep") == 0) || pers == -1 || (pers & ADDR_NO_RANDOMIZE))
+    /* the setting after the personality: the program run again (already
+     * without ASLR) does not read it, nor say a bad value a second time */
+    static const char *const keep[] = {"keep", NULL};
+    int pers = personality(0xffffffff), k;
+    if (pers == -1 || (pers & ADDR_NO_RANDOMIZE) ||
+        env_choice("UPVM_ASLR", keep, -1, 0, &k) > 0)
         return;
     if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1)
         return;

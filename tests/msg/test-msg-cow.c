@@ -57,7 +57,7 @@ TEST(second_holder_never_sees_later_writes)
     ASSERT_EQ(msg_buf_len(rcv), 4);
     ASSERT_OK(msg_unpack(rcv, PVM_INT, &w, 1, 1));
     ASSERT_EQ(w, 1);
-    ASSERT_EQ(msg_unpack(rcv, PVM_INT, &w, 1, 1), PvmNoData);
+    ASSERT_EQ(msg_unpack(rcv, PVM_INT, &w, 1, 1), -ENODATA);
     /* the sender's copy has both */
     ASSERT_OK(msg_unpack(snd, PVM_INT, &w, 1, 1));
     ASSERT_EQ(w, 1);

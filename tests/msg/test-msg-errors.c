@@ -45,10 +45,10 @@ static msg_buf_t *exact_buf(int sig, const void *data, size_t n)
 TEST(bad_encoding_is_bad_param_trace_not_implemented)
 {
     msg_buf_t *b = (msg_buf_t *)&b; /* must stay untouched */
-    ASSERT_EQ(msg_buf_new(3, &b), PvmBadParam);
-    ASSERT_EQ(msg_buf_new(99, &b), PvmBadParam);
-    ASSERT_EQ(msg_buf_new(-1, &b), PvmBadParam);
-    ASSERT_EQ(msg_buf_new(PvmDataTrace, &b), PvmNotImpl);
+    ASSERT_EQ(msg_buf_new(3, &b), -EINVAL);
+    ASSERT_EQ(msg_buf_new(99, &b), -EINVAL);
+    ASSERT_EQ(msg_buf_new(-1, &b), -EINVAL);
+    ASSERT_EQ(msg_buf_new(PvmDataTrace, &b), -ENOSYS);
     ASSERT(b == (msg_buf_t *)&b);
 }
 
@@ -57,8 +57,8 @@ TEST(negative_count_is_bad_param)
     int v[2] = {1, 2};
     for (int enc = 0; enc <= 2; enc++) {
         msg_buf_t *b = new_buf(enc);
-        ASSERT_EQ(msg_pack(b, PVM_INT, v, -1, 1), PvmBadParam);
-        ASSERT_EQ(msg_unpack(b, PVM_INT, v, -1, 1), PvmBadParam);
+        ASSERT_EQ(msg_pack(b, PVM_INT, v, -1, 1), -EINVAL);
+        ASSERT_EQ(msg_unpack(b, PVM_INT, v, -1, 1), -EINVAL);
         ASSERT_EQ(msg_buf_len(b), 0);
         msg_buf_unref(b);
     }
@@ -77,16 +77,16 @@ TEST(null_pointer_unknown_type_and_huge_span_are_bad_param)
 {
     msg_buf_t *b = new_buf(PvmDataDefault);
     int v = 1;
-    ASSERT_EQ(msg_pack(b, PVM_INT, NULL, 1, 1), PvmBadParam);
-    ASSERT_EQ(msg_pack(b, 12, &v, 1, 1), PvmBadParam);
-    ASSERT_EQ(msg_pack(b, -1, &v, 1, 1), PvmBadParam);
-    ASSERT_EQ(msg_pack_str(b, NULL), PvmBadParam);
+    ASSERT_EQ(msg_pack(b, PVM_INT, NULL, 1, 1), -EINVAL);
+    ASSERT_EQ(msg_pack(b, 12, &v, 1, 1), -EINVAL);
+    ASSERT_EQ(msg_pack(b, -1, &v, 1, 1), -EINVAL);
+    ASSERT_EQ(msg_pack_str(b, NULL), -EINVAL);
     /* count * stride * 16 bytes is beyond any address space */
-    ASSERT_EQ(msg_pack(b, PVM_DCPLX, &v, INT32_MAX, INT32_MAX), PvmBadParam);
-    ASSERT_EQ(msg_pack(b, PVM_DCPLX, &v, INT32_MAX, INT32_MIN), PvmBadParam);
+    ASSERT_EQ(msg_pack(b, PVM_DCPLX, &v, INT32_MAX, INT32_MAX), -EINVAL);
+    ASSERT_EQ(msg_pack(b, PVM_DCPLX, &v, INT32_MAX, INT32_MIN), -EINVAL);
     ASSERT_OK(msg_pack(b, PVM_INT, &v, 1, 1));
-    ASSERT_EQ(msg_unpack(b, PVM_INT, NULL, 1, 1), PvmBadParam);
-    ASSERT_EQ(msg_unpack(b, 0x7fffffff, &v, 1, 1), PvmBadParam);
+    ASSERT_EQ(msg_unpack(b, PVM_INT, NULL, 1, 1), -EINVAL);
+    ASSERT_EQ(msg_unpack(b, 0x7fffffff, &v, 1, 1), -EINVAL);
     ASSERT_EQ(msg_buf_len(b), 4);
     msg_buf_unref(b);
 }
@@ -99,14 +99,14 @@ TEST(past_the_end_is_no_data_and_stores_nothing)
         v[0] = v[1] = 7;
         ASSERT_OK(msg_pack(b, PVM_INT, &one, 1, 1));
         /* PVM: PvmNoData, and it has stored v[0] = -2; we store nothing */
-        ASSERT_EQ(msg_unpack(b, PVM_INT, v, 2, 1), PvmNoData);
+        ASSERT_EQ(msg_unpack(b, PVM_INT, v, 2, 1), -ENODATA);
         ASSERT(v[0] == 7 && v[1] == 7);
         /* the cursor did not move: the one int is still there */
         ASSERT_OK(msg_unpack(b, PVM_INT, v, 1, 1));
         ASSERT_EQ(v[0], -2);
-        ASSERT_EQ(msg_unpack(b, PVM_INT, v, 1, 1), PvmNoData);
-        ASSERT_EQ(msg_unpack(b, PVM_BYTE, v, 1, 1), PvmNoData);
-        ASSERT_EQ(msg_unpack_str(b, (char *)v, sizeof(v)), PvmNoData);
+        ASSERT_EQ(msg_unpack(b, PVM_INT, v, 1, 1), -ENODATA);
+        ASSERT_EQ(msg_unpack(b, PVM_BYTE, v, 1, 1), -ENODATA);
+        ASSERT_EQ(msg_unpack_str(b, (char *)v, sizeof(v)), -ENODATA);
         msg_buf_unref(b);
     }
 }
@@ -120,7 +120,7 @@ TEST(past_the_end_of_an_exact_block_every_type)
         for (int type = PVM_BYTE; type <= PVM_ULONG; type++) {
             msg_buf_t *b = exact_buf(s, data, sizeof(data));
             memset(out, 0xee, sizeof(out));
-            ASSERT_EQ(msg_unpack(b, type, out, 8, 1), PvmNoData);
+            ASSERT_EQ(msg_unpack(b, type, out, 8, 1), -ENODATA);
             for (size_t i = 0; i < sizeof(out); i++)
                 ASSERT_EQ(out[i], 0xee);
             msg_buf_unref(b);
@@ -134,7 +134,7 @@ TEST(xdr_bytes_can_read_their_own_padding)
     msg_buf_t *b = new_buf(PvmDataDefault);
     char by[3] = {1, 2, 3}, out[5] = {9, 9, 9, 9, 9};
     ASSERT_OK(msg_pack(b, PVM_BYTE, by, 3, 1));
-    ASSERT_EQ(msg_unpack(b, PVM_BYTE, out, 5, 1), PvmNoData);
+    ASSERT_EQ(msg_unpack(b, PVM_BYTE, out, 5, 1), -ENODATA);
     ASSERT_OK(msg_unpack(b, PVM_BYTE, out, 4, 1));
     ASSERT(out[0] == 1 && out[1] == 2 && out[2] == 3 && out[3] == 0);
     msg_buf_unref(b);
@@ -155,7 +155,7 @@ TEST(wrong_type_reinterprets_like_pvm)
     ASSERT_EQ(s, 4464);
     /* one int unpacked as a double: not enough bytes */
     msg_buf_rewind(b);
-    ASSERT_EQ(msg_unpack(b, PVM_DOUBLE, &d, 1, 1), PvmNoData);
+    ASSERT_EQ(msg_unpack(b, PVM_DOUBLE, &d, 1, 1), -ENODATA);
     ASSERT(d == 9);
     msg_buf_unref(b);
 
@@ -180,7 +180,7 @@ TEST(wrong_type_reinterprets_like_pvm)
     ASSERT_OK(msg_pack_str(b, "hello"));
     ASSERT_OK(msg_unpack(b, PVM_INT, &len, 1, 1));
     ASSERT_EQ(len, 6);
-    ASSERT_EQ(msg_unpack_str(b, str, sizeof(str)), PvmNoData);
+    ASSERT_EQ(msg_unpack_str(b, str, sizeof(str)), -ENODATA);
     ASSERT(!strcmp(str, "untouched"));
     msg_buf_unref(b);
 }
@@ -196,7 +196,7 @@ TEST(int_unpacked_as_string_is_a_length)
          * s first; we copy nothing) */
         ASSERT_OK(msg_pack(b, PVM_INT, &l1000, 1, 1));
         ASSERT_OK(msg_pack(b, PVM_INT, words, 2, 1));
-        ASSERT_EQ(msg_unpack_str(b, s, SIZE_MAX), PvmNoData);
+        ASSERT_EQ(msg_unpack_str(b, s, SIZE_MAX), -ENODATA);
         ASSERT(!strcmp(s, "untouched"));
         msg_buf_unref(b);
 
@@ -217,7 +217,7 @@ TEST(string_longer_than_the_room_is_overflow)
     msg_buf_t *b = new_buf(PvmDataDefault);
     char s[4] = "abc";
     ASSERT_OK(msg_pack_str(b, "hello"));
-    ASSERT_EQ(msg_unpack_str(b, s, sizeof(s)), PvmOverflow);
+    ASSERT_EQ(msg_unpack_str(b, s, sizeof(s)), -EOVERFLOW);
     ASSERT(!strcmp(s, "abc"));
     char big[6];
     ASSERT_OK(msg_unpack_str(b, big, sizeof(big))); /* exactly fits */
@@ -230,10 +230,10 @@ TEST(in_place_rules)
     msg_buf_t *b = new_buf(PvmDataInPlace);
     int v[4] = {1, 2, 3, 4};
 
-    ASSERT_EQ(msg_pack(b, PVM_INT, v, 2, 2), PvmNotImpl); /* stride != 1 */
-    ASSERT_EQ(msg_pack(b, PVM_INT, NULL, 2, 2), PvmNotImpl);
-    ASSERT_EQ(msg_pack_str(b, "x"), PvmNotImpl);
-    ASSERT_EQ(msg_pack(b, PVM_STR, "x", 1, 1), PvmNotImpl);
+    ASSERT_EQ(msg_pack(b, PVM_INT, v, 2, 2), -ENOSYS); /* stride != 1 */
+    ASSERT_EQ(msg_pack(b, PVM_INT, NULL, 2, 2), -ENOSYS);
+    ASSERT_EQ(msg_pack_str(b, "x"), -ENOSYS);
+    ASSERT_EQ(msg_pack(b, PVM_STR, "x", 1, 1), -ENOSYS);
     /* NULL or nothing: nothing referenced, PvmOk (enc_inp_any) */
     ASSERT_OK(msg_pack(b, PVM_INT, NULL, 2, 1));
     ASSERT_OK(msg_pack(b, PVM_INT, v, 0, 1));
@@ -241,9 +241,9 @@ TEST(in_place_rules)
     ASSERT_OK(msg_pack(b, PVM_INT, v, 4, 1));
     ASSERT_EQ(msg_buf_len(b), 16);
     /* the sender cannot unpack it (dec = enc_alien: PvmBadMsg) */
-    ASSERT_EQ(msg_unpack(b, PVM_INT, v, 1, 1), PvmBadMsg);
-    ASSERT_EQ(msg_unpack(b, PVM_BYTE, v, 1, 1), PvmBadMsg);
-    ASSERT_EQ(msg_unpack_str(b, (char *)v, sizeof(v)), PvmBadMsg);
+    ASSERT_EQ(msg_unpack(b, PVM_INT, v, 1, 1), -EBADMSG);
+    ASSERT_EQ(msg_unpack(b, PVM_BYTE, v, 1, 1), -EBADMSG);
+    ASSERT_EQ(msg_unpack_str(b, (char *)v, sizeof(v)), -EBADMSG);
     ASSERT_EQ(msg_buf_remaining(b), 0);
     msg_buf_unref(b);
 }
@@ -257,10 +257,10 @@ TEST(alien_raw_unpacks_bytes_only)
     msg_buf_t *b = exact_buf(0x408c41 ^ 0x18c63, data, sizeof(data));
 
     ASSERT_EQ(msg_buf_enc(b), PvmDataRaw);
-    ASSERT_EQ(msg_unpack(b, PVM_INT, &v, 1, 1), PvmBadMsg);
-    ASSERT_EQ(msg_unpack_str(b, (char *)out, sizeof(out)), PvmBadMsg);
-    ASSERT_EQ(msg_pack(b, PVM_INT, &v, 1, 1), PvmBadMsg);
-    ASSERT_EQ(msg_pack_str(b, "x"), PvmBadMsg);
+    ASSERT_EQ(msg_unpack(b, PVM_INT, &v, 1, 1), -EBADMSG);
+    ASSERT_EQ(msg_unpack_str(b, (char *)out, sizeof(out)), -EBADMSG);
+    ASSERT_EQ(msg_pack(b, PVM_INT, &v, 1, 1), -EBADMSG);
+    ASSERT_EQ(msg_pack_str(b, "x"), -EBADMSG);
     ASSERT_OK(msg_unpack(b, PVM_BYTE, out, 8, 1));
     ASSERT_MEM_EQ(out, data, 8);
     msg_buf_unref(b);
@@ -270,15 +270,15 @@ TEST(packf_errors)
 {
     msg_buf_t *b = NULL;
     int v = 1;
-    ASSERT_EQ(msg_packf(&b, "%d", 1), PvmNoBuf);
-    ASSERT_EQ(msg_unpackf(NULL, "%d", &v), PvmNoBuf);
-    ASSERT_EQ(msg_packf(&b, "%+ %d", 77, 1), PvmBadParam);
+    ASSERT_EQ(msg_packf(&b, "%d", 1), -EBADF);
+    ASSERT_EQ(msg_unpackf(NULL, "%d", &v), -EBADF);
+    ASSERT_EQ(msg_packf(&b, "%+ %d", 77, 1), -EINVAL);
     ASSERT(b == NULL);
     ASSERT_OK(msg_packf(&b, "%+ %d", PvmDataDefault, 5));
     ASSERT(b != NULL);
-    ASSERT_EQ(msg_packf(&b, "%q", 1), PvmBadParam); /* unknown conversion */
-    ASSERT_EQ(msg_packf(&b, "%"), PvmBadParam);     /* format ends */
-    ASSERT_EQ(msg_unpackf(b, "%d %d", &v, &v), PvmNoData);
+    ASSERT_EQ(msg_packf(&b, "%q", 1), -EINVAL); /* unknown conversion */
+    ASSERT_EQ(msg_packf(&b, "%"), -EINVAL);     /* format ends */
+    ASSERT_EQ(msg_unpackf(b, "%d %d", &v, &v), -ENODATA);
     ASSERT_EQ(v, 5);
     msg_buf_unref(b);
 }

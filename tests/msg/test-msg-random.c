@@ -169,8 +169,8 @@ TEST(random_bytes_never_crash_the_unpacker)
             int cc = type == PVM_STR
                          ? msg_unpack_str(b, (char *)out, sizeof(out))
                          : msg_unpack(b, type, out, count, 1);
-            ASSERT(cc == PvmOk || cc == PvmNoData || cc == PvmBadMsg ||
-                   cc == PvmOverflow);
+            ASSERT(cc == PvmOk || cc == -ENODATA || cc == -EBADMSG ||
+                   cc == -EOVERFLOW);
             ASSERT(msg_buf_remaining(b) <= n);
         }
         msg_buf_unref(b);

@@ -102,7 +102,7 @@ static void roundtrip(int enc, int count, int stride)
     if (enc == PvmDataInPlace) {
         ASSERT_OK(msg_buf_ref(b, &r));
         ASSERT_EQ(msg_buf_enc(r), PvmDataRaw);
-        ASSERT_EQ(msg_unpack(b, PVM_INT, dst[0], 1, 1), PvmBadMsg);
+        ASSERT_EQ(msg_unpack(b, PVM_INT, dst[0], 1, 1), -EBADMSG);
     } else {
         ASSERT_OK(msg_buf_ref(b, &r));
     }

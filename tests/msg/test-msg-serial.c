@@ -79,7 +79,7 @@ TEST(serialise_needs_room)
     size_t got = 12345;
     ASSERT_OK(msg_pack(b, PVM_INT, &v, 1, 1));
     memset(w, 0xaa, sizeof(w));
-    ASSERT_EQ(msg_buf_serialize(b, w, sizeof(w) - 1, &got), PvmOverflow);
+    ASSERT_EQ(msg_buf_serialize(b, w, sizeof(w) - 1, &got), -EOVERFLOW);
     ASSERT_EQ(got, 12345);
     ASSERT_EQ(w[0], 0xaa);
     ASSERT_OK(msg_buf_serialize(b, w, sizeof(w), NULL));
@@ -96,16 +96,16 @@ TEST(bad_wire_forms_are_bad_msg)
     msg_buf_unref(b);
 
     for (size_t n = 0; n < sizeof(w); n++) /* truncated */
-        ASSERT_EQ(msg_buf_deserialize(w, n, &r), PvmBadMsg);
+        ASSERT_EQ(msg_buf_deserialize(w, n, &r), -EBADMSG);
     static const size_t fields[] = {0, 3, 4, 5, 6, 7, 12, 15};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
         memcpy(bad, w, sizeof(w));
         bad[fields[i]] ^= 1; /* magic, version, header length, length */
-        ASSERT_EQ(msg_buf_deserialize(bad, sizeof(bad), &r), PvmBadMsg);
+        ASSERT_EQ(msg_buf_deserialize(bad, sizeof(bad), &r), -EBADMSG);
     }
     memcpy(bad, w, sizeof(w));
     bad[8] = 0x20; /* in-place encoding never travels */
-    ASSERT_EQ(msg_buf_deserialize(bad, sizeof(bad), &r), PvmBadMsg);
+    ASSERT_EQ(msg_buf_deserialize(bad, sizeof(bad), &r), -EBADMSG);
     ASSERT(r == NULL);
     ASSERT_OK(msg_buf_deserialize(w, sizeof(w), &r));
     msg_buf_unref(r);
@@ -156,7 +156,7 @@ TEST(serial_iov_pieces_are_the_serialised_form)
         check_iov_matches_serialize(b, 1);
         unsigned char hdr[MSG_WIRE_HDR];
         struct iovec v[1];
-        ASSERT_EQ(msg_buf_serial_iov(b, hdr, v, 0), PvmOverflow);
+        ASSERT_EQ(msg_buf_serial_iov(b, hdr, v, 0), -EOVERFLOW);
         msg_buf_unref(b);
     }
     /* in place: one piece per packed item, read where the user has it */
@@ -167,7 +167,7 @@ TEST(serial_iov_pieces_are_the_serialised_form)
     check_iov_matches_serialize(b, 3);
     unsigned char hdr[MSG_WIRE_HDR];
     struct iovec v[2];
-    ASSERT_EQ(msg_buf_serial_iov(b, hdr, v, 2), PvmOverflow); /* more than max */
+    ASSERT_EQ(msg_buf_serial_iov(b, hdr, v, 2), -EOVERFLOW); /* more than max */
     msg_buf_unref(b);
 }
 

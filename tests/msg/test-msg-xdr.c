@@ -124,9 +124,9 @@ TEST(xdr_long_beyond_32_bits_overflows)
     long big[2] = {5, 0x100000000L}, small = -0x80000001L;
     unsigned long ubig = 0x100000000UL;
 
-    ASSERT_EQ(msg_pack(b, PVM_LONG, big, 2, 1), PvmOverflow);
-    ASSERT_EQ(msg_pack(b, PVM_LONG, &small, 1, 1), PvmOverflow);
-    ASSERT_EQ(msg_pack(b, PVM_ULONG, &ubig, 1, 1), PvmOverflow);
+    ASSERT_EQ(msg_pack(b, PVM_LONG, big, 2, 1), -EOVERFLOW);
+    ASSERT_EQ(msg_pack(b, PVM_LONG, &small, 1, 1), -EOVERFLOW);
+    ASSERT_EQ(msg_pack(b, PVM_ULONG, &ubig, 1, 1), -EOVERFLOW);
     ASSERT_EQ(msg_buf_len(b), 0); /* nothing of a failed pack stays */
     /* the 32-bit extremes fit */
     long lim[2] = {INT32_MIN, INT32_MAX};

@@ -65,9 +65,9 @@ out=$("$upvm" run --nodes 0 ./x 2>&1); [ $? -eq 2 ] && grep -q "from 1 to 32, or
 out=$("$upvm" run --placement diagonal ./x 2>&1); [ $? -eq 2 ] && grep -q "block or cyclic" <<<"$out" || fail "upvm run --placement diagonal: $out"
 # bad node settings in the environment: said once, and the job runs
 ip=$build/examples/pvm-inner-product
-out=$(UPVM_NODES=abc timeout 20 "$ip" 2>&1 >/dev/null); [ $? -eq 0 ] && grep -q 'UPVM_NODES=abc is not a node count' <<<"$out" || fail "UPVM_NODES=abc: $out"
+out=$(UPVM_NODES=abc timeout 20 "$ip" 2>&1 >/dev/null); [ $? -eq 0 ] && grep -q 'UPVM_NODES=abc: not a number from 1 to 32 or cores' <<<"$out" || fail "UPVM_NODES=abc: $out"
 out=$(UPVM_NODES=2 UPVM_PLACEMENT=diagonal timeout 20 "$ip" 2>&1 >/dev/null); [ $? -eq 0 ] || fail "UPVM_PLACEMENT=diagonal: $out"
-[ "$(grep -c 'UPVM_PLACEMENT=diagonal is not block or cyclic' <<<"$out")" = 1 ] || fail "UPVM_PLACEMENT=diagonal said $(grep -c diagonal <<<"$out") times: $out"
+[ "$(grep -c 'UPVM_PLACEMENT=diagonal: not cyclic or block; using cyclic' <<<"$out")" = 1 ] || fail "UPVM_PLACEMENT=diagonal said $(grep -c diagonal <<<"$out") times: $out"
 out=$("$upvm" frobnicate 2>&1); [ $? -eq 2 ] && grep -q "unknown command" <<<"$out" || fail "upvm frobnicate: $out"
 "$upvm" run --help | grep -q "usage: upvm run" || fail "upvm run --help"
 

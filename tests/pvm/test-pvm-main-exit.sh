@@ -17,6 +17,6 @@ grep -q "(worker, PVM task t40002) crashed: invalid memory access" <<<"$out" \
   || { echo "crash: report does not name the task: $out"; exit 1; }
 out=$(UPVM_DELIVERY=bogus timeout 10 "$bin" finish 2>&1); rc=$?
 [ $rc -eq 5 ] || { echo "bad UPVM_DELIVERY: exit status $rc: $out"; exit 1; }
-grep -q "UPVM_DELIVERY=bogus is not share or copy; using share" <<<"$out" \
+grep -q "UPVM_DELIVERY=bogus: not share or copy; using share" <<<"$out" \
   || { echo "bad UPVM_DELIVERY: no message: $out"; exit 1; }
 echo ok

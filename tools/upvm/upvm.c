@@ -31,6 +31,7 @@
 #include <upvm.h>
 
 #include "node/control_path.h"
+#include "util/env.h"
 
 static const char run_help[] =
     "usage: upvm run [-n N] [--nodes K] [--placement block|cyclic] [-t] [--] PROGRAM [ARGS...]\n"
@@ -496,9 +497,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "upvm: unknown command '%s' (upvm --help)\n", argv[1]);
         return 2;
     }
-    const char *keep = getenv("UPVM_ASLR");
-    int pers = personality(0xffffffff);
-    if (!(keep && !strcmp(keep, "keep")) && pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
+    /* UPVM_ASLR after the personality: run again, we do not read it (nor
+     * say a bad value) a second time */
+    static const char *const keep[] = {"keep", NULL};
+    int pers = personality(0xffffffff), k;
+    if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
+        env_choice("UPVM_ASLR", keep, -1, 0, &k) <= 0 &&
         personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1)
         execv("/proc/self/exe", argv); /* same addresses in every node */
     return cmd_run(argc - 1, argv + 1);

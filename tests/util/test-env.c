@@ -1,0 +1,344 @@
+/*
+ * test-env.c - the UPVM_* settings parser (src/util/env.h): each reader's
+ * valid values, its default for an unset or empty variable, and for a bad
+ * value the exact line on stderr and the default; a line is said once per
+ * process per variable, and a forked child does not say it again.
+ *
+ * Every bad case uses its own variable name: a name said once stays said
+ * for the rest of the process (that is the behaviour under test).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util/env.h"
+
+/* ------------------------------------------------------------ stderr */
+
+static int saved_stderr = -1, pipe_rd = -1;
+static char said[1024];
+
+/* From here to captured(), what goes to stderr goes into a pipe. */
+static void capture(void)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    fflush(stderr);
+    saved_stderr = dup(2);
+    CHECK(saved_stderr >= 0 && dup2(fds[1], 2) == 2);
+    close(fds[1]);
+    pipe_rd = fds[0];
+}
+
+/* What was written to stderr since capture() ("" when nothing). */
+static const char *captured(void)
+{
+    fflush(stderr);
+    CHECK(dup2(saved_stderr, 2) == 2); /* the pipe's last writer goes */
+    close(saved_stderr);
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(pipe_rd, said + n, sizeof said - 1 - n)) > 0)
+        n += (size_t)r;
+    said[n] = '\0';
+    close(pipe_rd);
+    return said;
+}
+
+static void set(const char *name, const char *value)
+{
+    if (value)
+        CHECK(setenv(name, value, 1) == 0);
+    else
+        CHECK(unsetenv(name) == 0);
+}
+
+#define CHECK_SAID(want)                                                      \
+    do {                                                                      \
+        const char *got_ = captured(), *want_ = (want);                       \
+        if (strcmp(got_, want_) != 0) {                                       \
+            fprintf(stderr, "%s:%d: said \"%s\", expected \"%s\"\n",          \
+                    __FILE__, __LINE__, got_, want_);                         \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+/* ------------------------------------------------------------ sizes */
+
+static const struct env_num ring = {.min = 4096, .max = 1 << 30, .dflt = 1 << 20};
+
+/* name=value read as a ring size: the result, *v, nothing said. */
+static int quiet_size(const char *name, const char *value, const struct env_num *spec,
+                      uint64_t *v)
+{
+    set(name, value);
+    capture();
+    int rc = env_size(name, spec, v);
+    CHECK_SAID("");
+    return rc;
+}
+
+static void test_size(void)
+{
+    uint64_t v = 0;
+    CHECK_EQ(quiet_size("UPVM_TEST_SIZE", NULL, &ring, &v), 0);
+    CHECK_EQ(v, 1 << 20);
+    CHECK_EQ(quiet_size("UPVM_TEST_SIZE", "", &ring, &v), 0);
+    CHECK_EQ(v, 1 << 20);
+    CHECK_EQ(quiet_size("UPVM_TEST_SIZE", "65536", &ring, &v), 1);
+    CHECK_EQ(v, 65536);
+    CHECK_EQ(quiet_size("UPVM_TEST_SIZE", "256K", &ring, &v), 1);
+    CHECK_EQ(v, 256 << 10);
+    CHECK_EQ(quiet_size("UPVM_TEST_SIZE", "4MiB", &ring, &v), 1);
+    CHECK_EQ(v, 4 << 20);
+    CHECK_EQ(quiet_size("UPVM_TEST_SIZE", "1G", &ring, &v), 1); /* the maximum */
+    CHECK_EQ(v, 1 << 30);
+    CHECK_EQ(quiet_size("UPVM_TEST_SIZE", "4k", &ring, &v), 1); /* the minimum */
+    CHECK_EQ(v, 4096);
+}
+
+static void test_bad_size(void)
+{
+    static const struct {
+        const char *name, *value;
+    } bad[] = {
+        {"UPVM_TEST_SIZE_X", "12x"},  {"UPVM_TEST_SIZE_BIG", "2G"},
+        {"UPVM_TEST_SIZE_LOW", "1K"}, {"UPVM_TEST_SIZE_NEG", "-1M"},
+        {"UPVM_TEST_SIZE_SP", "1 M"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        char want[256];
+        snprintf(want, sizeof want,
+                 "upvm: %s=%s: not a size (a byte count such as 65536, 256K, 4M; "
+                 "from 4K to 1G); using 1M\n", bad[i].name, bad[i].value);
+        set(bad[i].name, bad[i].value);
+        uint64_t v = 0;
+        capture();
+        CHECK_EQ(env_size(bad[i].name, &ring, &v), -EINVAL);
+        CHECK_SAID(want);
+        CHECK_EQ(v, 1 << 20);
+    }
+}
+
+static void test_size_kinds(void)
+{
+    /* at most (no minimum), the default with its suffix */
+    static const struct env_num stack = {.max = 1 << 30, .dflt = 256 << 10};
+    uint64_t v;
+    set("UPVM_TEST_STACK", "lots");
+    capture();
+    CHECK_EQ(env_size("UPVM_TEST_STACK", &stack, &v), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_STACK=lots: not a size (a byte count such as 65536, "
+               "256K, 4M; at most 1G); using 256K\n");
+    CHECK_EQ(v, 256 << 10);
+    CHECK_EQ(quiet_size("UPVM_TEST_STACK2", "0", &stack, &v), 1);
+    CHECK_EQ(v, 0);
+
+    /* a power of two, refused */
+    static const struct env_num slot = {.min = 64 << 20, .max = 1ull << 40, .dflt = 1 << 30,
+                                        .flags = ENV_FAIL | ENV_POW2};
+    CHECK_EQ(quiet_size("UPVM_TEST_SLOT", "256MiB", &slot, &v), 1);
+    CHECK_EQ(v, 256 << 20);
+    set("UPVM_TEST_SLOT_ODD", "100M");
+    capture();
+    CHECK_EQ(env_size("UPVM_TEST_SLOT_ODD", &slot, &v), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_SLOT_ODD=100M: not a size (a power-of-two byte count such "
+               "as 256M, 1G; from 64M to 1T); refused (the default is 1G)\n");
+    CHECK_EQ(v, 1 << 30);
+
+    /* another unit: plain numbers */
+    static const struct env_num ns = {.max = 10000000000ull, .dflt = 5000,
+                                      .unit = "nanoseconds"};
+    CHECK_EQ(quiet_size("UPVM_TEST_NS", "20K", &ns, &v), 1);
+    CHECK_EQ(v, 20480);
+    set("UPVM_TEST_NS_BAD", "fast");
+    capture();
+    CHECK_EQ(env_size("UPVM_TEST_NS_BAD", &ns, &v), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_NS_BAD=fast: not a size (a number of nanoseconds such as "
+               "5000 or 20K; at most 10000000000); using 5000\n");
+    CHECK_EQ(v, 5000);
+}
+
+/* ------------------------------------------------------------ numbers */
+
+static void test_uint(void)
+{
+    static const struct env_word cores[] = {{"cores", 12}, {NULL, 0}};
+    static const struct env_num nodes = {.min = 1, .max = 32, .dflt = 4, .words = cores};
+    static const char *const good[] = {"1", "32", "7", "cores"};
+    static const uint64_t value[] = {1, 32, 7, 12};
+    uint64_t v;
+    set("UPVM_TEST_NODES", NULL);
+    CHECK_EQ(env_uint("UPVM_TEST_NODES", &nodes, &v), 0);
+    CHECK_EQ(v, 4);
+    for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+        set("UPVM_TEST_NODES", good[i]);
+        capture();
+        CHECK_EQ(env_uint("UPVM_TEST_NODES", &nodes, &v), 1);
+        CHECK_SAID("");
+        CHECK_EQ(v, value[i]);
+    }
+    static const char *const bad[] = {"0", "33", "-1", "abc", "3x", "Cores", "99999999999999999999"};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        char name[32], want[160];
+        snprintf(name, sizeof name, "UPVM_TEST_NODES_%zu", i);
+        snprintf(want, sizeof want, "upvm: %s=%s: not a number from 1 to 32 or cores; "
+                 "using 4\n", name, bad[i]);
+        set(name, bad[i]);
+        capture();
+        CHECK_EQ(env_uint(name, &nodes, &v), -EINVAL);
+        CHECK_SAID(want);
+        CHECK_EQ(v, 4);
+    }
+    /* two words; refused */
+    static const struct env_word two[] = {{"any", 0}, {"all", 99}, {NULL, 0}};
+    static const struct env_num slots = {.min = 1, .max = 9, .dflt = 3, .flags = ENV_FAIL,
+                                         .words = two};
+    set("UPVM_TEST_SLOTS", "all");
+    CHECK_EQ(env_uint("UPVM_TEST_SLOTS", &slots, &v), 1);
+    CHECK_EQ(v, 99);
+    set("UPVM_TEST_SLOTS", "none");
+    capture();
+    CHECK_EQ(env_uint("UPVM_TEST_SLOTS", &slots, &v), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_SLOTS=none: not a number from 1 to 9, any or all; "
+               "refused (the default is 3)\n");
+    CHECK_EQ(v, 3);
+}
+
+/* ------------------------------------------------------------ words */
+
+static void test_choice(void)
+{
+    static const char *const idle[] = {"adaptive", "spin", "block", NULL};
+    int i = -9;
+    set("UPVM_TEST_IDLE", "");
+    CHECK_EQ(env_choice("UPVM_TEST_IDLE", idle, 0, 0, &i), 0);
+    CHECK_EQ(i, 0);
+    set("UPVM_TEST_IDLE", "block");
+    CHECK_EQ(env_choice("UPVM_TEST_IDLE", idle, 0, 0, &i), 1);
+    CHECK_EQ(i, 2);
+    set("UPVM_TEST_IDLE", "Block"); /* the exact word */
+    capture();
+    CHECK_EQ(env_choice("UPVM_TEST_IDLE", idle, 0, 0, &i), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_IDLE=Block: not adaptive, spin or block; using adaptive\n");
+    CHECK_EQ(i, 0);
+
+    static const char *const placement[] = {"cyclic", "block", NULL};
+    set("UPVM_TEST_PLACE", "diagonal");
+    capture();
+    CHECK_EQ(env_choice("UPVM_TEST_PLACE", placement, 0, ENV_FAIL, &i), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_PLACE=diagonal: not cyclic or block; refused (the default "
+               "is cyclic)\n");
+
+    /* no default among the words: a bad value is ignored */
+    static const char *const trace[] = {"migrate", NULL};
+    set("UPVM_TEST_TRACE", NULL);
+    CHECK_EQ(env_choice("UPVM_TEST_TRACE", trace, -1, 0, &i), 0);
+    CHECK_EQ(i, -1);
+    set("UPVM_TEST_TRACE", "migrate");
+    CHECK_EQ(env_choice("UPVM_TEST_TRACE", trace, -1, 0, &i), 1);
+    CHECK_EQ(i, 0);
+    set("UPVM_TEST_TRACE", "yes");
+    capture();
+    CHECK_EQ(env_choice("UPVM_TEST_TRACE", trace, -1, 0, &i), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_TRACE=yes: not migrate; ignored\n");
+    CHECK_EQ(i, -1);
+}
+
+static void test_flag(void)
+{
+    static const struct {
+        const char *value;
+        bool on;
+    } cases[] = {{NULL, false}, {"", false}, {"0", false}, {"1", true}, {"yes", true}};
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        set("UPVM_TEST_FLAG", cases[i].value);
+        capture();
+        CHECK_EQ(env_flag("UPVM_TEST_FLAG"), cases[i].on);
+        CHECK_SAID("");
+    }
+}
+
+/* ------------------------------------------------------------ addresses */
+
+static void test_addr(void)
+{
+    const uint64_t dflt = 0x200000000000ull;
+    uint64_t v;
+    set("UPVM_TEST_BASE", NULL);
+    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, ENV_FAIL, &v), 0);
+    CHECK_EQ(v, dflt);
+    set("UPVM_TEST_BASE", "0x400000000000");
+    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, ENV_FAIL, &v), 1);
+    CHECK_EQ(v, 0x400000000000ull);
+    set("UPVM_TEST_BASE", "8192"); /* decimal too, as C writes it */
+    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, ENV_FAIL, &v), 1);
+    CHECK_EQ(v, 8192);
+    static const char *const bad[] = {"0x1234", "0", "banana", "-4096", "0x1000z"};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        char name[32], want[200];
+        snprintf(name, sizeof name, "UPVM_TEST_BASE_%zu", i);
+        snprintf(want, sizeof want, "upvm: %s=%s: not an address (non-zero, a multiple of "
+                 "0x1000, such as 0x200000000000); refused (the default is "
+                 "0x200000000000)\n", name, bad[i]);
+        set(name, bad[i]);
+        capture();
+        CHECK_EQ(env_addr(name, 4096, dflt, ENV_FAIL, &v), -EINVAL);
+        CHECK_SAID(want);
+        CHECK_EQ(v, dflt);
+    }
+}
+
+static void test_reject(void)
+{
+    set("UPVM_TEST_REJECT", "0x7fffe0000000");
+    capture();
+    CHECK_EQ(env_reject("UPVM_TEST_REJECT", "no slot fits between it and 128 TiB"), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_REJECT=0x7fffe0000000: no slot fits between it and "
+               "128 TiB; refused\n");
+}
+
+/* ------------------------------------------------------------ once */
+
+static void test_said_once(void)
+{
+    set("UPVM_TEST_ONCE", "12x");
+    uint64_t v;
+    capture();
+    CHECK_EQ(env_size("UPVM_TEST_ONCE", &ring, &v), -EINVAL);
+    CHECK_EQ(env_size("UPVM_TEST_ONCE", &ring, &v), -EINVAL); /* read again: silent */
+    CHECK_EQ(env_reject("UPVM_TEST_ONCE", "whatever"), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_ONCE=12x: not a size (a byte count such as 65536, 256K, "
+               "4M; from 4K to 1G); using 1M\n");
+    CHECK_EQ(v, 1 << 20);
+
+    /* a node forked after the launcher's read: not said again */
+    capture();
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(env_size("UPVM_TEST_ONCE", &ring, &v) == -EINVAL && v == 1 << 20 ? 0 : 1);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_SAID("");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(void)
+{
+    RUN(size);
+    RUN(bad_size);
+    RUN(size_kinds);
+    RUN(uint);
+    RUN(choice);
+    RUN(flag);
+    RUN(addr);
+    RUN(reject);
+    RUN(said_once);
+    return 0;
+}
