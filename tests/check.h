@@ -90,11 +90,4 @@ static inline void check_hex(const char *what, const void *p, size_t n)
 #define ASSERT_MEM_EQ(a, b, n) CHECK_MEM_EQ(a, b, n)
 #define ASSERT_OK(call) CHECK_OK(call)
 
-/* Being replaced by harness.h's TEST: RUN(name) runs test_<name>(). */
-#define RUN(name)                                                              \
-    do {                                                                       \
-        fprintf(stderr, "-- %s\n", #name);                                     \
-        test_##name();                                                         \
-    } while (0)
-
 #endif
