@@ -10,12 +10,11 @@ CASES="pingmove selfmove"
 [ $# -eq 2 ] && [[ " $CASES " = *" $2 "* ]] || { echo "usage: $0 BUILD_DIR {${CASES// /|}}" >&2; exit 2; }
 build=$(cd "$1" && pwd)
 case=$2
-src=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d /tmp/upvm-migrate.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL ($case): $*"; exit 1; }
-cc=$build/tools/upvmcc/upvmcc
-"$cc" -O2 -o "$tmp/$case" "$src/$case.c" || fail "upvmcc $case.c"
+# $case.c, built with upvmcc by tests/migrate/CMakeLists.txt
+cp "$build/tests/migrate/progs/$case" "$tmp/$case" || fail "no $case: build first (cmake --build $build)"
 
 out=$(cd "$tmp" && UPVM_NODES=3 timeout 60 "./$case" 2>&1); rc=$?
 echo "$out"
