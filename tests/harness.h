@@ -40,7 +40,8 @@
  * sanitizers every limit is HARNESS_SANITIZE_FACTOR times longer, and
  * HARNESS_TIMEOUT=seconds in the environment replaces them all (0: none).
  *
- * Assertions (CHECK, CHECK_EQ, ...): check.h.
+ * Assertions (CHECK, CHECK_EQ, ...): check.h.  One test file per
+ * executable: the registry is static to the file that includes this.
  */
 #ifndef UPVM_TESTS_HARNESS_H
 #define UPVM_TESTS_HARNESS_H
