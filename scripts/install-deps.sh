@@ -41,6 +41,7 @@ want taskset util-linux
 want gdb gdb          # tests/tools: the gdb extension
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
+want /usr/share/doc/pvm-examples/examples.tar.gz pvm-examples  # the examples tests/examples builds (never downloaded at test time)
 if [ "$BENCH" = 1 ]; then # opt-in: never needed to build or test
     want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare)
     want mpicc libopenmpi-dev            # Open MPI's compiler wrapper and headers (nodes-compare)

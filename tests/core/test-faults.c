@@ -1,9 +1,9 @@
 /*
  * test-faults.c - what a user sees when things go wrong: stack overflow,
  * crashes (SIGSEGV, SIGBUS, SIGFPE, abort), deadlock, bad environment, and
- * the kernel's map-count limit.  Each case runs in a child process (this
- * program re-executed with the case's name); the parent checks the exit
- * status and the report on stderr.
+ * the kernel's map-count limit.  Each case runs a child process (this
+ * program re-executed as "test-faults --child WHAT", with a clean UPVM_*
+ * environment); the case checks its exit status and its report on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <upvm.h>
 
-#include "check.h"
+#include "harness.h"
 
 extern char **environ;
 
@@ -178,7 +178,7 @@ static void run_case(const char *what, const char *env, struct outcome *o)
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     posix_spawn_file_actions_addclose(&fa, out[0]);
     posix_spawn_file_actions_addclose(&fa, err[0]);
-    char *argv[] = {"test-faults", (char *)what, NULL};
+    char *argv[] = {"test-faults", "--child", (char *)what, NULL};
     char *envp[64];
     int n = 0;
     for (char **e = environ; *e && n < 60; e++)
@@ -204,7 +204,7 @@ static void run_case(const char *what, const char *env, struct outcome *o)
 
 static struct outcome o;
 
-static void test_stack_overflow_is_reported(void)
+TEST(stack_overflow_is_reported)
 {
     run_case("overflow", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGSEGV);
@@ -214,7 +214,7 @@ static void test_stack_overflow_is_reported(void)
     CHECK_STR_CONTAINS(o.err, "recurse");
 }
 
-static void test_segv_is_reported_with_backtrace(void)
+TEST(segv_is_reported_with_backtrace)
 {
     run_case("segv", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGSEGV);
@@ -224,7 +224,7 @@ static void test_segv_is_reported_with_backtrace(void)
     CHECK_STR_CONTAINS(o.err, "null_writer+0x");
 }
 
-static void test_sigbus_is_reported(void)
+TEST(sigbus_is_reported)
 {
     run_case("bus", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGBUS);
@@ -232,7 +232,7 @@ static void test_sigbus_is_reported(void)
     CHECK_STR_CONTAINS(o.err, "past the end of a mapped file");
 }
 
-static void test_sigfpe_is_reported(void)
+TEST(sigfpe_is_reported)
 {
     run_case("fpe", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGFPE);
@@ -240,7 +240,7 @@ static void test_sigfpe_is_reported(void)
     CHECK_STR_CONTAINS(o.err, "divider+0x");
 }
 
-static void test_abort_is_reported(void)
+TEST(abort_is_reported)
 {
     run_case("abort", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGABRT);
@@ -248,28 +248,28 @@ static void test_abort_is_reported(void)
     CHECK_STR_CONTAINS(o.err, "aborter+0x");
 }
 
-static void test_crash_in_main_names_main(void)
+TEST(crash_in_main_names_main)
 {
     run_case("main-segv", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGSEGV);
     CHECK_STR_CONTAINS(o.err, "ULP 1 (main) crashed: invalid memory access at 0x8");
 }
 
-static void test_report_uses_the_ulp_name(void)
+TEST(report_uses_the_ulp_name)
 {
     run_case("named-segv", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGSEGV);
     CHECK_STR_CONTAINS(o.err, "ULP 2 (worker-7) crashed: invalid memory access at 0x18");
 }
 
-static void test_exit_in_main_waits_then_ends_with_status(void)
+TEST(exit_in_main_waits_then_ends_with_status)
 {
     run_case("main-exit", NULL, &o);
     CHECK_EQ(o.status, 7);
     CHECK_STR_CONTAINS(o.out, "the sleeper finished before the process ended");
 }
 
-static void test_deadlock_is_reported_not_hung(void)
+TEST(deadlock_is_reported_not_hung)
 {
     run_case("deadlock", NULL, &o);
     CHECK_EQ(o.status, 70);
@@ -280,7 +280,7 @@ static void test_deadlock_is_reported_not_hung(void)
     CHECK_STR_CONTAINS(o.out, "this line must survive the report");
 }
 
-static void test_stack_size_from_environment(void)
+TEST(stack_size_from_environment)
 {
     run_case("stack-env", "UPVM_STACK_SIZE=64K", &o);
     CHECK_EQ(o.status, 0);
@@ -291,7 +291,7 @@ static void test_stack_size_from_environment(void)
     CHECK_STR_CONTAINS(o.out, "default stack 16384");
 }
 
-static void test_bad_stack_size_is_refused(void)
+TEST(bad_stack_size_is_refused)
 {
     run_case("stack-env", "UPVM_STACK_SIZE=lots", &o);
     CHECK_EQ(o.status, 2);
@@ -304,16 +304,14 @@ static void test_bad_stack_size_is_refused(void)
     CHECK_STR_CONTAINS(o.err, "UPVM_STACK_GUARD=paper: not auto or mprotect");
 }
 
-static void test_map_limit_gives_the_sysctl(void)
+TEST(map_limit_gives_the_sysctl)
 {
     long limit = 0;
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
     CHECK(f && fscanf(f, "%ld", &limit) == 1);
     fclose(f);
-    if (limit > 500000) {
-        fprintf(stderr, "skipped: vm.max_map_count=%ld is too high to reach quickly\n", limit);
-        return;
-    }
+    if (limit > 500000)
+        SKIP("vm.max_map_count=%ld is too high to reach quickly", limit);
     /* Force the mprotect guards (2 mappings per stack) to reach the limit. */
     run_case("map-limit", "UPVM_STACK_GUARD=mprotect", &o);
     CHECK_EQ(o.status, 0);
@@ -324,20 +322,7 @@ static void test_map_limit_gives_the_sysctl(void)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
-        return child(argv[1]);
-    RUN(stack_overflow_is_reported);
-    RUN(segv_is_reported_with_backtrace);
-    RUN(sigbus_is_reported);
-    RUN(sigfpe_is_reported);
-    RUN(abort_is_reported);
-    RUN(crash_in_main_names_main);
-    RUN(report_uses_the_ulp_name);
-    RUN(exit_in_main_waits_then_ends_with_status);
-    RUN(deadlock_is_reported_not_hung);
-    RUN(stack_size_from_environment);
-    RUN(bad_stack_size_is_refused);
-    RUN(map_limit_gives_the_sysctl);
-    printf("test-faults: all cases passed\n");
-    return 0;
+    if (argc == 3 && !strcmp(argv[1], "--child"))
+        return child(argv[2]);
+    return harness_main(argc, argv);
 }

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <upvm.h>
 
-#include "check.h"
+#include "harness.h"
 
 /* A log of small integers the ULPs append to, to check orders. */
 static int events[256];
@@ -44,7 +44,7 @@ static void end_of_case(void)
 static void exit_with_arg(void *arg) { upvm_exit((int)(intptr_t)arg); }
 static void return_plainly(void *arg) { (void)arg; }
 
-static void test_join_returns_exit_status(void)
+TEST(join_returns_exit_status)
 {
     upvm_id_t a = upvm_create(exit_with_arg, (void *)42, NULL);
     upvm_id_t b = upvm_create(return_plainly, NULL, NULL);
@@ -70,7 +70,7 @@ static void record_ordinal(int ordinal, void *arg)
     seen_self[ordinal] = upvm_self();
 }
 
-static void test_spawn_func_gives_each_its_ordinal(void)
+TEST(spawn_func_gives_each_its_ordinal)
 {
     memset(seen_ordinal, 0, sizeof seen_ordinal);
     CHECK_EQ(upvm_spawn_func(record_ordinal, &spawned_ids, 16, spawned_ids, NULL), 16);
@@ -93,7 +93,7 @@ static void yield_three_times(void *arg)
     }
 }
 
-static void test_yield_is_round_robin(void)
+TEST(yield_is_round_robin)
 {
     reset_log();
     for (int who = 1; who <= 3; who++)
@@ -106,7 +106,7 @@ static void test_yield_is_round_robin(void)
 
 static void log_once(void *arg) { log_event((int)(intptr_t)arg); }
 
-static void test_yield_to_runs_target_first(void)
+TEST(yield_to_runs_target_first)
 {
     reset_log();
     upvm_id_t a = upvm_create(log_once, (void *)1, NULL);
@@ -123,7 +123,7 @@ static void test_yield_to_runs_target_first(void)
 static upvm_waitq_t parked = UPVM_WAITQ_INITIALIZER(parked, "parked");
 static void park(void *arg) { (void)upvm_wait(&parked, -1); }
 
-static void test_yield_to_errors(void)
+TEST(yield_to_errors)
 {
     CHECK_EQ(upvm_yield_to(upvm_self()), 0);
     CHECK_EQ(upvm_yield_to(0), -ESRCH);
@@ -150,7 +150,7 @@ static void errno_keeper(void *arg)
     }
 }
 
-static void test_errno_is_private_to_each_ulp(void)
+TEST(errno_is_private_to_each_ulp)
 {
     CHECK(upvm_create(errno_keeper, (void *)EINTR, NULL) > 0);
     CHECK(upvm_create(errno_keeper, (void *)EAGAIN, NULL) > 0);
@@ -176,7 +176,7 @@ static void sleep_then_log(void *arg)
     log_event(s->tag);
 }
 
-static void test_sleepers_wake_in_deadline_order(void)
+TEST(sleepers_wake_in_deadline_order)
 {
     reset_log();
     static struct sleeper s[] = {{1, 30}, {2, 10}, {3, 20}, {4, 10}, {5, 0}};
@@ -194,7 +194,7 @@ static void wait_then_log(void *arg)
     log_event((int)(intptr_t)arg);
 }
 
-static void test_waitq_wakes_in_fifo_order(void)
+TEST(waitq_wakes_in_fifo_order)
 {
     reset_log();
     for (int i = 1; i <= 5; i++)
@@ -215,7 +215,7 @@ static void test_waitq_wakes_in_fifo_order(void)
 
 static upvm_waitq_t never = UPVM_WAITQ_INITIALIZER(never, "never");
 
-static void test_wait_times_out(void)
+TEST(wait_times_out)
 {
     uint64_t t0 = upvm_now_ns();
     CHECK_EQ(upvm_wait(&never, 5 * 1000000), -ETIMEDOUT);
@@ -229,7 +229,7 @@ static upvm_waitq_t early = UPVM_WAITQ_INITIALIZER(early, "early");
 static int early_result = 99;
 static void wait_with_long_timeout(void *arg) { early_result = upvm_wait(&early, 10000000000LL); }
 
-static void test_wake_before_timeout_cancels_the_timer(void)
+TEST(wake_before_timeout_cancels_the_timer)
 {
     upvm_id_t w = upvm_create(wait_with_long_timeout, NULL, NULL);
     upvm_yield();
@@ -249,7 +249,7 @@ static void handoff_waiter(void *arg)
     log_event(1);
 }
 
-static void test_handoff_wake_runs_the_waiter_at_once(void)
+TEST(handoff_wake_runs_the_waiter_at_once)
 {
     reset_log();
     upvm_id_t w = upvm_create(handoff_waiter, NULL, NULL);
@@ -266,7 +266,7 @@ static void test_handoff_wake_runs_the_waiter_at_once(void)
 
 static void sleep_briefly(void *arg) { (void)upvm_sleep_ns(1000000); }
 
-static void test_join_errors(void)
+TEST(join_errors)
 {
     CHECK_EQ(upvm_join(upvm_self(), NULL), -EDEADLK);
     CHECK_EQ(upvm_join(0, NULL), -ESRCH);
@@ -280,7 +280,7 @@ static void test_join_errors(void)
     CHECK_EQ(upvm_join(d, NULL), -ESRCH); /* detached: gone after exit */
 }
 
-static void test_bad_arguments(void)
+TEST(bad_arguments)
 {
     CHECK_EQ(upvm_create(NULL, NULL, NULL), -EINVAL);
     upvm_attr_t huge = UPVM_ATTR_INIT;
@@ -302,10 +302,11 @@ static void *call_from_other_thread(void *arg)
     return NULL;
 }
 
-static void test_other_threads_get_eperm(void)
+TEST(other_threads_get_eperm)
 {
     pthread_t t;
     int rc[4];
+    CHECK_EQ(upvm_self(), 1); /* the runtime starts here: it is this thread's */
     CHECK_EQ(pthread_create(&t, NULL, call_from_other_thread, rc), 0);
     CHECK_EQ(pthread_join(t, NULL), 0);
     for (int i = 0; i < 4; i++)
@@ -321,7 +322,7 @@ static void use_half_a_megabyte(void *arg)
     *(int *)arg = big[4096];
 }
 
-static void test_stack_size_attribute(void)
+TEST(stack_size_attribute)
 {
     CHECK_EQ(upvm_default_stack_size(), 256 * 1024);
     upvm_attr_t attr = UPVM_ATTR_INIT;
@@ -346,7 +347,7 @@ static long rss_kib(void)
 static upvm_waitq_t hold = UPVM_WAITQ_INITIALIZER(hold, "hold");
 static void touch_little(void *arg) { (void)upvm_wait(&hold, -1); }
 
-static void test_stacks_are_committed_lazily(void)
+TEST(stacks_are_committed_lazily)
 {
     upvm_attr_t attr = UPVM_ATTR_INIT;
     attr.stack_size = 64 << 20;
@@ -365,7 +366,7 @@ static void test_stacks_are_committed_lazily(void)
 
 static void sleep_long(void *arg) { (void)upvm_sleep_ns(200 * 1000000u); }
 
-static void test_idle_node_does_not_spin(void)
+TEST(idle_node_does_not_spin)
 {
     struct timespec c0, c1;
     for (int i = 0; i < 4; i++)
@@ -388,7 +389,7 @@ static void join_all_then_mark(void *arg)
     joinall_done++;
 }
 
-static void test_join_all_waits_for_everyone(void)
+TEST(join_all_waits_for_everyone)
 {
     joinall_done = 0;
     CHECK(upvm_create(sleep_briefly, NULL, NULL) > 0);
@@ -402,26 +403,4 @@ static void test_join_all_waits_for_everyone(void)
     CHECK_EQ(joinall_done, 1);
 }
 
-int main(void)
-{
-    RUN(join_returns_exit_status);
-    RUN(spawn_func_gives_each_its_ordinal);
-    RUN(yield_is_round_robin);
-    RUN(yield_to_runs_target_first);
-    RUN(yield_to_errors);
-    RUN(errno_is_private_to_each_ulp);
-    RUN(sleepers_wake_in_deadline_order);
-    RUN(waitq_wakes_in_fifo_order);
-    RUN(wait_times_out);
-    RUN(wake_before_timeout_cancels_the_timer);
-    RUN(handoff_wake_runs_the_waiter_at_once);
-    RUN(join_errors);
-    RUN(bad_arguments);
-    RUN(other_threads_get_eperm);
-    RUN(stack_size_attribute);
-    RUN(stacks_are_committed_lazily);
-    RUN(idle_node_does_not_spin);
-    RUN(join_all_waits_for_everyone);
-    printf("test-sched: all cases passed\n");
-    return 0;
-}
+HARNESS_MAIN()

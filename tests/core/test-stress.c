@@ -1,13 +1,14 @@
 /*
- * test-stress.c - many ULPs: 100,000 (argv[1] to change) are created, each
+ * test-stress.c - many ULPs: 100,000 (STRESS_ULPS=n to change) are created, each
  * yields a few times and exits; every one must run every round exactly
  * once, in round-robin order, and everything must be reclaimed.
  * Then the same with churn: ULPs that create ULPs, so stacks are reused.
+ * One case: the churn is meant to reuse what the first part left.
  */
 #include <stdint.h>
 #include <upvm.h>
 
-#include "check.h"
+#include "harness.h"
 
 #define ROUNDS 3
 
@@ -40,9 +41,10 @@ static void chain(void *arg)
     }
 }
 
-int main(int argc, char **argv)
+TEST(many_ulps_then_churn)
 {
-    nulps = argc > 1 ? atoi(argv[1]) : 100000;
+    const char *n = getenv("STRESS_ULPS");
+    nulps = n ? atoi(n) : 100000;
     CHECK(nulps > 0);
     rounds_done = calloc((size_t)nulps, 1);
     CHECK(rounds_done);
@@ -66,5 +68,6 @@ int main(int argc, char **argv)
     printf("test-stress: %d ULPs x %d yields, then %ld chained ULPs: ok\n", nulps,
            ROUNDS, spawned_by_chain);
     free(rounds_done);
-    return 0;
 }
+
+HARNESS_MAIN()

@@ -10,13 +10,20 @@
 #include <stdlib.h>
 
 #include "arch/arch.h"
-#include "check.h"
+#include "harness.h"
 
 static struct arch_ctx main_ctx, other_ctx;
 static char *other_stack;
 #define STACK_SIZE (256 * 1024)
 
 static void *top_of(char *stack) { return stack + STACK_SIZE; }
+
+static void alloc_stack(void)
+{
+    other_stack = aligned_alloc(64, STACK_SIZE);
+    CHECK(other_stack);
+}
+HARNESS_BEFORE(alloc_stack)
 
 /* ---- pass values back and forth */
 static void echo_entry(void *pass)
@@ -26,7 +33,7 @@ static void echo_entry(void *pass)
         v = (uintptr_t)arch_ctx_switch(&other_ctx, &main_ctx, (void *)(v * 2));
 }
 
-static void test_values_pass_through_switches(void)
+TEST(values_pass_through_switches)
 {
     void *r = arch_ctx_start(&main_ctx, top_of(other_stack), echo_entry, (void *)21);
     CHECK_EQ((uintptr_t)r, 42);
@@ -42,7 +49,7 @@ static void bounce_entry(void *pass)
         arch_ctx_switch(&other_ctx, &main_ctx, NULL);
 }
 
-static void test_callee_saved_registers_survive(void)
+TEST(callee_saved_registers_survive)
 {
     arch_ctx_start(&main_ctx, top_of(other_stack), bounce_entry, NULL);
     long a = seed, b = a * 3, c = b + 11, d = c * 5, e = d - 2, f = e ^ 0x55;
@@ -85,7 +92,7 @@ static void rounding_entry(void *pass)
     }
 }
 
-static void test_fp_control_state_is_per_context(void)
+TEST(fp_control_state_is_per_context)
 {
     fesetround(FE_TONEAREST);
     unsigned mine = mxcsr();
@@ -109,7 +116,7 @@ static void unwind_entry(void *pass)
     abort(); /* never resumed */
 }
 
-static void test_unwinder_stops_at_the_bottom_frame(void)
+TEST(unwinder_stops_at_the_bottom_frame)
 {
     arch_ctx_start(&main_ctx, top_of(other_stack), unwind_entry, NULL);
     /* unwind_entry and the bottom frame, maybe backtrace's own: never the
@@ -117,14 +124,4 @@ static void test_unwinder_stops_at_the_bottom_frame(void)
     CHECK(frames_seen >= 2 && frames_seen <= 4);
 }
 
-int main(void)
-{
-    other_stack = aligned_alloc(64, STACK_SIZE);
-    CHECK(other_stack);
-    RUN(values_pass_through_switches);
-    RUN(callee_saved_registers_survive);
-    RUN(fp_control_state_is_per_context);
-    RUN(unwinder_stops_at_the_bottom_frame);
-    printf("test-switch: all cases passed\n");
-    return 0;
-}
+HARNESS_MAIN()

@@ -2,7 +2,8 @@
 # run-pvm-examples.sh - build the C examples of Debian's pvm-examples package
 # with upvmcc, unmodified, run each the way docs/reference/pvm-examples.md
 # ran it against real PVM 3.4.6, and check that the outcome is the same.
-# Also builds and runs the baseline benchmarks (pingpong, ring, yield).
+# Also builds and runs the baseline benchmarks (pingpong, ring, yield: the
+# copies in tests/examples/baseline).
 #
 #   tests/examples/run-pvm-examples.sh BUILD_DIR [SCENARIO...]
 #   tests/examples/run-pvm-examples.sh --real-pvm [SCENARIO...]
@@ -12,12 +13,19 @@
 #   --upvm PATH     the job launcher    (default BUILD_DIR/tools/upvm/upvm)
 #   --real-pvm      build with gcc -lpvm3 and run against a private real pvmd
 #                   instead (checks the script and its expectations)
+#   --build-only DIR  build every program into DIR (its bin/ and log/) and
+#                   run nothing
+#   --prebuilt DIR  run with the programs --build-only put in DIR instead of
+#                   building them (ctest: one build for both tests)
 #   --keep DIR      keep the build and every output in DIR
 #   --list          list the scenarios and exit
 # Environment: PVM_EXAMPLES_DOC (where the installed package's tarballs are,
-#   default /usr/share/doc/pvm-examples), PVM_EXAMPLES_DEB (a .deb to use),
-#   PVMBENCH_SRC (the benchmark sources, default ../shared/baseline/pvm
-#   next to the repository), JOBS (parallel compiles, default nproc).
+#   default /usr/share/doc/pvm-examples), PVMBENCH_SRC (the benchmark
+#   sources, default tests/examples/baseline), JOBS (parallel compiles,
+#   default nproc).
+#
+# Nothing is downloaded: the examples come from the installed package
+# pvm-examples (scripts/install-deps.sh installs it).
 #
 # Exit status: 0 if every example expected to work did, 1 if not, 2 for a
 # usage error, 77 (ctest: skipped) if the examples or the tools cannot be had.
@@ -31,6 +39,8 @@ UPVMCC=""
 UPVM=""
 BUILD_DIR=""
 KEEP=""
+BUILD_ONLY=""
+PREBUILT=""
 LIST=0
 SEL=()
 
@@ -40,6 +50,8 @@ while [ $# -gt 0 ]; do
         --upvm) UPVM=${2:?}; shift 2 ;;
         --real-pvm) MODE=real; shift ;;
         --keep) KEEP=${2:?}; shift 2 ;;
+        --build-only) BUILD_ONLY=${2:?}; shift 2 ;;
+        --prebuilt) PREBUILT=${2:?}; shift 2 ;;
         --list) LIST=1; shift ;;
         -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         -*) echo "run-pvm-examples: unknown option $1" >&2; exit 2 ;;
@@ -49,7 +61,12 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-skip() { echo "run-pvm-examples: SKIPPED: $*"; exit 77; }
+# (--build-only: the reason is also left in DIR/skipped, for --prebuilt)
+skip() {
+    echo "run-pvm-examples: SKIPPED: $*"
+    [ -z "$BUILD_ONLY" ] || { mkdir -p "$BUILD_ONLY" && echo "$*" >"$BUILD_ONLY/skipped"; }
+    exit 77
+}
 
 # ------------------------------------------------------------- scenarios
 # scenario NAME "LABEL" "PROGRAMS NEEDED"   (run_NAME produces the output,
@@ -167,36 +184,42 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ----------------------------------------------------- 1. the examples
-TARDIR=""
-DOC=${PVM_EXAMPLES_DOC:-/usr/share/doc/pvm-examples}
-if [ -f "$DOC/examples.tar.gz" ] && [ -f "$DOC/gexamples.tar.gz" ]; then
-    TARDIR=$DOC
-    FROM="installed package pvm-examples"
-else
-    mkdir -p "$WORK/deb"
-    deb=${PVM_EXAMPLES_DEB:-}
-    if [ -z "$deb" ]; then
-        command -v apt-get >/dev/null || skip "pvm-examples not installed and no apt-get to download it"
-        ( cd "$WORK/deb" && timeout 120 apt-get download pvm-examples ) >"$WORK/log/apt.txt" 2>&1 ||
-            skip "pvm-examples not installed and 'apt-get download pvm-examples' failed: $(tail -1 "$WORK/log/apt.txt")"
-        deb=$(ls "$WORK"/deb/pvm-examples_*.deb 2>/dev/null | head -1)
-    fi
-    [ -f "$deb" ] || skip "no pvm-examples .deb"
-    command -v dpkg-deb >/dev/null || skip "no dpkg-deb to unpack $deb"
-    dpkg-deb -x "$deb" "$WORK/deb/root" || skip "dpkg-deb -x $deb failed"
-    TARDIR=$WORK/deb/root/usr/share/doc/pvm-examples
-    [ -f "$TARDIR/examples.tar.gz" ] || skip "$deb has no examples.tar.gz"
-    FROM="$(basename "$deb")"
-fi
-( cd "$WORK/src" && tar xzf "$TARDIR/examples.tar.gz" && tar xzf "$TARDIR/gexamples.tar.gz" ) ||
-    skip "cannot unpack the tarballs in $TARDIR"
-E=$WORK/src/examples
-G=$WORK/src/gexamples
-
-BENCH=${PVMBENCH_SRC:-$REPO/../shared/baseline/pvm}
-[ -f "$BENCH/pingpong.c" ] || BENCH=/work/shared/baseline/pvm
+BENCH=${PVMBENCH_SRC:-$HERE/baseline}
 HAVE_BENCH=0
 [ -f "$BENCH/pingpong.c" ] && [ -f "$BENCH/ring.c" ] && [ -f "$BENCH/yield.c" ] && HAVE_BENCH=1
+built() { [ -f "$WORK/log/built-$1" ]; }
+
+# The tarballs of the installed package, unpacked: sets E, G and FROM.
+unpack_examples() {
+    local doc=${PVM_EXAMPLES_DOC:-/usr/share/doc/pvm-examples}
+    [ -f "$doc/examples.tar.gz" ] && [ -f "$doc/gexamples.tar.gz" ] ||
+        skip "no examples.tar.gz and gexamples.tar.gz in $doc: the package pvm-examples is not installed (scripts/install-deps.sh installs it)"
+    ( cd "$WORK/src" && tar xzf "$doc/examples.tar.gz" && tar xzf "$doc/gexamples.tar.gz" ) ||
+        skip "cannot unpack the tarballs in $doc"
+    E=$WORK/src/examples
+    G=$WORK/src/gexamples
+    FROM="$doc (package pvm-examples)"
+}
+
+# --prebuilt: a copy of what --build-only left (the examples run in the
+# directory of their binaries, and two runs may share the build).
+use_prebuilt() {
+    [ ! -f "$PREBUILT/skipped" ] || skip "$(cat "$PREBUILT/skipped")"
+    if [ ! -f "$PREBUILT/from" ]; then
+        echo "run-pvm-examples: nothing built in $PREBUILT (--build-only $PREBUILT first)" >&2
+        exit 2
+    fi
+    cp -a "$PREBUILT/bin/." "$BIN/" && cp -a "$PREBUILT/log/." "$WORK/log/" || exit 1
+    echo "== the examples from $(cat "$PREBUILT/from"), built in $PREBUILT"
+}
+
+# --build-only: the programs and the build logs, kept in BUILD_ONLY.
+save_build() {
+    mkdir -p "$BUILD_ONLY/bin" "$BUILD_ONLY/log" &&
+        cp -a "$BIN/." "$BUILD_ONLY/bin/" && cp -a "$WORK/log/." "$BUILD_ONLY/log/" &&
+        echo "$FROM" >"$BUILD_ONLY/from" || exit 1
+    echo "built in $BUILD_ONLY: $(ls "$BUILD_ONLY/bin" | wc -l) programs"
+}
 
 # ------------------------------------------------------------- 2. build
 # As PVM's own build does (LINUX64.def): -DHASSTDLIB -DSYSVSTR; -w because
@@ -215,33 +238,47 @@ queue() {
 }
 LP=(-lpvm3)
 LG=(-lgpvm3 -lpvm3)
-echo "== building the examples from $FROM with ${CC[*]} ${CF[*]}"
-for p in hello hello_other master1 slave1 spmd timing timing_slave mhf_server mhf_tickle \
-         inherita inheritb inherit1 inherit2 inherit3 mbox; do
-    queue $p "${CF[@]}" "$E/$p.c" "${LP[@]}"
-done
-for p in task0 task1 task_end rme lmbi gmbi; do
-    queue $p "${CF[@]}" "$E/$p.c" "$E/taskf.c" "${LP[@]}"
-done
-queue gexample "${CF[@]}" "$E/gexample.c" "${LG[@]}"
-queue ptest "${CF[@]}" "$E/ptest.c" "${LG[@]}"
-queue starter "${CF[@]}" "$E/starter.c" "${LP[@]}"
-queue dbwtest "${CF[@]}" -DPACK -DENCODE=PvmDataDefault "$E/bwtest.c" "${LG[@]}"
-queue ibwtest "${CF[@]}" -DPACK -DENCODE=PvmDataInPlace "$E/bwtest.c" "${LG[@]}"
-queue rbwtest "${CF[@]}" -DPACK -DENCODE=PvmDataRaw "$E/bwtest.c" "${LG[@]}"
-queue pbwtest "${CF[@]}" "$E/bwtest.c" "${LG[@]}"
-for p in ge gexamp gs joinleave thb tnb tjf tjl trsg tst; do
-    queue $p "${CF[@]}" "$G/$p.c" "${LG[@]}"
-done
-# our own helper: project code, so warnings are errors
-queue pvmsh -std=gnu11 -O2 -Wall -Wextra -Werror "$HERE/pvmsh.c" "${LP[@]}"
-if [ $HAVE_BENCH = 1 ]; then
-    for p in pingpong ring yield; do
-        queue $p -O2 -Wall "$BENCH/$p.c" "${LP[@]}"     # as the benchmarks' README builds them
+build_examples() {
+    local p
+    echo "== building the examples from $FROM with ${CC[*]} ${CF[*]}"
+    for p in hello hello_other master1 slave1 spmd timing timing_slave mhf_server mhf_tickle \
+             inherita inheritb inherit1 inherit2 inherit3 mbox; do
+        queue $p "${CF[@]}" "$E/$p.c" "${LP[@]}"
     done
+    for p in task0 task1 task_end rme lmbi gmbi; do
+        queue $p "${CF[@]}" "$E/$p.c" "$E/taskf.c" "${LP[@]}"
+    done
+    queue gexample "${CF[@]}" "$E/gexample.c" "${LG[@]}"
+    queue ptest "${CF[@]}" "$E/ptest.c" "${LG[@]}"
+    queue starter "${CF[@]}" "$E/starter.c" "${LP[@]}"
+    queue dbwtest "${CF[@]}" -DPACK -DENCODE=PvmDataDefault "$E/bwtest.c" "${LG[@]}"
+    queue ibwtest "${CF[@]}" -DPACK -DENCODE=PvmDataInPlace "$E/bwtest.c" "${LG[@]}"
+    queue rbwtest "${CF[@]}" -DPACK -DENCODE=PvmDataRaw "$E/bwtest.c" "${LG[@]}"
+    queue pbwtest "${CF[@]}" "$E/bwtest.c" "${LG[@]}"
+    for p in ge gexamp gs joinleave thb tnb tjf tjl trsg tst; do
+        queue $p "${CF[@]}" "$G/$p.c" "${LG[@]}"
+    done
+    # our own helper: project code, so warnings are errors
+    queue pvmsh -std=gnu11 -O2 -Wall -Wextra -Werror "$HERE/pvmsh.c" "${LP[@]}"
+    if [ $HAVE_BENCH = 1 ]; then
+        for p in pingpong ring yield; do
+            queue $p -O2 -Wall "$BENCH/$p.c" "${LP[@]}"     # as the benchmarks' README builds them
+        done
+    fi
+    wait
+}
+
+if [ -n "$PREBUILT" ]; then
+    use_prebuilt
+else
+    [ -z "$BUILD_ONLY" ] || rm -rf "$BUILD_ONLY"
+    unpack_examples
+    build_examples
+    if [ -n "$BUILD_ONLY" ]; then
+        save_build
+        exit 0
+    fi
 fi
-wait
-built() { [ -f "$WORK/log/built-$1" ]; }
 
 # -------------------------------------------------------- 3. run forms
 export PVM_PATH=$BIN

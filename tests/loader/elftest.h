@@ -84,16 +84,25 @@ static inline Elf64_Dyn *blob_dyn(struct blob b, int64_t tag)
     return NULL;
 }
 
-/* A fresh directory for patched copies. */
+/* A fresh directory for patched copies, made when first asked for. */
+static char test_tmpdir_path[256];
+
 static inline const char *test_tmpdir(void)
 {
-    static char dir[256];
-    if (!dir[0]) {
+    if (!test_tmpdir_path[0]) {
         const char *t = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/upvm-loader-XXXXXX", t && *t ? t : "/tmp");
-        CHECK(mkdtemp(dir));
+        snprintf(test_tmpdir_path, sizeof test_tmpdir_path, "%s/upvm-loader-XXXXXX",
+                 t && *t ? t : "/tmp");
+        CHECK(mkdtemp(test_tmpdir_path));
     }
-    return dir;
+    return test_tmpdir_path;
+}
+
+/* The end of a case: its directory, if it made one, must be empty. */
+static inline void test_tmpdir_remove(void)
+{
+    if (test_tmpdir_path[0])
+        CHECK_EQ(rmdir(test_tmpdir_path), 0);
 }
 
 static inline void *slot_reserve(size_t n)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "harness.h"
 #include "elftest.h"
 
 static char *args[] = {"prog", NULL};
@@ -37,18 +38,18 @@ static const char *tmp_path(const char *name)
 
 /* ---------------------------------------------------------------- not programs */
 
-static void test_missing_file(void)
+TEST(missing_file)
 {
     open_fails("/nonexistent/upvm-prog", -ENOENT, "cannot open program /nonexistent/upvm-prog",
                "No such file");
 }
 
-static void test_directory(void)
+TEST(directory)
 {
     open_fails(test_tmpdir(), -EISDIR, "is a directory, not a program", NULL);
 }
 
-static void test_text_file(void)
+TEST(text_file)
 {
     const char *p = tmp_path("notes.txt");
     blob_write(p, "hello, world\n", 13);
@@ -60,7 +61,7 @@ static void test_text_file(void)
     unlink(p);
 }
 
-static void test_shared_library(void)
+TEST(shared_library)
 {
     open_fails(LOADER_NOTPROG, -ENOEXEC, "is a shared library, not a program",
                "build the program with upvmcc");
@@ -68,31 +69,31 @@ static void test_shared_library(void)
 
 /* ---------------------------------------------------------------- built wrong */
 
-static void test_not_pie(void)
+TEST(not_pie)
 {
     open_fails(PROG_NOPIE, -ENOEXEC, "not a position-independent executable: rebuild it with "
                "upvmcc", PROG_NOPIE);
 }
 
-static void test_no_exported_main(void)
+TEST(no_exported_main)
 {
     open_fails(PROG_NOMAIN, -ENOEXEC, "no exported main: build it with upvmcc (it links with "
                "-rdynamic)", NULL);
 }
 
-static void test_tls(void)
+TEST(tls)
 {
     open_fails(PROG_TLS, -ENOEXEC, "thread-local variables (__thread, thread_local) are not "
                "supported in process-mode programs yet", PROG_TLS);
 }
 
-static void test_copy_relocation(void)
+TEST(copy_relocation)
 {
     open_fails(PROG_COPYRELOC, -ENOEXEC, "R_X86_64_COPY relocation for symbol 'optind' in ",
                "build with upvmcc (-fPIC) so none are needed");
 }
 
-static void test_text_relocations(void)
+TEST(text_relocations)
 {
     struct blob b = blob_read(PROG_COUNTER);
     Elf64_Dyn *d = blob_dyn(b, DT_DEBUG); /* a tag the loader ignores */
@@ -117,7 +118,7 @@ static void patched_ident(size_t off, unsigned char v, const char *n1)
     free(b.p);
 }
 
-static void test_wrong_class_or_machine(void)
+TEST(wrong_class_or_machine)
 {
     patched_ident(EI_CLASS, ELFCLASS32, "is a 32-bit program");
     patched_ident(EI_DATA, ELFDATA2MSB, "malformed ELF file");
@@ -125,7 +126,7 @@ static void test_wrong_class_or_machine(void)
     patched_ident(offsetof(Elf64_Ehdr, e_type), ET_REL, "an object file (.o), not a program");
 }
 
-static void test_truncated(void)
+TEST(truncated)
 {
     struct blob b = blob_read(PROG_COUNTER);
     const char *p = tmp_path("truncated");
@@ -139,7 +140,7 @@ static void test_truncated(void)
 
 /* ---------------------------------------------------------------- libraries, symbols */
 
-static void test_missing_library(void)
+TEST(missing_library)
 {
     open_fails(PROG_NEEDS_GONE, -ENOENT, "needs the library libloader-gone.so, which does not "
                "load", "cannot open shared object file");
@@ -153,7 +154,7 @@ static void *nowhere_resolver(const char *name, void *ctx)
     return strcmp(name, "loader_test_nowhere") == 0 ? (void *)provide_nowhere : NULL;
 }
 
-static void test_undefined_symbol(void)
+TEST(undefined_symbol)
 {
     struct loader_error err = {0};
     struct loader_image *img = loader_image_open(PROG_UNDEF, &err);
@@ -174,7 +175,7 @@ static void test_undefined_symbol(void)
     munmap(slot, SLOT_SIZE);
 }
 
-static void test_unaligned_base(void)
+TEST(unaligned_base)
 {
     struct loader_error err = {0};
     struct loader_image *img = loader_image_open(PROG_COUNTER, &err);
@@ -188,7 +189,7 @@ static void test_unaligned_base(void)
 }
 
 /* A relocation the linker never makes for a PIE: patched in. */
-static void test_unsupported_relocation(void)
+TEST(unsupported_relocation)
 {
     struct blob b = blob_read(PROG_COUNTER);
     const Elf64_Shdr *rd = blob_section(b, ".rela.dyn");
@@ -209,23 +210,6 @@ static void test_unsupported_relocation(void)
     free(b.p);
 }
 
-int main(void)
-{
-    RUN(missing_file);
-    RUN(directory);
-    RUN(text_file);
-    RUN(shared_library);
-    RUN(not_pie);
-    RUN(no_exported_main);
-    RUN(tls);
-    RUN(copy_relocation);
-    RUN(text_relocations);
-    RUN(wrong_class_or_machine);
-    RUN(truncated);
-    RUN(missing_library);
-    RUN(undefined_symbol);
-    RUN(unaligned_base);
-    RUN(unsupported_relocation);
-    rmdir(test_tmpdir());
-    return 0;
-}
+HARNESS_AFTER(test_tmpdir_remove)
+
+HARNESS_MAIN()

@@ -16,13 +16,15 @@
  * address could point anywhere in the text) are opened but not
  * instantiated.
  *
- * LOADER_FUZZ_N (default 4000) attempts from LOADER_FUZZ_SEED (default 1);
- * LOADER_FUZZ_ONLY=<seed> runs one attempt in this process, for a debugger.
+ * One case.  LOADER_FUZZ_N (default 4000) attempts from LOADER_FUZZ_SEED
+ * (default 1); LOADER_FUZZ_ONLY=<seed> runs one attempt in the case's own
+ * process (with --inproc, in this one: for a debugger).
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "harness.h"
 #include "elftest.h"
 #include "loader/loader_impl.h"
 
@@ -197,7 +199,7 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
     return v && *v ? strtoull(v, NULL, 0) : dflt;
 }
 
-int main(void)
+TEST(mutations_end_in_success_or_error)
 {
     load_base(&bases[0], PROG_COUNTER);
     load_base(&bases[1], PROG_RELR);
@@ -208,7 +210,7 @@ int main(void)
     if (getenv("LOADER_FUZZ_ONLY")) {
         run_batch(env_u64("LOADER_FUZZ_ONLY", 0), 1, sh);
         fprintf(stderr, "opened %lu, instantiated %lu\n", sh->opened, sh->instantiated);
-        return 0;
+        return;
     }
     uint64_t n = env_u64("LOADER_FUZZ_N", 4000), seed = env_u64("LOADER_FUZZ_SEED", 1);
     int failures = 0;
@@ -225,5 +227,6 @@ int main(void)
     free(bases[1].file.p);
     CHECK_EQ(failures, 0);
     CHECK(sh->instantiated > 0 && sh->refused > 0); /* both paths were exercised */
-    return 0;
 }
+
+HARNESS_MAIN()

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <upvm.h>
 
+#include "harness.h"
 #include "elftest.h"
 
 extern char **environ;
@@ -139,10 +140,10 @@ static void two_instances_of(const char *path)
     munmap(slots, 2 * SLOT_SIZE);
 }
 
-static void test_two_instances(void) { two_instances_of(PROG_COUNTER); }
+TEST(two_instances) { two_instances_of(PROG_COUNTER); }
 
 /* The same program linked with -z pack-relative-relocs: DT_RELR. */
-static void test_two_instances_relr(void) { two_instances_of(PROG_RELR); }
+TEST(two_instances_relr) { two_instances_of(PROG_RELR); }
 
 /* ---------------------------------------------------------------- resolver */
 
@@ -176,7 +177,7 @@ static void *test_resolver(const char *name, void *ctx)
     return NULL;
 }
 
-static void test_resolver_interposes(void)
+TEST(resolver_interposes)
 {
     struct loader_image *img = open_ok(PROG_COUNTER);
     char *slots = slot_reserve(2 * SLOT_SIZE);
@@ -213,7 +214,7 @@ static void test_resolver_interposes(void)
 /* A copy of prog-counter whose import loader_test_hook is made a definition
  * of the program (the value of prog_own): the program's own definition
  * must win over the resolver's loader_test_hook. */
-static void test_own_definition_beats_resolver(void)
+TEST(own_definition_beats_resolver)
 {
     struct blob b = blob_read(PROG_COUNTER);
     Elf64_Sym *hook = blob_dynsym(b, "loader_test_hook"), *own = blob_dynsym(b, "prog_own");
@@ -244,7 +245,7 @@ static void test_own_definition_beats_resolver(void)
 
 /* ---------------------------------------------------------------- ifunc */
 
-static void test_ifunc(void)
+TEST(ifunc)
 {
     struct loader_image *img = open_ok(PROG_IFUNC);
     char *slots = slot_reserve(2 * SLOT_SIZE);
@@ -266,7 +267,7 @@ static void test_ifunc(void)
 
 /* ---------------------------------------------------------------- libraries */
 
-static void test_needed_library_through_runpath(void)
+TEST(needed_library_through_runpath)
 {
     struct loader_image *img = open_ok(PROG_NEEDS);
     char *slot = slot_reserve(SLOT_SIZE);
@@ -278,7 +279,7 @@ static void test_needed_library_through_runpath(void)
     munmap(slot, SLOT_SIZE);
 }
 
-static void test_needs_libupvm_binds_to_the_node_copy(void)
+TEST(needs_libupvm_binds_to_the_node_copy)
 {
     struct loader_image *img = open_ok(PROG_NEEDS_UPVM);
     char *slot = slot_reserve(SLOT_SIZE);
@@ -293,7 +294,7 @@ static void test_needs_libupvm_binds_to_the_node_copy(void)
 
 /* ---------------------------------------------------------------- cache */
 
-static void test_image_cache(void)
+TEST(image_cache)
 {
     struct loader_image *a = open_ok(PROG_COUNTER), *b = open_ok(PROG_COUNTER);
     CHECK(a == b);
@@ -332,7 +333,7 @@ static long long now_ns(void)
     return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-static void test_instantiate_time(void)
+TEST(instantiate_time)
 {
     enum { N = 2000 };
     static long long inst[N], unmap[N];
@@ -360,17 +361,6 @@ static void test_instantiate_time(void)
     munmap(slots, 2 * SLOT_SIZE);
 }
 
-int main(void)
-{
-    RUN(two_instances);
-    RUN(two_instances_relr);
-    RUN(resolver_interposes);
-    RUN(own_definition_beats_resolver);
-    RUN(ifunc);
-    RUN(needed_library_through_runpath);
-    RUN(needs_libupvm_binds_to_the_node_copy);
-    RUN(image_cache);
-    RUN(instantiate_time);
-    rmdir(test_tmpdir());
-    return 0;
-}
+HARNESS_AFTER(test_tmpdir_remove)
+
+HARNESS_MAIN()

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "harness.h"
 #include "memtest.h"
 
 #if UPVM_ASAN
@@ -19,6 +20,10 @@
 #endif
 
 static const struct mem_window *w;
+
+/* Every case's window: 16 slots of 1 GiB. */
+static void heap_window(void) { w = memtest_window("1G", "16"); }
+HARNESS_BEFORE(heap_window)
 
 /* A fresh heap over a fresh slot (the last one is given back). */
 static mem_heap_t *new_heap(size_t size)
@@ -43,7 +48,7 @@ static void check_empty(mem_heap_t *h)
     CHECK_EQ(mem_heap_check(h), 0);
 }
 
-static void test_create_errors(void)
+TEST(create_errors)
 {
     int s = mem_slot_alloc();
     char *lo = mem_slot_base(w, s);
@@ -55,7 +60,7 @@ static void test_create_errors(void)
     mem_slot_free(s);
 }
 
-static void test_malloc_zero(void)
+TEST(malloc_zero)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     void *a = mem_heap_malloc(h, 0), *b = mem_heap_malloc(h, 0);
@@ -68,7 +73,7 @@ static void test_malloc_zero(void)
     check_empty(h);
 }
 
-static void test_alignment_and_usable(void)
+TEST(alignment_and_usable)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     void *p[600];
@@ -108,7 +113,7 @@ static void expect(const unsigned char *p, size_t n, unsigned char seed)
         }
 }
 
-static void test_realloc(void)
+TEST(realloc)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     unsigned char *p = mem_heap_realloc(h, NULL, 40); /* = malloc */
@@ -140,7 +145,7 @@ static void test_realloc(void)
 
 /* Growing a block followed by a free neighbour or by the top happens in
  * place. */
-static void test_realloc_in_place(void)
+TEST(realloc_in_place)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     void *a = mem_heap_malloc(h, 4000);
@@ -156,7 +161,7 @@ static void test_realloc_in_place(void)
     check_empty(h);
 }
 
-static void test_calloc(void)
+TEST(calloc)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     errno = 0;
@@ -186,7 +191,7 @@ static void test_calloc(void)
 
 /* A big block freed into the top is trimmed; calloc over the trimmed and
  * the kept-resident parts still returns zeros, and the memory left. */
-static void test_trim(void)
+TEST(trim)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     const size_t big = 40 << 20;
@@ -203,7 +208,7 @@ static void test_trim(void)
     mem_heap_free(h, z);
 }
 
-static void test_memalign(void)
+TEST(memalign)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     errno = 0;
@@ -232,7 +237,7 @@ static void test_memalign(void)
 
 /* A 2 MiB region runs full: NULL and ENOMEM, never a crash, and the heap
  * is whole and usable again once blocks are freed. */
-static void test_exhaustion(void)
+TEST(exhaustion)
 {
     mem_heap_t *h = new_heap(2 << 20);
     void *p[1024];
@@ -262,7 +267,7 @@ static void test_exhaustion(void)
 }
 
 /* Quick-listed small blocks are folded back when the region is full. */
-static void test_exhaustion_small(void)
+TEST(exhaustion_small)
 {
     mem_heap_t *h = new_heap(1 << 20);
     static void *p[40000];
@@ -281,7 +286,7 @@ static void test_exhaustion_small(void)
 
 /* However much it grows, the heap is one read-write mapping from its
  * start, followed by the slot's untouched reservation. */
-static void test_one_mapping(void)
+TEST(one_mapping)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     void *p[200];
@@ -326,7 +331,7 @@ static uintptr_t run_sequence(mem_heap_t *h, uintptr_t *out, int n)
     return sum;
 }
 
-static void test_state_inside_region(void)
+TEST(state_inside_region)
 {
     mem_heap_t *h = new_heap(w->slot_size);
     uintptr_t first[3000], second[3000];
@@ -360,7 +365,7 @@ static void test_state_inside_region(void)
 }
 
 /* Under ASan, touching a freed block (small or large) is reported. */
-static void test_use_after_free_caught(void)
+TEST(use_after_free_caught)
 {
 #if UPVM_ASAN
     size_t sizes[] = {100, 20000};
@@ -384,24 +389,9 @@ static void test_use_after_free_caught(void)
         mem_heap_free(h, keep);
         mem_heap_free(h, keep2);
     }
+#else
+    SKIP("not an ASan build");
 #endif
 }
 
-int main(void)
-{
-    w = memtest_window("1G", "16");
-    RUN(create_errors);
-    RUN(malloc_zero);
-    RUN(alignment_and_usable);
-    RUN(realloc);
-    RUN(realloc_in_place);
-    RUN(calloc);
-    RUN(trim);
-    RUN(memalign);
-    RUN(exhaustion);
-    RUN(exhaustion_small);
-    RUN(one_mapping);
-    RUN(state_inside_region);
-    RUN(use_after_free_caught);
-    return 0;
-}
+HARNESS_MAIN()

@@ -7,11 +7,13 @@
  * small (the quick lists), some of a few KiB to 64 KiB (the bins), a few
  * up to 1 MiB (the top and trimming).
  *
- * Usage: test-mem-stress [seed [operations]]
+ * One case; MEM_STRESS_SEED=n and MEM_STRESS_OPS=n in the environment
+ * change its seed (0x5eed) and length (300000 operations).
  */
 #include <errno.h>
 #include <string.h>
 
+#include "harness.h"
 #include "memtest.h"
 
 #define LIVE 3000
@@ -141,10 +143,16 @@ static void one_op(void)
     }
 }
 
-int main(int argc, char **argv)
+static const char *env_or(const char *name, const char *dflt)
 {
-    rng = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed;
-    long ops = argc > 2 ? strtol(argv[2], NULL, 0) : 300000;
+    const char *v = getenv(name);
+    return v && *v ? v : dflt;
+}
+
+TEST(random_operations_on_one_heap)
+{
+    rng = strtoull(env_or("MEM_STRESS_SEED", "0x5eed"), NULL, 0);
+    long ops = strtol(env_or("MEM_STRESS_OPS", "300000"), NULL, 0);
     const struct mem_window *w = memtest_window("1G", "4");
     int s = mem_slot_alloc();
     CHECK(s >= 0);
@@ -168,5 +176,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "%ld operations, %zu MiB committed at most\n", ops,
             st.committed >> 20);
     mem_slot_free(s);
-    return 0;
 }
+
+HARNESS_MAIN()

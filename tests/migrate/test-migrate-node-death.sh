@@ -4,11 +4,11 @@
 # goes on, and no node process is left behind.
 set -u
 build=$(cd "$1" && pwd)
-src=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d /tmp/upvm-migrate-death.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-"$build/tools/upvmcc/upvmcc" -O2 -o "$tmp/deadmove" "$src/deadmove.c" || fail "upvmcc deadmove.c"
+# deadmove.c, built with upvmcc by tests/migrate/CMakeLists.txt
+cp "$build/tests/migrate/progs/deadmove" "$tmp/deadmove" || fail "no deadmove: build first (cmake --build $build)"
 
 out=$(cd "$tmp" && UPVM_NODES=2 timeout 60 ./deadmove 2>&1); rc=$?
 echo "$out"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # test-migrate.sh BUILD_DIR CASE - migration of process-mode tasks between
 # the nodes of a job (include/upvm.h, "migration"), end to end: programs
-# built with the build tree's upvmcc, run as jobs of UPVM_NODES=3 nodes.
+# built with the build tree's upvmcc (by tests/migrate/CMakeLists.txt),
+# run as jobs of UPVM_NODES=3 nodes.
 #
 # CASE (tests/migrate/CMakeLists.txt makes one ctest test of each):
 #   fire       fire.c: 12 workers exchange checked messages (every receive,
@@ -26,8 +27,6 @@
 set -u
 build=$(cd "$1" && pwd)
 case=$2
-src=$(cd "$(dirname "$0")" && pwd)
-cc=$build/tools/upvmcc/upvmcc
 tmp=$(mktemp -d /tmp/upvm-migrate.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export UPVM_NODES=3
@@ -39,11 +38,10 @@ fail() {
     exit 1
 }
 
-build_prog() { # NAME [extra flags]
-    local name=$1
-    shift
-    "$cc" -O2 -g -Wall -Wextra -Werror -I"$src" -o "$tmp/$name" "$src/$name.c" "$@" ||
-        fail "upvmcc $name.c"
+# The program NAME (NAME.c built with upvmcc by tests/migrate/CMakeLists.txt),
+# copied into $tmp, where it runs.
+build_prog() {
+    cp "$build/tests/migrate/progs/$1" "$tmp/$1" || fail "no $1: build first (cmake --build $build)"
 }
 
 # run_prog LOG ARGS...: runs the program in $tmp with the time limit; the

@@ -3,8 +3,9 @@
  *
  * The numbers and types below were taken from PVM 3.4.6's header
  * (/usr/include/pvm3.h of Debian's pvm-dev 3.4.6-5): they are the
- * compatibility contract, checked at compile time.  Nothing here calls a
- * PVM function, so the test needs no PVM runtime.  tests/msg/check-pvm3h.py
+ * compatibility contract, checked at compile time; the strings and the
+ * direct-index macro are checked by the two cases at the end.  Nothing
+ * here calls a PVM function, so the test needs no PVM runtime.  tests/msg/check-pvm3h.py
  * compares with the real header directly when one is installed.
  */
 #define NOTMPNAM    /* declare pvmtmpnam() too */
@@ -14,6 +15,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "harness.h"
 
 #define CONST(name, value) \
     _Static_assert((name) == (value), #name " is " #value " in PVM 3.4.6")
@@ -319,7 +322,8 @@ END(struct pvmmboxinfo, mi_flags, int *);
 #include <upvm.h>
 #include <pvm3.h>
 
-int main(void)
+/* Every string is compared, so that one run names all that differ. */
+TEST(class_names_and_version)
 {
     int bad = 0;
 #define STR(name, value)                                                   \
@@ -336,10 +340,10 @@ int main(void)
     STR(PVMTASKERCLASS, "###_PVM_TASKER_###");
     STR(PVMTRACERCLASS, "###_PVM_TRACER_###");
     STR(PVM_VER, "3.4.6");
-    /* the direct-index macro, in range (out of range it prints and gives 0) */
-    if (PvmMboxDirectIndex(3) != 3 << 10)
-        bad = 1;
-    if (!bad)
-        printf("pvm3.h: constants, types and structures as in PVM 3.4.6\n");
-    return bad;
+    CHECK(!bad);
 }
+
+/* the direct-index macro, in range (out of range it prints and gives 0) */
+TEST(direct_index_macro) { CHECK_EQ(PvmMboxDirectIndex(3), 3 << 10); }
+
+HARNESS_MAIN()

@@ -6,6 +6,7 @@
  * woken by the receiver freeing space (want_space).  The receiver checks
  * that every frame came once, in order, intact.
  */
+#include "harness.h"
 #include "nettest.h"
 
 #include <errno.h>
@@ -96,19 +97,19 @@ static int receiver(void)
 
 static int node(int me, void *arg) { return me == 0 ? sender() : receiver(); }
 
-static void test_slow_receiver_block(void)
+TEST(slow_receiver_block)
 {
     net_config_t cfg = nt_config(RING, NET_IDLE_BLOCK);
     nt_run_job(2, &cfg, node, NULL);
 }
 
-static void test_slow_receiver_adaptive(void)
+TEST(slow_receiver_adaptive)
 {
     net_config_t cfg = nt_config(RING, NET_IDLE_ADAPTIVE);
     nt_run_job(2, &cfg, node, NULL);
 }
 
-static void test_bad_arguments(void)
+TEST(bad_arguments)
 {
     net_shm_seg_t *seg;
     net_config_t cfg = nt_config(RING, NET_IDLE_BLOCK);
@@ -131,7 +132,7 @@ static void test_bad_arguments(void)
     net_shm_destroy(seg);
 }
 
-static void test_config_from_env(void)
+TEST(config_from_env)
 {
     net_config_t c;
     setenv("UPVM_NET_RING", "64K", 1);
@@ -148,11 +149,4 @@ static void test_config_from_env(void)
     unsetenv("UPVM_NET_RING");
 }
 
-int main(void)
-{
-    RUN(bad_arguments);
-    RUN(config_from_env);
-    RUN(slow_receiver_block);
-    RUN(slow_receiver_adaptive);
-    return 0;
-}
+HARNESS_MAIN()

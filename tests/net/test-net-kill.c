@@ -5,6 +5,7 @@
  * nodes keep talking, and what it published before dying is delivered.
  * The segment is a memfd: nothing appears in /dev/shm, before or after.
  */
+#include "harness.h"
 #include "nettest.h"
 
 #include <errno.h>
@@ -126,14 +127,12 @@ static void kill_one(net_idle_t idle)
     close(p[1]);
 }
 
-static void test_killed_node_block(void) { kill_one(NET_IDLE_BLOCK); }
-static void test_killed_node_adaptive(void) { kill_one(NET_IDLE_ADAPTIVE); }
+TEST(killed_node_block) { kill_one(NET_IDLE_BLOCK); }
+TEST(killed_node_adaptive) { kill_one(NET_IDLE_ADAPTIVE); }
 
-int main(void)
-{
-    CHECK_EQ(nt_upvm_shm_files(), 0);
-    RUN(killed_node_block);
-    RUN(killed_node_adaptive);
-    CHECK_EQ(nt_upvm_shm_files(), 0);
-    return 0;
-}
+/* Nothing in /dev/shm before a case, nor after it. */
+static void no_shm_files(void) { CHECK_EQ(nt_upvm_shm_files(), 0); }
+HARNESS_BEFORE(no_shm_files)
+HARNESS_AFTER(no_shm_files)
+
+HARNESS_MAIN()

@@ -12,6 +12,7 @@
  * published ring record headers, so a consumer that took a leftover of an
  * older lap for a record would deliver a frame that is not one.
  */
+#include "harness.h"
 #include "nettest.h"
 
 #include <errno.h>
@@ -218,14 +219,14 @@ static int run_laps(int me, void *arg)
     return me == 0 ? sender_laps() : receive_all(arg);
 }
 
-static void test_sendv_is_concatenation_in_fifo(void)
+TEST(sendv_is_concatenation_in_fifo)
 {
     struct plan p = {.fill = FILL_RANDOM, .wake_fd = {-1, -1}};
     net_config_t cfg = nt_config(RING * 4, NET_IDLE_ADAPTIVE);
     nt_run_job(2, &cfg, run_mixed, &p);
 }
 
-static void test_sendv_full_ring_eagain_then_backlog(void)
+TEST(sendv_full_ring_eagain_then_backlog)
 {
     struct plan p = {.fill = FILL_RANDOM};
     CHECK_EQ(pipe(p.wake_fd), 0);
@@ -235,14 +236,14 @@ static void test_sendv_full_ring_eagain_then_backlog(void)
     close(p.wake_fd[1]);
 }
 
-static void test_sendv_wraps_round_the_ring(void)
+TEST(sendv_wraps_round_the_ring)
 {
     struct plan p = {.fill = FILL_HEADERS, .wake_fd = {-1, -1}};
     net_config_t cfg = nt_config(RING, NET_IDLE_ADAPTIVE);
     nt_run_job(2, &cfg, run_laps, &p);
 }
 
-static void test_sendv_bad_arguments(void)
+TEST(sendv_bad_arguments)
 {
     net_shm_seg_t *seg;
     net_config_t cfg = nt_config(RING, NET_IDLE_BLOCK);
@@ -259,11 +260,4 @@ static void test_sendv_bad_arguments(void)
     net_shm_destroy(seg);
 }
 
-int main(void)
-{
-    RUN(sendv_bad_arguments);
-    RUN(sendv_is_concatenation_in_fifo);
-    RUN(sendv_full_ring_eagain_then_backlog);
-    RUN(sendv_wraps_round_the_ring);
-    return 0;
-}
+HARNESS_MAIN()

@@ -6,6 +6,7 @@
  * frame arrives once, in order per sender, intact.  Idle nodes wait with
  * no time limit, so a lost wake-up hangs (and the alarm fails the test).
  */
+#include "harness.h"
 #include "nettest.h"
 
 #include <errno.h>
@@ -106,17 +107,13 @@ static void storm(int n, net_idle_t idle, size_t ring)
             (double)(nt_now_ns() - t0) / 1e6);
 }
 
-static void test_two_nodes_block(void) { storm(2, NET_IDLE_BLOCK, 64 << 10); }
-static void test_two_nodes_spin(void) { storm(2, NET_IDLE_SPIN, 1 << 20); }
-static void test_three_nodes_adaptive(void) { storm(3, NET_IDLE_ADAPTIVE, 64 << 10); }
-static void test_three_nodes_tiny_ring(void) { storm(3, NET_IDLE_BLOCK, 4096); }
+TEST(two_nodes_block) { storm(2, NET_IDLE_BLOCK, 64 << 10); }
+TEST(two_nodes_spin) { storm(2, NET_IDLE_SPIN, 1 << 20); }
+TEST(three_nodes_adaptive) { storm(3, NET_IDLE_ADAPTIVE, 64 << 10); }
+TEST(three_nodes_tiny_ring) { storm(3, NET_IDLE_BLOCK, 4096); }
 
-int main(void)
-{
-    RUN(two_nodes_block);
-    RUN(two_nodes_spin);
-    RUN(three_nodes_adaptive);
-    RUN(three_nodes_tiny_ring);
-    CHECK_EQ(nt_upvm_shm_files(), 0);
-    return 0;
-}
+/* The segment is a memfd: nothing is left in /dev/shm. */
+static void no_shm_files(void) { CHECK_EQ(nt_upvm_shm_files(), 0); }
+HARNESS_AFTER(no_shm_files)
+
+HARNESS_MAIN()

@@ -5,6 +5,7 @@
  * ping-pong where both sides always sleep between frames checks that no
  * wake-up is ever lost (a lost one hangs and the alarm fails the test).
  */
+#include "harness.h"
 #include "nettest.h"
 
 #include <errno.h>
@@ -51,13 +52,13 @@ static int waker(void)
 
 static int idle_node(int me, void *arg) { return me == 0 ? waker() : idler(); }
 
-static void test_idle_block_no_cpu(void)
+TEST(idle_block_no_cpu)
 {
     net_config_t cfg = nt_config(4096, NET_IDLE_BLOCK);
     nt_run_job(2, &cfg, idle_node, NULL);
 }
 
-static void test_idle_adaptive_no_cpu(void)
+TEST(idle_adaptive_no_cpu)
 {
     net_config_t cfg = nt_config(4096, NET_IDLE_ADAPTIVE);
     nt_run_job(2, &cfg, idle_node, NULL);
@@ -81,20 +82,20 @@ static int pingpong(int me, void *arg)
     return 0;
 }
 
-static void test_pingpong_block(void)
+TEST(pingpong_block)
 {
     net_config_t cfg = nt_config(4096, NET_IDLE_BLOCK);
     nt_run_job(2, &cfg, pingpong, NULL);
 }
 
-static void test_pingpong_adaptive(void)
+TEST(pingpong_adaptive)
 {
     net_config_t cfg = nt_config(4096, NET_IDLE_ADAPTIVE);
     nt_run_job(2, &cfg, pingpong, NULL);
 }
 
 /* A wake for this very node is kept for its next net_wait. */
-static void test_self_wake_pending(void)
+TEST(self_wake_pending)
 {
     net_shm_seg_t *seg;
     net_config_t cfg = nt_config(4096, NET_IDLE_BLOCK);
@@ -108,12 +109,4 @@ static void test_self_wake_pending(void)
     net_shm_destroy(seg);
 }
 
-int main(void)
-{
-    RUN(self_wake_pending);
-    RUN(idle_block_no_cpu);
-    RUN(idle_adaptive_no_cpu);
-    RUN(pingpong_block);
-    RUN(pingpong_adaptive);
-    return 0;
-}
+HARNESS_MAIN()

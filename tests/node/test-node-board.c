@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "harness.h"
 #include "net/net.h"
 #include "node/board.h"
 
@@ -33,7 +33,7 @@ static void fresh(void)
     node_board_open(board);
 }
 
-static void test_lists_live_tasks_in_tid_order(void)
+TEST(lists_live_tasks_in_tid_order)
 {
     fresh();
     CHECK_EQ(node_board_pid(board), getpid());
@@ -46,7 +46,7 @@ static void test_lists_live_tasks_in_tid_order(void)
     CHECK(strcmp(printed("P"), "P t80001/sleeper t80003/crasher t80004\n") == 0);
 }
 
-static void test_no_task_prints_nothing(void)
+TEST(no_task_prints_nothing)
 {
     fresh();
     node_board_add(0x40001, "main");
@@ -56,7 +56,7 @@ static void test_no_task_prints_nothing(void)
 }
 
 /* Tids that hash to the same entry are probed past, and removed right. */
-static void test_colliding_tids(void)
+TEST(colliding_tids)
 {
     fresh();
     int a = 0x80001, b = a + NODE_BOARD_TASKS, c = a + 2 * NODE_BOARD_TASKS;
@@ -70,7 +70,7 @@ static void test_colliding_tids(void)
 }
 
 /* More tasks than entries: all counted, 60 listed, the rest said. */
-static void test_many_tasks(void)
+TEST(many_tasks)
 {
     fresh();
     for (int i = 1; i <= 300; i++)
@@ -86,7 +86,7 @@ static void test_many_tasks(void)
         CHECK_EQ(((const int32_t *)(board + 32))[i * 8], 0);
 }
 
-static void test_long_names_are_cut(void)
+TEST(long_names_are_cut)
 {
     fresh();
     node_board_add(0x80001, "a-program-name-much-longer-than-an-entry");
@@ -94,7 +94,7 @@ static void test_long_names_are_cut(void)
 }
 
 /* Without a board (a job of one node) every call is a no-op. */
-static void test_no_board(void)
+TEST(no_board)
 {
     memset(board, 0, sizeof board);
     node_board_open(NULL);
@@ -105,13 +105,4 @@ static void test_no_board(void)
     CHECK_EQ(node_board_pid(NULL), 0);
 }
 
-int main(void)
-{
-    RUN(lists_live_tasks_in_tid_order);
-    RUN(no_task_prints_nothing);
-    RUN(colliding_tids);
-    RUN(many_tasks);
-    RUN(long_names_are_cut);
-    RUN(no_board);
-    return 0;
-}
+HARNESS_MAIN()

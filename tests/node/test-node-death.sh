@@ -123,8 +123,9 @@ if [ $mode = thread ]; then
     job=(env UPVM_NODES=$nodes "$build/tests/node/node-death")
     sleeper=sleeper crasher=crasher main=main
 else
-    "$build/tools/upvmcc/upvmcc" -O1 -DNODE_DEATH_PROCESS_MODE -o "$work/node-death-proc" \
-        "$(dirname "$0")/node-death.c" || { echo "FAIL: upvmcc node-death.c"; exit 1; }
+    # node-death.c built with upvmcc by tests/node/CMakeLists.txt
+    cp "$build/tests/node/node-death-proc" "$work/node-death-proc" ||
+        { echo "FAIL: no node-death-proc: build first (cmake --build $build)"; exit 1; }
     job=("$build/tools/upvm/upvm" run --nodes $nodes "$work/node-death-proc")
     sleeper=node-death-proc crasher=node-death-proc main=node-death-proc
 fi

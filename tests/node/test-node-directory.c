@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "harness.h"
 #include "node/directory.h"
 
 #define TID(node, local) ((((node) + 1) << 18) | (local))
 
-static void test_homes_and_defaults(void)
+TEST(homes_and_defaults)
 {
     struct node_dir d;
     CHECK_EQ(node_dir_init(&d, 1, 3), 0);
@@ -26,7 +26,7 @@ static void test_homes_and_defaults(void)
     node_dir_fini(&d);
 }
 
-static void test_learn_and_forget(void)
+TEST(learn_and_forget)
 {
     struct node_dir d;
     CHECK_EQ(node_dir_init(&d, 0, 3), 0);
@@ -42,7 +42,7 @@ static void test_learn_and_forget(void)
     node_dir_fini(&d);
 }
 
-static void test_forwarding(void)
+TEST(forwarding)
 {
     struct node_dir d;
     CHECK_EQ(node_dir_init(&d, 1, 3), 0);
@@ -61,7 +61,7 @@ static void test_forwarding(void)
     node_dir_fini(&d);
 }
 
-static void test_random_against_array(void)
+TEST(random_against_array)
 {
     enum { N = 200000, NODES = 4 };
     struct node_dir d;
@@ -96,11 +96,4 @@ static void test_random_against_array(void)
     node_dir_fini(&d);
 }
 
-int main(void)
-{
-    RUN(homes_and_defaults);
-    RUN(learn_and_forget);
-    RUN(forwarding);
-    RUN(random_against_array);
-    return 0;
-}
+HARNESS_MAIN()

@@ -13,12 +13,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "harness.h"
 #include "net/net.h"
 #include "node/launch.h"
 
 /* Pids of the nodes, written by each node into memory the test shares. */
 static volatile pid_t *node_pids;
+
+static void share_node_pids(void)
+{
+    node_pids = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(node_pids != MAP_FAILED);
+}
+HARNESS_BEFORE(share_node_pids)
 
 static int got;
 static void count_frame(void *ctx, int src, const void *data, size_t len)
@@ -67,7 +74,7 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void test_nodes_run_and_talk(void)
+TEST(nodes_run_and_talk)
 {
     struct node_exit ex[3];
     CHECK_EQ(node_launch(3, exchange, (void *)(intptr_t)-1, ex), 0);
@@ -78,7 +85,7 @@ static void test_nodes_run_and_talk(void)
     check_all_gone(3);
 }
 
-static void test_failing_node_status(void)
+TEST(failing_node_status)
 {
     struct node_exit ex[2];
     CHECK_EQ(node_launch(2, exchange, (void *)(intptr_t)1, ex), 3);
@@ -86,7 +93,7 @@ static void test_failing_node_status(void)
     CHECK_EQ(ex[1].status, 3);
 }
 
-static void test_dead_node_ends_the_job(void)
+TEST(dead_node_ends_the_job)
 {
     struct node_exit ex[3];
     double t0 = now_s();
@@ -99,7 +106,7 @@ static void test_dead_node_ends_the_job(void)
     check_all_gone(3);
 }
 
-static void test_sigint_to_the_launcher(void)
+TEST(sigint_to_the_launcher)
 {
     pid_t launcher = fork();
     if (launcher == 0)
@@ -114,15 +121,4 @@ static void test_sigint_to_the_launcher(void)
     check_all_gone(2);
 }
 
-int main(void)
-{
-    node_pids = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    CHECK(node_pids != MAP_FAILED);
-    RUN(nodes_run_and_talk);
-    RUN(failing_node_status);
-    memset((void *)node_pids, 0, 4096);
-    RUN(dead_node_ends_the_job);
-    memset((void *)node_pids, 0, 4096);
-    RUN(sigint_to_the_launcher);
-    return 0;
-}
+HARNESS_MAIN()

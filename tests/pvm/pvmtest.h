@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <upvm.h>
 
-#include "check.h"
+#include "harness.h"
 
 /* Everything written to stderr between capture_begin() and capture_end()
  * goes to a temporary file; capture_end returns it (static buffer). */

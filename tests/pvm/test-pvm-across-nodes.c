@@ -45,7 +45,7 @@ static int member(int argc, char **argv)
 }
 UPVM_TASK("member", member)
 
-static void test_groups_across_nodes(void)
+TEST(groups_across_nodes)
 {
     int me = pvm_mytid(), tids[NMEMBERS];
     CHECK_EQ(pvm_joingroup("x"), 0);
@@ -141,7 +141,7 @@ static int mailer(int argc, char **argv)
 }
 UPVM_TASK("mailer", mailer)
 
-static void test_mailbox_across_nodes(void)
+TEST(mailbox_across_nodes)
 {
     int tid;
     CHECK_EQ(pvm_spawn("mailer", NULL, 0, "", 1, &tid), 1);
@@ -183,11 +183,11 @@ static void test_mailbox_across_nodes(void)
     CHECK_EQ(pvm_delinfo("reply", 0, 0), 0);
 }
 
-int main(void)
-{
-    CHECK(pvm_mytid() > 0);
-    RUN(groups_across_nodes);
-    RUN(mailbox_across_nodes);
-    pvm_exit();
-    return 0;
-}
+/* Every case starts enrolled: with UPVM_NODES, the job's nodes start here,
+ * in the case's own process. */
+static void enrol(void) { CHECK(pvm_mytid() > 0); }
+HARNESS_BEFORE(enrol)
+static void leave_pvm(void) { pvm_exit(); }
+HARNESS_AFTER(leave_pvm)
+
+HARNESS_MAIN()

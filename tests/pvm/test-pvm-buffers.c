@@ -17,7 +17,7 @@ static void loop_back(int tag)
     CHECK(pvm_recv(me, tag) > 0);
 }
 
-static void test_buffer_ids(void)
+TEST(buffer_ids)
 {
     CHECK_EQ(pvm_getsbuf(), 0);
     CHECK_EQ(pvm_getrbuf(), 0);
@@ -166,7 +166,7 @@ static void round_trip(int enc, int stride)
     pvm_setopt(PvmAutoErr, 1);
 }
 
-static void test_every_type_round_trips(void)
+TEST(every_type_round_trips)
 {
     int encs[] = {PvmDataDefault, PvmDataRaw, PvmDataInPlace};
     for (int e = 0; e < 3; e++) {
@@ -176,7 +176,7 @@ static void test_every_type_round_trips(void)
     }
 }
 
-static void test_xdr_layout(void)
+TEST(xdr_layout)
 {
     /* ref §2.1: big-endian, 4-byte items; bytes padded to 4 */
     int four = 4;
@@ -217,7 +217,7 @@ static void test_xdr_layout(void)
     CHECK(out[0] == 8 && out[1] == 7 && out[2] == 6);
 }
 
-static void test_pack_errors(void)
+TEST(pack_errors)
 {
     int iv[4] = {1, 2, 3, 4}, out[4];
     CHECK(pvm_initsend(PvmDataDefault) > 0);
@@ -258,7 +258,7 @@ static void test_pack_errors(void)
     pvm_setopt(PvmAutoErr, 1);
 }
 
-static void test_getminfo_setminfo(void)
+TEST(getminfo_setminfo)
 {
     CHECK(pvm_initsend(PvmDataRaw) > 0);
     int v = 9;
@@ -290,7 +290,7 @@ static void test_getminfo_setminfo(void)
     CHECK_STR_CONTAINS(err, autoerr_line("pvm_getminfo", "No such buffer"));
 }
 
-static void test_packf(void)
+TEST(packf)
 {
     CHECK_EQ(pvm_packf("%+ %d %s %3lf", PvmDataDefault, 42, "hi", (double[]){1, 2, 3}), 0);
     loop_back(16);
@@ -308,7 +308,7 @@ static void test_packf(void)
     CHECK_STR_CONTAINS(err, autoerr_line("pvm_packf", "Bad parameter"));
 }
 
-static void test_pkmesg(void)
+TEST(pkmesg)
 {
     /* a whole message inside another, and back */
     int inner = pvm_mkbuf(PvmDataDefault);
@@ -340,16 +340,10 @@ static void test_pkmesg(void)
     CHECK_EQ(pvm_freebuf(inner), 0);
 }
 
-int main(void)
-{
-    me = pvm_mytid();
-    RUN(buffer_ids);
-    RUN(every_type_round_trips);
-    RUN(xdr_layout);
-    RUN(pack_errors);
-    RUN(getminfo_setminfo);
-    RUN(packf);
-    RUN(pkmesg);
-    CHECK_EQ(pvm_exit(), 0);
-    return 0;
-}
+/* Every case starts enrolled (me: its tid) and ends by leaving PVM. */
+static void enrol(void) { me = pvm_mytid(); }
+HARNESS_BEFORE(enrol)
+static void leave_pvm(void) { CHECK_EQ(pvm_exit(), 0); }
+HARNESS_AFTER(leave_pvm)
+
+HARNESS_MAIN()

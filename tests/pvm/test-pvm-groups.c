@@ -188,7 +188,7 @@ static void make_group_of_four(const char *group, int *members)
 
 /* ---------------------------------------------------------- membership */
 
-static void test_errors_before_any_group(void)
+TEST(errors_before_any_group)
 {
     int me = pvm_mytid();
     /* ref §11: no group call prints; each sets pvm_errno */
@@ -219,7 +219,7 @@ static void test_errors_before_any_group(void)
     CHECK_EQ(*capture_end(), '\0');
 }
 
-static void test_join_and_information(void)
+TEST(join_and_information)
 {
     int me = pvm_mytid();
     capture_begin();
@@ -246,7 +246,7 @@ static void test_join_and_information(void)
     CHECK_EQ(pvm_lvgroup("g"), PvmNoGroup);
 }
 
-static void test_instances_are_lowest_free(void)
+TEST(instances_are_lowest_free)
 {
     int m[3], joiner, me = pvm_mytid();
     make_group_of_four("g", m); /* ref §11: children join as 1, 2, 3 */
@@ -277,7 +277,7 @@ static void test_instances_are_lowest_free(void)
 
 /* ---------------------------------------------------------- barrier */
 
-static void test_barrier_waits_for_count(void)
+TEST(barrier_waits_for_count)
 {
     int m[3];
     make_group_of_four("b", m);
@@ -312,7 +312,7 @@ static void test_barrier_waits_for_count(void)
     CHECK_EQ(pvm_lvgroup("b"), 0);
 }
 
-static void test_barrier_count_zero_poisons_the_group(void)
+TEST(barrier_count_zero_poisons_the_group)
 {
     /* ref §11: barrier(z, 0) is PvmMismatch and so is every later barrier,
      * until the group is deleted.  Kept on purpose (see groups.c). */
@@ -335,7 +335,7 @@ static void test_barrier_count_zero_poisons_the_group(void)
 
 /* ---------------------------------------------------------- bcast */
 
-static void test_bcast_reaches_the_others(void)
+TEST(bcast_reaches_the_others)
 {
     int m[3], outsider;
     make_group_of_four("c", m);
@@ -412,7 +412,7 @@ static void check_double_result(int root, double x, double y)
 
 enum { SUM, MAX, MIN, PRODUCT, SHIFT_IN };
 
-static void test_reduce_every_operator(void)
+TEST(reduce_every_operator)
 {
     int m[3];
     make_group_of_four("r", m);
@@ -459,7 +459,7 @@ static void test_reduce_every_operator(void)
     CHECK_EQ(pvm_lvgroup("r"), 0);
 }
 
-static void test_reduce_errors_are_reported(void)
+TEST(reduce_errors_are_reported)
 {
     int d[2] = {1, 2};
     /* probe: unlike the other group calls, reduce reports */
@@ -498,7 +498,7 @@ static void test_reduce_errors_are_reported(void)
     CHECK_EQ(pvm_lvgroup("A"), 0);
 }
 
-static void test_operators_on_every_type(void)
+TEST(operators_on_every_type)
 {
     int type, n = 2, info = 4242;
     signed char b[2] = {-3, 7}, b2[2] = {5, -9};
@@ -557,7 +557,7 @@ static void test_operators_on_every_type(void)
 
 /* ---------------------------------------------------------- gather, scatter */
 
-static void test_gather_and_scatter_order(void)
+TEST(gather_and_scatter_order)
 {
     int m[3];
     make_group_of_four("s", m);
@@ -627,7 +627,7 @@ static void test_gather_and_scatter_order(void)
     CHECK_EQ(pvm_lvgroup("s"), 0);
 }
 
-static void test_gather_scatter_errors(void)
+TEST(gather_scatter_errors)
 {
     int d[2] = {1, 2}, all[8] = {0};
     CHECK_EQ(pvm_joingroup("A"), 0);
@@ -658,7 +658,7 @@ static void test_gather_scatter_errors(void)
 
 /* ---------------------------------------------------------- freezegroup */
 
-static void test_freezegroup(void)
+TEST(freezegroup)
 {
     int m[2];
     pvm_errno = 4242;
@@ -719,7 +719,7 @@ static void test_freezegroup(void)
 
 /* ---------------------------------------------------------- task exit */
 
-static void test_leaving_on_exit(void)
+TEST(leaving_on_exit)
 {
     int m[2];
     CHECK_EQ(pvm_joingroup("e"), 0);
@@ -753,7 +753,7 @@ static void test_leaving_on_exit(void)
     CHECK_EQ(pvm_gsize("e"), PvmNoGroup);
 }
 
-static void test_grphostinfo(void)
+TEST(grphostinfo)
 {
     int pvm_grphostinfo(char *, int, int *, int *, int *);
     int pvm_grpvhostinfo(char *, int **, int **, int *);
@@ -774,23 +774,8 @@ static void test_grphostinfo(void)
     CHECK_EQ(pvm_grphostinfo("hi", 0, &coord, &nmem, &nhosts), PvmNoGroup);
 }
 
-int main(void)
-{
-    RUN(errors_before_any_group);
-    RUN(join_and_information);
-    RUN(instances_are_lowest_free);
-    RUN(barrier_waits_for_count);
-    RUN(barrier_count_zero_poisons_the_group);
-    RUN(bcast_reaches_the_others);
-    RUN(reduce_every_operator);
-    RUN(reduce_errors_are_reported);
-    RUN(operators_on_every_type);
-    RUN(gather_and_scatter_order);
-    RUN(gather_scatter_errors);
-    RUN(freezegroup);
-    RUN(leaving_on_exit);
-    RUN(grphostinfo);
-    CHECK_EQ(pvm_exit(), 0);
-    printf("test-pvm-groups: all cases passed\n");
-    return 0;
-}
+/* Every case ends by leaving PVM, which must succeed. */
+static void leave_pvm(void) { CHECK_EQ(pvm_exit(), 0); }
+HARNESS_AFTER(leave_pvm)
+
+HARNESS_MAIN()

@@ -34,7 +34,7 @@ static int spawn1(upvm_ordinal_entry_t fn, void *arg)
 
 /* ---------------------------------------------------------- tests */
 
-static void test_send_to_self_and_bad_params(void)
+TEST(send_to_self_and_bad_params)
 {
     int me = pvm_mytid();
     send_int(me, 0, 7);
@@ -71,7 +71,7 @@ static void test_send_to_self_and_bad_params(void)
     CHECK_STR_CONTAINS(err, autoerr_line("pvm_send", "No current buffer"));
 }
 
-static void test_fifo_and_wildcards(void)
+TEST(fifo_and_wildcards)
 {
     int me = pvm_mytid();
     /* ref §3: 100 messages with 7 tags come back in order under (-1,-1) */
@@ -92,7 +92,7 @@ static void test_fifo_and_wildcards(void)
     CHECK(pvm_nrecv(me, 3) > 0);
 }
 
-static void test_pairwise_order_between_tasks(void)
+TEST(pairwise_order_between_tasks)
 {
     int tid = spawn1(echo_child, NULL);
     for (int i = 0; i < 50; i++)
@@ -102,7 +102,7 @@ static void test_pairwise_order_between_tasks(void)
     send_int(tid, 999, 0);
 }
 
-static void test_nrecv_trecv_free_the_receive_buffer(void)
+TEST(nrecv_trecv_free_the_receive_buffer)
 {
     int me = pvm_mytid();
     send_int(me, 5, 1);
@@ -140,7 +140,7 @@ static void late_sender(int ordinal, void *arg)
     send_int(pvm_parent(), 77, 123);
 }
 
-static void test_trecv_gets_message_before_timeout(void)
+TEST(trecv_gets_message_before_timeout)
 {
     int tid = spawn1(late_sender, NULL);
     struct timeval five = {5, 0};
@@ -153,7 +153,7 @@ static void test_trecv_gets_message_before_timeout(void)
     CHECK_EQ(v, 123);
 }
 
-static void test_probe_returns_the_id_recv_will_return(void)
+TEST(probe_returns_the_id_recv_will_return)
 {
     int me = pvm_mytid();
     send_int(me, 8, 42);
@@ -175,7 +175,7 @@ static void test_probe_returns_the_id_recv_will_return(void)
     CHECK_EQ(pvm_nrecv(me, 9), 0);
 }
 
-static void test_precv_psend(void)
+TEST(precv_psend)
 {
     int me = pvm_mytid();
     int iv[10], out[10] = {0};
@@ -239,7 +239,7 @@ static int rank_by_tag(int bufid, int tid, int tag)
     return mtag == 1 ? 2 : mtag == 2 ? 3 : 0;
 }
 
-static void test_recvf(void)
+TEST(recvf)
 {
     int me = pvm_mytid();
     send_int(me, 1, 10);
@@ -273,7 +273,7 @@ static void mcast_child(int ordinal, void *arg)
     send_int(pvm_parent(), 21, v + ordinal);
 }
 
-static void test_mcast(void)
+TEST(mcast)
 {
     int me = pvm_mytid();
     int tids[6];
@@ -316,7 +316,7 @@ static void cow_child(int ordinal, void *arg)
     send_int(pvm_parent(), 31, v[0] + v[1] + v[2] + v[3]);
 }
 
-static void test_copy_on_write(void)
+TEST(copy_on_write)
 {
     int tid = spawn1(cow_child, NULL);
     int v[4] = {1, 2, 3, 4};
@@ -349,7 +349,7 @@ static void test_copy_on_write(void)
     CHECK_EQ(got[1], 200);
 }
 
-static void test_contexts_isolate_traffic(void)
+TEST(contexts_isolate_traffic)
 {
     int me = pvm_mytid();
     CHECK_EQ(pvm_getcontext(), PvmBaseContext);
@@ -389,7 +389,7 @@ static void ctx_child(int ordinal, void *arg)
     send_int(pvm_parent(), 40, pvm_getcontext());
 }
 
-static void test_children_inherit_context(void)
+TEST(children_inherit_context)
 {
     int c = pvm_newcontext();
     pvm_setcontext(c);
@@ -410,7 +410,7 @@ static int handler(int mid)
     return 0;
 }
 
-static void test_message_handlers(void)
+TEST(message_handlers)
 {
     int me = pvm_mytid();
     int sb = pvm_initsend(PvmDataDefault);
@@ -448,7 +448,7 @@ static void handoff_sender(int ordinal, void *arg)
     send_int(pvm_parent(), 70, ordinal);
 }
 
-static void test_blocked_receiver_hands_off_to_its_sender(void)
+TEST(blocked_receiver_hands_off_to_its_sender)
 {
     int tids[3];
     norder = 0;
@@ -459,22 +459,8 @@ static void test_blocked_receiver_hands_off_to_its_sender(void)
     CHECK_EQ(recv_int(-1, 70) + recv_int(-1, 70), 0 + 1);
 }
 
-int main(void)
-{
-    RUN(send_to_self_and_bad_params);
-    RUN(fifo_and_wildcards);
-    RUN(pairwise_order_between_tasks);
-    RUN(nrecv_trecv_free_the_receive_buffer);
-    RUN(trecv_gets_message_before_timeout);
-    RUN(probe_returns_the_id_recv_will_return);
-    RUN(precv_psend);
-    RUN(recvf);
-    RUN(mcast);
-    RUN(copy_on_write);
-    RUN(contexts_isolate_traffic);
-    RUN(children_inherit_context);
-    RUN(message_handlers);
-    RUN(blocked_receiver_hands_off_to_its_sender);
-    CHECK_EQ(pvm_exit(), 0);
-    return 0;
-}
+/* Every case ends by leaving PVM, which must succeed. */
+static void leave_pvm(void) { CHECK_EQ(pvm_exit(), 0); }
+HARNESS_AFTER(leave_pvm)
+
+HARNESS_MAIN()

@@ -236,7 +236,7 @@ static void stress_task(int me, void *unused)
     done_count++;
 }
 
-int main(void)
+TEST(every_message_once_in_order_intact)
 {
     const char *env = getenv("UPVM_STRESS_SEED");
     seed = env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)upvm_now_ns();
@@ -254,5 +254,6 @@ int main(void)
     CHECK_EQ(pvm_exit(), 0);
     fprintf(stderr, "%d tasks x %d messages: all delivered once, in order, intact\n",
             NTASKS, NMSGS);
-    return 0;
 }
+
+HARNESS_MAIN()

@@ -36,7 +36,7 @@ static int waiter(int argc, char **argv)
 }
 UPVM_TASK("waiter", waiter)
 
-static void test_enrolment_and_identity(void)
+TEST(enrolment_and_identity)
 {
     int me = pvm_mytid();
     CHECK_EQ(me, 0x40001); /* ref §15: the first task of host 1 */
@@ -52,7 +52,7 @@ static void test_enrolment_and_identity(void)
     CHECK_EQ(pvm_pstat(me), PvmOk);
 }
 
-static void test_spawn_by_name(void)
+TEST(spawn_by_name)
 {
     int me = pvm_mytid();
     int tids[3] = {0x5555, 0x5555, 0x5555};
@@ -82,7 +82,7 @@ static void test_spawn_by_name(void)
     CHECK(pvm_recv(tids[0], 10) > 0);
 }
 
-static void test_spawn_failures(void)
+TEST(spawn_failures)
 {
     int tids[4] = {0x5555, 0x5555, 0x5555, 0x5555};
     pvm_errno = 4242;
@@ -125,27 +125,29 @@ static void test_spawn_failures(void)
     CHECK_STR_CONTAINS(err, autoerr_line("pvm_spawn", "Bad parameter"));
 }
 
-/* With PvmNoSpawnParent the child has no parent (PvmParentNotSet). */
-static int orphan_parent;
+/* With PvmNoSpawnParent the child has no parent (PvmParentNotSet).  It
+ * tells the spawner, whose tid is its argument, by message: with
+ * UPVM_NODES it may run on another node. */
 static int orphan(int argc, char **argv)
 {
-    orphan_parent = pvm_parent();
+    CHECK_EQ(argc, 2);
+    send_int((int)strtol(argv[1], NULL, 0), 91, pvm_parent());
     return 0;
 }
 UPVM_TASK("orphan", orphan)
 
-static void test_no_spawn_parent(void)
+TEST(no_spawn_parent)
 {
-    int tid;
-    CHECK_EQ(pvm_spawn("orphan", NULL, PvmNoSpawnParent, "", 1, &tid), 1);
-    int me = pvm_mytid();
+    int tid, me = pvm_mytid();
+    char metid[16], *args[] = {metid, NULL};
+    snprintf(metid, sizeof metid, "%#x", (unsigned)me);
+    CHECK_EQ(pvm_spawn("orphan", args, PvmNoSpawnParent, "", 1, &tid), 1);
     CHECK_EQ(pvm_notify(PvmTaskExit, 90, 1, &tid), 0);
     CHECK_EQ(recv_int(-1, 90), tid);
-    CHECK_EQ(orphan_parent, PvmParentNotSet);
-    (void)me;
+    CHECK_EQ(recv_int(tid, 91), PvmParentNotSet);
 }
 
-static void test_notify_task_exit(void)
+TEST(notify_task_exit)
 {
     int tid;
     CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
@@ -196,7 +198,7 @@ static void test_notify_task_exit(void)
     CHECK_EQ(pvm_notify(PvmHostAdd | PvmNotifyCancel, 97, 0, NULL), 0);
 }
 
-static void test_kill(void)
+TEST(kill)
 {
     int tid;
     CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
@@ -220,7 +222,7 @@ static void test_kill(void)
     CHECK_EQ(pvm_sendsig(pvm_mytid(), 0), 0);
 }
 
-static void test_tasks_and_config(void)
+TEST(tasks_and_config)
 {
     int tid;
     CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 1, &tid), 1);
@@ -269,7 +271,7 @@ static void test_tasks_and_config(void)
     CHECK_STR_CONTAINS(pvm_version(), "3.4.6");
 }
 
-static void test_options(void)
+TEST(options)
 {
     /* ref §7: defaults */
     CHECK_EQ(pvm_getopt(PvmRoute), PvmAllowDirect);
@@ -322,7 +324,7 @@ static int autoerr2(int argc, char **argv)
 }
 UPVM_TASK("autoerr2", autoerr2)
 
-static void test_autoerr_levels(void)
+TEST(autoerr_levels)
 {
     int tid;
     capture_begin();
@@ -335,8 +337,9 @@ static void test_autoerr_levels(void)
     CHECK_STR_CONTAINS(err, line);
 }
 
-static void test_error_texts(void)
+TEST(error_texts)
 {
+    CHECK(pvm_mytid() > 0); /* enrolled: pvm_perror names the task */
     /* ref §16-17 */
     CHECK_EQ(pvm_nerr, 37);
     CHECK_EQ(strcmp(pvm_errlist[2], "Bad parameter"), 0);
@@ -365,7 +368,7 @@ static void errno_child(int ordinal, void *arg)
     CHECK_EQ(pvm_errno, PvmBadParam);
 }
 
-static void test_pvm_errno_is_per_task(void)
+TEST(pvm_errno_is_per_task)
 {
     pvm_errno = 0;
     int tid;
@@ -388,7 +391,7 @@ static void reenroll_child(int ordinal, void *arg)
     *result = second;
 }
 
-static void test_exit_and_reenrol(void)
+TEST(exit_and_reenrol)
 {
     int tid, second = 0;
     CHECK_EQ(upvm_task_spawn_func(reenroll_child, &second, 1, &tid), 1);
@@ -444,7 +447,7 @@ static void test_add_delete_host(int nhost)
     (void)me;
 }
 
-static void test_pvmd_only_functions(void)
+TEST(pvmd_only_functions)
 {
     int *fds;
     capture_begin();
@@ -475,7 +478,7 @@ static void on_sigterm(int sig) { got_sigterm = 1; }
 
 /* pvm_halt ends every task, then SIGTERMs the caller (ref §14): with a
  * handler installed it returns 0. */
-static void test_halt(void)
+TEST(halt)
 {
     int tids[3];
     CHECK_EQ(pvm_spawn("waiter", NULL, 0, "", 3, tids), 3);
@@ -491,22 +494,8 @@ static void test_halt(void)
     signal(SIGTERM, SIG_DFL);
 }
 
-int main(void)
-{
-    RUN(enrolment_and_identity);
-    RUN(spawn_by_name);
-    RUN(spawn_failures);
-    RUN(no_spawn_parent);
-    RUN(notify_task_exit);
-    RUN(kill);
-    RUN(tasks_and_config);
-    RUN(options);
-    RUN(autoerr_levels);
-    RUN(error_texts);
-    RUN(pvm_errno_is_per_task);
-    RUN(exit_and_reenrol);
-    RUN(pvmd_only_functions);
-    RUN(halt);
-    CHECK_EQ(pvm_exit(), 0);
-    return 0;
-}
+/* Every case ends by leaving PVM, which must succeed. */
+static void leave_pvm(void) { CHECK_EQ(pvm_exit(), 0); }
+HARNESS_AFTER(leave_pvm)
+
+HARNESS_MAIN()

@@ -25,7 +25,6 @@
 #               one of the job's first task (started from the shell)
 set -u
 build=$(cd "$1" && pwd)
-src=$(cd "$(dirname "$0")" && pwd)
 case=$2
 upvm=$build/tools/upvm/upvm
 raw=$build/tests/tools/ctl-raw
@@ -57,7 +56,8 @@ fail() {
     exit 1
 }
 
-"$build/tools/upvmcc/upvmcc" -O1 -o "$work/ctl-job" "$src/ctl-job.c" || fail "upvmcc ctl-job.c"
+# ctl-job.c, built with upvmcc by tests/tools/CMakeLists.txt
+cp "$build/tests/tools/ctl-job" "$work/ctl-job" || fail "no ctl-job: build first (cmake --build $build)"
 
 # start N HOW [PRE]: job N, in its own session, started HOW (run: by upvm
 # run --nodes 2; direct: as ./ctl-job with UPVM_NODES=2), after the shell

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "harness.h"
 #include "util/env.h"
 
 /* ------------------------------------------------------------ stderr */
@@ -83,7 +83,7 @@ static int quiet_size(const char *name, const char *value, const struct env_num 
     return rc;
 }
 
-static void test_size(void)
+TEST(size)
 {
     uint64_t v = 0;
     CHECK_EQ(quiet_size("UPVM_TEST_SIZE", NULL, &ring, &v), 0);
@@ -102,7 +102,7 @@ static void test_size(void)
     CHECK_EQ(v, 4096);
 }
 
-static void test_bad_size(void)
+TEST(bad_size)
 {
     static const struct {
         const char *name, *value;
@@ -125,7 +125,7 @@ static void test_bad_size(void)
     }
 }
 
-static void test_size_kinds(void)
+TEST(size_kinds)
 {
     /* at most (no minimum), the default with its suffix */
     static const struct env_num stack = {.max = 1 << 30, .dflt = 256 << 10};
@@ -166,7 +166,7 @@ static void test_size_kinds(void)
 
 /* ------------------------------------------------------------ numbers */
 
-static void test_uint(void)
+TEST(uint)
 {
     static const struct env_word cores[] = {{"cores", 12}, {NULL, 0}};
     static const struct env_num nodes = {.min = 1, .max = 32, .dflt = 4, .words = cores};
@@ -212,7 +212,7 @@ static void test_uint(void)
 
 /* ------------------------------------------------------------ words */
 
-static void test_choice(void)
+TEST(choice)
 {
     static const char *const idle[] = {"adaptive", "spin", "block", NULL};
     int i = -9;
@@ -250,7 +250,7 @@ static void test_choice(void)
     CHECK_EQ(i, -1);
 }
 
-static void test_flag(void)
+TEST(flag)
 {
     static const struct {
         const char *value;
@@ -266,7 +266,7 @@ static void test_flag(void)
 
 /* ------------------------------------------------------------ addresses */
 
-static void test_addr(void)
+TEST(addr)
 {
     const uint64_t dflt = 0x200000000000ull;
     uint64_t v;
@@ -294,7 +294,7 @@ static void test_addr(void)
     }
 }
 
-static void test_reject(void)
+TEST(reject)
 {
     set("UPVM_TEST_REJECT", "0x7fffe0000000");
     capture();
@@ -305,7 +305,7 @@ static void test_reject(void)
 
 /* ------------------------------------------------------------ once */
 
-static void test_said_once(void)
+TEST(said_once)
 {
     set("UPVM_TEST_ONCE", "12x");
     uint64_t v;
@@ -329,16 +329,4 @@ static void test_said_once(void)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-int main(void)
-{
-    RUN(size);
-    RUN(bad_size);
-    RUN(size_kinds);
-    RUN(uint);
-    RUN(choice);
-    RUN(flag);
-    RUN(addr);
-    RUN(reject);
-    RUN(said_once);
-    return 0;
-}
+HARNESS_MAIN()
