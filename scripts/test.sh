@@ -9,7 +9,7 @@ JOBS=${JOBS:-$(nproc)}
 
 run_build() { # $1 build dir, rest: cmake options
     local dir=$1; shift
-    cmake -S . -B "$dir" -G Ninja -DUPVM_BUILD_BENCH=ON "$@" >/dev/null
+    cmake -S . -B "$dir" -G Ninja -DUPVM_BUILD_BENCH=ON -DUPVM_WERROR=ON "$@" >/dev/null
     cmake --build "$dir"
     (cd "$dir" && ctest --output-on-failure --timeout 300 -j "$JOBS")
 }

@@ -43,9 +43,9 @@ static void task_free(void *ptr)
 
 /* ------------------------------------------------------------ strings */
 
-char *proc_strndup(const char *s, size_t n)
+/* A copy of the first len bytes of s, terminated, on the task's heap. */
+static char *copy_string(const char *s, size_t len)
 {
-    size_t len = strnlen(s, n);
     char *d = task_malloc(len + 1);
     if (!d) {
         errno = ENOMEM;
@@ -56,9 +56,14 @@ char *proc_strndup(const char *s, size_t n)
     return d;
 }
 
+char *proc_strndup(const char *s, size_t n)
+{
+    return copy_string(s, strnlen(s, n));
+}
+
 char *proc_strdup(const char *s)
 {
-    return proc_strndup(s, SIZE_MAX);
+    return copy_string(s, strlen(s));
 }
 
 int proc_vasprintf(char **out, const char *fmt, va_list ap)
