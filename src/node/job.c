@@ -18,6 +18,7 @@
 #include "node/job.h"
 #include "node/launch.h"
 #include "node/control.h"
+#include "node/cpus.h"
 #include "node/kinds.h"
 #include "node/rpc.h"
 #include "util/env.h"
@@ -88,8 +89,8 @@ static void gone_vote_drop_voter(int voter);
 
 int node_job_cores(void)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores > NODE_MAX / 2 ? NODE_MAX / 2 : cores > 0 ? (int)cores : 1;
+    int cpus = node_cpus_usable();
+    return cpus > NODE_MAX / 2 ? NODE_MAX / 2 : cpus;
 }
 
 int node_job_nodes_from_env(int dflt)

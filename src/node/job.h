@@ -77,7 +77,8 @@ int node_job_start(int nnodes) HIDDEN;
 /* The number of nodes asked for: UPVM_NODES (a count, or "cores"), else
  * dflt.  A bad value is reported and gives dflt. */
 int node_job_nodes_from_env(int dflt) HIDDEN;
-/* One node per online core (at most NODE_MAX / 2: room to add nodes). */
+/* One node per CPU this process may use (node/cpus.h: affinity, cgroup
+ * quota), at most NODE_MAX / 2 (room to add nodes). */
 int node_job_cores(void) HIDDEN;
 
 /* True in a node of a job of more than one node. */
