@@ -38,6 +38,7 @@ struct flush {
     bool installed;         /* the task runs here: frames may go in */
     uint64_t blocked;       /* channels (nodes) whose marker is missing */
     list_link_t frames;     /* held, in arrival order */
+    list_link_t sends;      /* the task's own messages to other nodes, held */
     uint32_t nheld[NODE_MAX];
 };
 
@@ -97,6 +98,20 @@ static int hold(struct flush *x, int src, const struct node_frame *f, const void
     return 0;
 }
 
+/* The task's messages to other nodes, held while its flush went on, go
+ * now, in the order it sent them (through on_msg: routed, or delivered
+ * here if their task is here by now). */
+static void send_held(struct flush *x)
+{
+    list_link_t *l;
+    while ((l = list_pop_front(&x->sends))) {
+        struct held *h = list_entry(l, struct held, link);
+        pvm_trace("t%x: sends its held message to t%x", (unsigned)x->tid, (unsigned)h->f.a);
+        node_dispatch(node_job_self(), &h->f, h->p, h->len);
+        free(h);
+    }
+}
+
 /* Hand on every held frame whose channel is open now, in order; the flush
  * ends when nothing is held or blocked. */
 static void release(struct flush *x)
@@ -131,6 +146,7 @@ static void release(struct flush *x)
     }
     if (x->installed && !x->blocked && list_empty(&x->frames)) {
         int tid = x->tid;
+        send_held(x);
         list_unlink(&x->link);
         free(x);
         pvm_trace("t%x: flush over", (unsigned)tid);
@@ -159,6 +175,37 @@ bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t l
         return false;
     }
     return true;
+}
+
+/*
+ * Messages a task sent before it moved may still be on their way from the
+ * node it left (in that node's ring to their destination, or in its send
+ * queue) when it sends again from here: the two take different paths, and
+ * the destination's node may read the newer first.  Every other node's
+ * marker (the flush's `blocked`) comes after that node has handled what
+ * the old node sent it before the move, so the task's messages to other
+ * nodes wait here until its flush is over.  Its messages to this node's
+ * tasks need no wait: what the old node sent here came before the task.
+ */
+int pvm_route_hold_send(int src_tid, msg_buf_t *b, int dst_tid)
+{
+    struct flush *x = list_empty(&flushes) ? NULL : flush_of(src_tid);
+    if (likely(!x || !x->installed))
+        return 1;
+    size_t n = msg_buf_serial_size(b);
+    struct held *h = malloc(sizeof *h + n);
+    size_t wrote = 0;
+    if (!h || msg_buf_serialize(b, h->p, n, &wrote) != 0) {
+        free(h);
+        return PvmNoMem;
+    }
+    h->src = node_job_self();
+    h->f = (struct node_frame){K_MSG, dst_tid, 0, 0};
+    h->len = wrote;
+    list_push_back(&x->sends, &h->link);
+    pvm_trace("t%x: message to t%x held until its flush is over", (unsigned)src_tid,
+              (unsigned)dst_tid);
+    return 0;
 }
 
 int pvm_route_hold_local(struct pvm_task *dst, msg_buf_t *b)
@@ -227,6 +274,7 @@ int pvm_route_expect(int tid)
         return -ENOMEM;
     x->tid = tid;
     list_init(&x->frames);
+    list_init(&x->sends);
     list_push_back(&flushes, &x->link);
     pvm_trace("t%x: expected", (unsigned)tid);
     return 0;

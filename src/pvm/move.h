@@ -84,6 +84,12 @@ bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t l
  * order, until this node's marker has come back.  0 or PvmNoMem. */
 int pvm_route_hold_local(struct pvm_task *dst, msg_buf_t *b) HIDDEN;
 
+/* A message from src_tid (a task of this node) to dst_tid on another
+ * node: while src_tid's own flush goes on here (it has just arrived), it
+ * waits, in order, so that it cannot overtake what src_tid sent before it
+ * moved.  0: held (b is not kept); 1: not held, send it now; PvmNoMem. */
+int pvm_route_hold_send(int src_tid, msg_buf_t *b, int dst_tid) HIDDEN;
+
 /* pvm_deliver without the flush check (messages the flush releases). */
 int pvm_deliver_now(struct pvm_task *dst, msg_buf_t *b) HIDDEN;
 

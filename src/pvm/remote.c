@@ -137,6 +137,9 @@ static int serialize_to_wire(msg_buf_t *b, size_t *n)
 
 int pvm_remote_send(msg_buf_t *b, int dst_tid)
 {
+    int held = pvm_route_hold_send(msg_buf_hdr(b)->src, b, dst_tid);
+    if (held != 1)
+        return held;
     int node = node_dir_route(&pvm_dir, dst_tid);
     if (node < 0 || node == node_job_self() || !node_job_up(node))
         return 0; /* no such node: dropped, as PVM drops a message to no task */
