@@ -29,4 +29,20 @@ int run_job_start(int dflt_nodes) HIDDEN;
  * run_job_start.  Default: this process's name. */
 void run_set_program(const char *path) HIDDEN;
 
+/* How an MPI launcher started this process (launched.c). */
+struct run_launch {
+    const char *launcher;   /* "Open MPI's mpirun", ... */
+    const char *size_var;   /* the variable that says the size */
+    int size, rank;
+};
+
+/* K > 1 when a launcher started this process as one of K ranks (*out
+ * says which), else 0: read from the launchers' environment variables
+ * (Open MPI, MPICH/PMI, Slurm's srun), so it needs no MPI library. */
+int run_launched_ranks(struct run_launch *out) HIDDEN;
+
+/* A UPVM without MPI started as one rank of several: say so (rank 0) and
+ * exit with status 2 in every rank, rather than run K separate jobs. */
+_Noreturn void run_refuse_ranks(const struct run_launch *l) HIDDEN;
+
 #endif /* UPVM_RUN_H */

@@ -13,7 +13,8 @@
 set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
-           map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show)
+           map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
+           mpi-ranks)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -172,6 +173,28 @@ sc_not-upvmcc() {
 # upvmcc -show prints the command it would run: position-independent code
 sc_upvmcc-show() {
     "$cc" -show -o x x.c | grep -q -- "-fPIC" || fail "upvmcc -show"
+}
+
+# started as one rank of several by an MPI launcher (its variables, no
+# mpirun needed): without the MPI transport every rank refuses, rank 0
+# says why, instead of K separate jobs each running the whole program
+sc_mpi-ranks() {
+    setup family
+    local vars
+    for vars in "OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK" "PMI_SIZE=3 PMI_RANK" \
+                "SLURM_STEP_NUM_TASKS=3 SLURM_PROCID"; do
+        out=$(cd "$tmp" && env ${vars}=0 timeout 20 ./family 2>&1); rc=$?
+        [ $rc -eq 2 ] || fail "$vars=0: exited $rc, expected 2: $out"
+        grep -q "rank 0 of 3 started by .*built without MPI" <<<"$out" || fail "$vars=0: $out"
+        ! grep -q '^OK$' <<<"$out" || fail "$vars=0: the program ran"
+        out=$(cd "$tmp" && env ${vars}=2 timeout 20 ./family 2>&1); rc=$?
+        [ $rc -eq 2 ] && [ -z "$out" ] || fail "$vars=2: exited $rc, said: $out"
+        out=$(cd "$tmp" && env ${vars}=2 timeout 20 "$upvm" run ./family 2>&1); rc=$?
+        [ $rc -eq 2 ] || fail "upvm run as $vars=2: exited $rc: $out"
+    done
+    # one rank of one: an ordinary job
+    out=$(cd "$tmp" && OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_RANK=0 timeout 20 ./family 2>&1)
+    grep -q '^OK$' <<<"$out" || fail "a job of one rank did not run: $out"
 }
 
 # ------------------------------------------------------------------ run
