@@ -73,8 +73,16 @@ enum { W_AWAKE = 0, W_SLEEPING = 1, W_WAKE_PENDING = 2 };
 #define FRAME_COST 64        /* budget a frame takes beyond its bytes (MPI's envelope) */
 #define TX_MAX_PER_DST 512   /* incomplete sends to one node: Testsome's work is linear */
 #define TX_TEST_AT 16        /* net_send tests earlier sends from this many on */
+/* Sleeps between probes (backoff): each costs ~30 µs of CPU on the VMs we
+ * measure on (a timed FUTEX_WAIT), and a probe 0.1 µs (shared memory) to
+ * 7 µs (TCP), so a probe per ms is ~3% of a core.  The cap is 1 ms, then
+ * a tenth of the time the wait has lasted, up to 10 ms (~0.4%): a frame
+ * that comes to a long-idle node is late by at most a tenth of the idle
+ * time (10 ms at most). */
 #define BACKOFF_MIN_NS 20000u
-#define BACKOFF_MAX_NS 1000000u  /* idle: a probe per ms, ~1 µs of CPU each */
+#define BACKOFF_MAX_NS 1000000u
+#define BACKOFF_SHARE 10u
+#define BACKOFF_LONG_NS 10000000u
 #define BACKOFF_BUSY_NS 100000u  /* a transfer under way needs our calls */
 #define BUSY_BYTES 16384     /* a send this large may need us (rendezvous) */
 #define SPIN_CHECK 8         /* probes before a spin reads the clock */
@@ -432,7 +440,7 @@ static int probe(void)
 /* The receive buffer, at least len bytes; NULL: no memory. */
 static uint8_t *rx_space(size_t len)
 {
-    if (len <= node_mpi.scratch_cap)
+    if (node_mpi.scratch && len <= node_mpi.scratch_cap)
         return node_mpi.scratch;
     size_t cap = len > RX_MIN ? len : RX_MIN;
     uint8_t *b = malloc(cap);
@@ -627,16 +635,23 @@ static bool spin_for(struct wait_clock *c, uint64_t ns)
     }
 }
 
-/* Sleeps between probes, each sleep twice the last, up to BACKOFF_MAX_NS
- * (BACKOFF_BUSY_NS while a transfer is under way), until something is
- * ready (1) or deadline (0: none) passed (0). */
-static int backoff(uint64_t deadline)
+/* The longest sleep between two probes of a wait that began at t0. */
+static uint64_t nap_cap(uint64_t now, uint64_t t0)
+{
+    if (busy())
+        return BACKOFF_BUSY_NS;
+    uint64_t c = (now - t0) / BACKOFF_SHARE;
+    return c < BACKOFF_MAX_NS ? BACKOFF_MAX_NS : c > BACKOFF_LONG_NS ? BACKOFF_LONG_NS : c;
+}
+
+/* Sleeps between probes, each sleep twice the last, up to nap_cap, until
+ * something is ready (1) or deadline (0: none) passed (0). */
+static int backoff(uint64_t t0, uint64_t deadline)
 {
     uint64_t ns = BACKOFF_MIN_NS;
     for (;;) {
-        uint64_t cap = busy() ? BACKOFF_BUSY_NS : BACKOFF_MAX_NS, d = ns < cap ? ns : cap;
+        uint64_t now = net_now_ns(), cap = nap_cap(now, t0), d = ns < cap ? ns : cap;
         if (deadline) {
-            uint64_t now = net_now_ns();
             if (now >= deadline)
                 return 0;
             if (deadline - now < d)
@@ -667,7 +682,7 @@ static void adapt_after_sleep(uint64_t gap)
         node_mpi.spin_win = net_cur.cfg.spin_ns;
 }
 
-static int mpi_wait(int64_t timeout_ns)
+static int wait_idle(int64_t timeout_ns)
 {
     if (take_pending_wake() || ready())
         return 1;
@@ -696,9 +711,16 @@ static int mpi_wait(int64_t timeout_ns)
     if (spin == limit)
         return 0;
     (void)clock_since(&c); /* the start, for the deadline and the gap */
-    int woke = backoff(timeout_ns < 0 ? 0 : c.t0 + limit);
+    int woke = backoff(c.t0, timeout_ns < 0 ? 0 : c.t0 + limit);
     if (woke && idle == NET_IDLE_ADAPTIVE)
         adapt_after_sleep(clock_since(&c));
+    return woke;
+}
+
+static int mpi_wait(int64_t timeout_ns)
+{
+    int woke = wait_idle(timeout_ns);
+    send_asked_wakes(); /* one may be why we woke */
     return woke;
 }
 
