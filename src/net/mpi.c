@@ -41,12 +41,14 @@
  * Idling.  MPI has no blocking wait that another thread can interrupt, and
  * its blocking calls spin.  So net_wait probes (MPI_Improbe, which also
  * moves MPI's transfers on), and between probes spins (NET_IDLE_SPIN), or
- * sleeps in FUTEX_WAIT with a timeout that doubles from BACKOFF_MIN_NS to
- * BACKOFF_MAX_NS (NET_IDLE_BLOCK: ~0.1% of a core while idle), or spins
- * for the adaptive window first (NET_IDLE_ADAPTIVE, as in shm.c).  While a
+ * sleeps in FUTEX_WAIT for a tenth of the time waited so far, 20 µs to
+ * 10 ms (NET_IDLE_BLOCK: ~0.5% of a core while idle), or spins for the
+ * adaptive window first (NET_IDLE_ADAPTIVE, as in shm.c).  While a
  * transfer is under way the sleeps stay under BACKOFF_BUSY_NS: MPI moves a
  * large message's data only while both sides call it.  net_wake of this
- * node, from any thread, sets the futex word and wakes the sleep at once.
+ * node, from any thread, sets the futex word and wakes the sleep at once;
+ * net_wake of another node is a TAG_WAKE message, which only the thread
+ * that calls MPI sends (mpi_wake).
  */
 #define _GNU_SOURCE
 #include "net/net_impl.h"
@@ -73,14 +75,14 @@ enum { W_AWAKE = 0, W_SLEEPING = 1, W_WAKE_PENDING = 2 };
 #define FRAME_COST 64        /* budget a frame takes beyond its bytes (MPI's envelope) */
 #define TX_MAX_PER_DST 512   /* incomplete sends to one node: Testsome's work is linear */
 #define TX_TEST_AT 16        /* net_send tests earlier sends from this many on */
-/* Sleeps between probes (backoff): each costs ~30 µs of CPU on the VMs we
- * measure on (a timed FUTEX_WAIT), and a probe 0.1 µs (shared memory) to
- * 7 µs (TCP), so a probe per ms is ~3% of a core.  The cap is 1 ms, then
- * a tenth of the time the wait has lasted, up to 10 ms (~0.4%): a frame
- * that comes to a long-idle node is late by at most a tenth of the idle
- * time (10 ms at most). */
+/* Sleeps between probes (backoff).  Each costs ~30 µs of CPU on the VMs we
+ * measure on (a timed FUTEX_WAIT and its wake-up), a probe 0.1 µs (shared
+ * memory) to 7 µs (TCP).  A sleep lasts a tenth of the time the wait has
+ * lasted so far, from 20 µs to 10 ms: a frame is late by at most a tenth
+ * of the time it was waited for (a ping-pong whose sides both sleep stays
+ * within ~10% of its own pace instead of drifting to the longest sleep),
+ * and a long idle wait costs a probe per 10 ms (~0.4% of a core). */
 #define BACKOFF_MIN_NS 20000u
-#define BACKOFF_MAX_NS 1000000u
 #define BACKOFF_SHARE 10u
 #define BACKOFF_LONG_NS 10000000u
 #define BACKOFF_BUSY_NS 100000u  /* a transfer under way needs our calls */
@@ -653,22 +655,19 @@ static bool spin_for(struct wait_clock *c, uint64_t ns)
     }
 }
 
-/* The longest sleep between two probes of a wait that began at t0. */
-static uint64_t nap_cap(uint64_t now, uint64_t t0)
+/* The next sleep of a wait that began at t0. */
+static uint64_t nap_ns(uint64_t now, uint64_t t0)
 {
-    if (busy())
-        return BACKOFF_BUSY_NS;
-    uint64_t c = (now - t0) / BACKOFF_SHARE;
-    return c < BACKOFF_MAX_NS ? BACKOFF_MAX_NS : c > BACKOFF_LONG_NS ? BACKOFF_LONG_NS : c;
+    uint64_t ns = (now - t0) / BACKOFF_SHARE, cap = busy() ? BACKOFF_BUSY_NS : BACKOFF_LONG_NS;
+    return ns < BACKOFF_MIN_NS ? BACKOFF_MIN_NS : ns > cap ? cap : ns;
 }
 
-/* Sleeps between probes, each sleep twice the last, up to nap_cap, until
- * something is ready (1) or deadline (0: none) passed (0). */
+/* Sleeps between probes until something is ready (1) or deadline (0:
+ * none) passed (0). */
 static int backoff(uint64_t t0, uint64_t deadline)
 {
-    uint64_t ns = BACKOFF_MIN_NS;
     for (;;) {
-        uint64_t now = net_now_ns(), cap = nap_cap(now, t0), d = ns < cap ? ns : cap;
+        uint64_t now = net_now_ns(), d = nap_ns(now, t0);
         if (deadline) {
             if (now >= deadline)
                 return 0;
@@ -677,14 +676,14 @@ static int backoff(uint64_t t0, uint64_t deadline)
         }
         if (nap(d) || ready())
             return 1;
-        ns = 2 * d;
     }
 }
 
 /* The adaptive window, as in shm.c (without the waker's cpu, which a
  * message from another host does not tell): a sleep that ended within
- * spin_max_ns / 2 grows it to twice that gap; a long sleep, or spins that
- * ended in a quarter of it, shrink it. */
+ * spin_max_ns grows it to twice that gap (at most spin_max_ns; here a
+ * sleep ends only at a probe, and its wake-up alone takes tens of µs); a
+ * long sleep, or spins that ended in a quarter of it, shrink it. */
 static void adapt_after_spin(struct wait_clock *c)
 {
     uint64_t lo = net_cur.cfg.spin_ns;
@@ -694,8 +693,10 @@ static void adapt_after_spin(struct wait_clock *c)
 
 static void adapt_after_sleep(uint64_t gap)
 {
-    if (gap < net_cur.cfg.spin_max_ns / 2)
-        node_mpi.spin_win = 2 * gap > node_mpi.spin_win ? 2 * gap : node_mpi.spin_win;
+    uint64_t hi = net_cur.cfg.spin_max_ns;
+    if (gap < hi)
+        node_mpi.spin_win = 2 * gap > hi ? hi : 2 * gap > node_mpi.spin_win ? 2 * gap
+                                                                         : node_mpi.spin_win;
     else
         node_mpi.spin_win = net_cur.cfg.spin_ns;
 }
