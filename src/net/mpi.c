@@ -75,6 +75,7 @@ enum { W_AWAKE = 0, W_SLEEPING = 1, W_WAKE_PENDING = 2 };
 #define FRAME_COST 64        /* budget a frame takes beyond its bytes (MPI's envelope) */
 #define TX_MAX_PER_DST 512   /* incomplete sends to one node: Testsome's work is linear */
 #define TX_TEST_AT 16        /* net_send tests earlier sends from this many on */
+
 /* Sleeps between probes (backoff).  Each costs ~30 µs of CPU on the VMs we
  * measure on (a timed FUTEX_WAIT and its wake-up), a probe 0.1 µs (shared
  * memory) to 7 µs (TCP).  A sleep lasts a tenth of the time the wait has

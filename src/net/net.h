@@ -61,7 +61,8 @@ typedef enum net_idle {
 } net_idle_t;
 
 typedef struct net_config {
-    size_t ring_bytes;  /* shm: bytes of ring per ordered node pair */
+    size_t ring_bytes;  /* shm: bytes of ring per ordered node pair; MPI: bytes in
+                           flight to one node (net_init_mpi) */
     net_idle_t idle;
     uint64_t spin_ns;   /* adaptive: how long to spin before sleeping, at least */
     uint64_t spin_max_ns; /* adaptive: at most (below spin_ns: spin_ns) */
@@ -149,10 +150,16 @@ HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
  * from another thread it is handed to the scheduler thread (which is woken)
  * and sent at its next net_* call.
  *
+ * The contract above holds, with what MPI makes of three of its words: a
+ * send costs what an MPI_Isend costs (a system call over TCP, none over
+ * shared memory); net_sendv copies its pieces once, into the buffer MPI
+ * sends from; a dead rank is MPI's to handle (Open MPI ends the job;
+ * otherwise calls return -EIO).  src/net/README.md has the details.
+ *
  * Membership with MPI: the job is MPI_COMM_WORLD, fixed at start.  Every
  * rank is NET_PEER_UP, net_events never changes (0), net_board is NULL,
  * net_request_start answers -EBUSY (no absent slot to start; -EINVAL out of
- * range) and net_peer_status 0.  A rank that dies ends the MPI job.
+ * range) and net_peer_status 0.
  *
  * Errors: -EBUSY (a transport is up), -EINVAL (MPI not initialised, already
  * finalised, or below MPI_THREAD_FUNNELED, or not called from the main
