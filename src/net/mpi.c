@@ -42,13 +42,17 @@
  * its blocking calls spin.  So net_wait probes (MPI_Improbe, which also
  * moves MPI's transfers on), and between probes spins (NET_IDLE_SPIN), or
  * sleeps in FUTEX_WAIT for a tenth of the time waited so far, 20 µs to
- * 10 ms (NET_IDLE_BLOCK: ~0.5% of a core while idle), or spins for the
- * adaptive window first (NET_IDLE_ADAPTIVE, as in shm.c).  While a
- * transfer is under way the sleeps stay under BACKOFF_BUSY_NS: MPI moves a
- * large message's data only while both sides call it.  net_wake of this
- * node, from any thread, sets the futex word and wakes the sleep at once;
- * net_wake of another node is a TAG_WAKE message, which only the thread
- * that calls MPI sends (mpi_wake).
+ * 10 ms (NET_IDLE_BLOCK: ~0.6% of a core over a 2 s wait), or spins for
+ * the adaptive window first (NET_IDLE_ADAPTIVE; its rules differ from
+ * shm.c's, see adapt_after_sleep).  MPI moves a large message's data only
+ * while both sides call it: while one is under way the sleeps stay under
+ * BACKOFF_BUSY_NS, and adaptive spins instead (BUSY_SPIN_NS).  A timed
+ * sleep costs much more here than a futex wake in shm.c: ~30 µs of CPU
+ * and 60-150 µs of wall time on our VMs, whatever it asked for.
+ *
+ * net_wake of this node, from any thread, sets the futex word and wakes
+ * the sleep at once; net_wake of another node is a TAG_WAKE message, which
+ * only the thread that calls MPI sends (mpi_wake).
  */
 #define _GNU_SOURCE
 #include "net/net_impl.h"
@@ -151,6 +155,7 @@ static struct {
     _Atomic uint8_t *wake_req; /* net_wake of another node from another thread */
     _Atomic int any_wake_req;
     uint64_t spin_win;        /* adaptive: how long a wait spins now */
+    int64_t oversleep;        /* how much longer than asked the shortest sleeps last */
     bool said_error;
 } node_mpi;
 
@@ -670,10 +675,10 @@ static uint64_t nap_ns(uint64_t now, uint64_t t0)
 }
 
 /* Sleeps between probes until something is ready (1) or deadline (0:
- * none) passed (0); *naps: how many sleeps it took. */
-static int backoff(uint64_t t0, uint64_t deadline, unsigned *naps)
+ * none) passed (0). */
+static int backoff(uint64_t t0, uint64_t deadline)
 {
-    for (*naps = 1;; ++*naps) {
+    for (;;) {
         uint64_t now = net_now_ns(), d = nap_ns(now, t0);
         if (deadline) {
             if (now >= deadline)
@@ -681,28 +686,40 @@ static int backoff(uint64_t t0, uint64_t deadline, unsigned *naps)
             if (deadline - now < d)
                 d = deadline - now;
         }
-        if (nap(d) || ready())
+        bool woken = nap(d);
+        if (d == BACKOFF_MIN_NS && !woken) /* how much longer the shortest sleep takes */
+            node_mpi.oversleep += ((int64_t)(net_now_ns() - now - d) - node_mpi.oversleep) / 8;
+        if (woken || ready())
             return 1;
     }
 }
 
-/* The adaptive window, between spin_ns and spin_max_ns.  shm.c grows it
- * when a sleep was answered soon and shrinks it when spins end early; that
- * does not carry over.  Here a sleep ends only at a probe, and each takes
- * 60-150 µs on our VMs whatever it asked for (the timer's slack and the
- * wake-up), so "soon" is "within the first SOON_NAPS sleeps", and the
- * window then goes to spin_max_ns at once; only a wait that slept longer
- * brings it back to spin_ns.  Spins that end early do not shrink it: that
- * costs nothing (a spin ends when the frame comes), while a window too
- * short for the peer's next answer costs a sleep on each side.  (With
- * shm.c's rules two nodes that answered each other in 1 µs fell back to
- * sleeping at every hiccup and stayed there: 50-200 µs per 0 B hand-off.)
+/*
+ * The adaptive window.  shm.c grows it (spin_ns to spin_max_ns) when a
+ * sleep was answered soon and shrinks it when spins end early; that does
+ * not carry over.  Here a sleep ends only at a probe, and even the
+ * shortest lasts 60-150 µs on our VMs (the timer's slack, the wake-up:
+ * oversleep measures it).  Two nodes that answer each other at once but
+ * have both begun to sleep each find the other's frame only after a sleep,
+ * and stay so unless one of them spins longer than the other sleeps.  So:
+ *   - a wait that slept and was answered within SOON_NS ("soon": finer
+ *     cannot be told) sets the window to spin_max_ns, or to twice the
+ *     shortest sleep's real length if that is more;
+ *   - only a longer one brings it back to spin_ns;
+ *   - spins that end early do not shrink it: that costs nothing (a spin
+ *     ends when the frame comes), a window too short costs a sleep on
+ *     each side.
+ * (With shm.c's rules: 50-200 µs per 0 B hand-off instead of 1 µs over
+ * shared memory; with spin_max_ns alone, 25 µs instead of 11 over TCP.)
  */
-#define SOON_NAPS 3
+#define SOON_NS 1000000u
 
-static void adapt_after_sleep(unsigned naps)
+static void adapt_after_sleep(uint64_t gap)
 {
-    node_mpi.spin_win = naps <= SOON_NAPS ? net_cur.cfg.spin_max_ns : net_cur.cfg.spin_ns;
+    uint64_t hi = net_cur.cfg.spin_max_ns, two = 2 * (BACKOFF_MIN_NS + node_mpi.oversleep);
+    if (node_mpi.oversleep > 0 && two > hi)
+        hi = two;
+    node_mpi.spin_win = gap < SOON_NS ? hi : net_cur.cfg.spin_ns;
 }
 
 static int wait_idle(int64_t timeout_ns)
@@ -733,10 +750,9 @@ static int wait_idle(int64_t timeout_ns)
     if (spin == limit)
         return 0;
     (void)clock_since(&c); /* the start, for the deadline and the gap */
-    unsigned naps;
-    int woke = backoff(c.t0, timeout_ns < 0 ? 0 : c.t0 + limit, &naps);
+    int woke = backoff(c.t0, timeout_ns < 0 ? 0 : c.t0 + limit);
     if (woke && idle == NET_IDLE_ADAPTIVE)
-        adapt_after_sleep(naps);
+        adapt_after_sleep(clock_since(&c));
     return woke;
 }
 
@@ -897,6 +913,7 @@ int net_init_mpi(const net_config_t *cfg)
     if (net_cur.cfg.spin_max_ns < net_cur.cfg.spin_ns)
         net_cur.cfg.spin_max_ns = net_cur.cfg.spin_ns; /* a fixed window */
     node_mpi.spin_win = net_cur.cfg.spin_ns;
+    node_mpi.oversleep = 50000; /* a guess, measured from the first sleeps on */
     net_cur.node = rank;
     net_cur.nnodes = size;
     net_cur.events = NULL;
