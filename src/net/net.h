@@ -154,7 +154,10 @@ HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
  * send costs what an MPI_Isend costs (a system call over TCP, none over
  * shared memory); net_sendv copies its pieces once, into the buffer MPI
  * sends from; a dead rank is MPI's to handle (Open MPI ends the job;
- * otherwise calls return -EIO).  src/net/README.md has the details.
+ * otherwise calls return -EIO).  And MPI cannot wake a sleeping node: with
+ * block and adaptive, net_wait sleeps between probes (up to a tenth of the
+ * time waited, 10 ms at most), so a frame to a sleeping node waits for its
+ * next probe.  src/net/README.md has the details.
  *
  * Membership with MPI: the job is MPI_COMM_WORLD, fixed at start.  Every
  * rank is NET_PEER_UP, net_events never changes (0), net_board is NULL,
