@@ -170,18 +170,21 @@ void net_mpi_set_block(size_t bytes)
     frame_block = bytes && bytes < BLOCK_DEFAULT ? bytes : BLOCK_DEFAULT;
 }
 
-/* An MPI call failed: said once (the job is likely broken), -EIO. */
+/* An MPI call failed (with node peer; -1: any): said once (the job is
+ * likely broken), -EIO. */
 static int mpi_failed(const char *call, int rc, int peer)
 {
     if (!node_mpi.said_error) {
-        char why[MPI_MAX_ERROR_STRING];
+        char why[MPI_MAX_ERROR_STRING], with[32] = "";
         int n = 0;
         node_mpi.said_error = true;
         if (MPI_Error_string(rc, why, &n) != MPI_SUCCESS)
             snprintf(why, sizeof why, "MPI error %d", rc);
-        fprintf(stderr, "upvm: net (MPI transport, node %d): %s with node %d failed: %s; "
-                        "the MPI job is probably broken (later errors are not said)\n",
-                net_cur.node, call, peer, why);
+        if (peer >= 0)
+            snprintf(with, sizeof with, " with node %d", peer);
+        fprintf(stderr, "upvm: net (MPI transport, node %d): %s%s failed: %s; the MPI job is "
+                        "probably broken (later errors are not said)\n",
+                net_cur.node, call, with, why);
     }
     return -EIO;
 }
