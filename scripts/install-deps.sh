@@ -3,11 +3,13 @@
 # Debian 12, and only what is missing.  Called by scripts/demo.sh,
 # scripts/test.sh and .ci/run; safe to run again.
 #
-#   scripts/install-deps.sh           # build and test (what CI needs)
+#   scripts/install-deps.sh           # build and test (what CI needs; Open
+#                                     # MPI for the MPI transport and its
+#                                     # tests, MPICH for the check that it
+#                                     # builds with MPICH too)
 #   scripts/install-deps.sh --bench   # also the peers of the comparison
-#                                     # benchmarks: genuine PVM's pvmd (pvm)
-#                                     # and Open MPI (openmpi-bin,
-#                                     # libopenmpi-dev; bench/nodes-compare.sh)
+#                                     # benchmarks: genuine PVM's pvmd (pvm;
+#                                     # bench/nodes-compare.sh)
 #   scripts/install-deps.sh --dev     # also the developer's tools: clang-format
 #                                     # (tools/format.sh, .clang-format)
 set -euo pipefail
@@ -42,10 +44,15 @@ want gdb gdb          # tests/tools: the gdb extension
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
 want /usr/share/doc/pvm-examples/examples.tar.gz pvm-examples  # the examples tests/examples builds (never downloaded at test time)
+# MPI, by the explicit names: with both installed, mpicc and mpirun are
+# alternatives that may name either (cmake/mpi.cmake).  Debian keeps them
+# on Open MPI (priority 50 against MPICH's 40), whatever the order.
+want mpicc.openmpi libopenmpi-dev  # the MPI transport (src/net/mpi.c), bench/nodes-compare.sh
+want mpirun.openmpi openmpi-bin    # test-net-mpi-*, bench_net_mpi, nodes-compare
+want mpicc.mpich libmpich-dev      # net-mpi-builds-with-mpich
+want mpiexec.mpich mpich           # net-mpi-builds-with-mpich runs test-net-mpi under MPICH
 if [ "$BENCH" = 1 ]; then # opt-in: never needed to build or test
     want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare)
-    want mpicc libopenmpi-dev            # Open MPI's compiler wrapper and headers (nodes-compare)
-    want mpirun openmpi-bin              # Open MPI's launcher (nodes-compare)
 fi
 if [ "$DEV" = 1 ]; then # opt-in: a developer's tools, never run by CI
     want clang-format clang-format       # tools/format.sh with the root's .clang-format

@@ -7,6 +7,8 @@
 #include "net/net_impl.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -106,7 +108,63 @@ void net_fini(void)
     net_cur.ops = NULL;
     net_cur.node = -1;
     net_cur.nnodes = 0;
+    net_cur.events = NULL;
 }
+
+/* ------------------------------------------------------------ membership */
+
+static bool in_job(int node)
+{
+    return net_cur.ops && node >= 0 && node < net_cur.nnodes;
+}
+
+enum net_peer_state net_peer_state(int node)
+{
+    if (!in_job(node))
+        return NET_PEER_ABSENT;
+    return net_cur.ops->peer_state ? net_cur.ops->peer_state(node) : NET_PEER_UP;
+}
+
+int net_peer_status(int node)
+{
+    if (!in_job(node) || !net_cur.ops->peer_status)
+        return 0;
+    return net_cur.ops->peer_status(node);
+}
+
+int net_request_start(int node)
+{
+    if (!in_job(node))
+        return -EINVAL;
+    return net_cur.ops->request_start ? net_cur.ops->request_start(node) : -EBUSY;
+}
+
+void *net_board(int node)
+{
+    if (!in_job(node) || !net_cur.ops->board)
+        return NULL;
+    return net_cur.ops->board(node);
+}
+
+uint32_t net_events(void)
+{
+    const _Atomic uint32_t *e = net_cur.events;
+    return e ? atomic_load_explicit(e, memory_order_acquire) : 0;
+}
+
+#ifndef UPVM_HAVE_MPI
+/* This build has no MPI transport (src/net/CMakeLists.txt). */
+int net_init_mpi(const net_config_t *cfg)
+{
+    (void)cfg;
+    return -ENOSYS;
+}
+
+void net_mpi_set_block(size_t bytes)
+{
+    (void)bytes;
+}
+#endif
 
 void net_spin_until(uint64_t deadline_ns)
 {

@@ -9,10 +9,10 @@
  * message's serialised form, msg_buf_serialize) and get byte strings back.
  *
  * The interface is the same for every implementation; which one runs is
- * chosen once, at net_init_*.  Today there is the shared-memory one for
- * the nodes of one host (shm.c).  An MPI one for several hosts (decision 8)
- * adds a net_init_mpi() and an ops table; callers of net_send / net_poll /
- * net_wait do not change.
+ * chosen once, at net_init_*: the shared-memory one for the nodes of one
+ * host (shm.c, net_init_shm), or MPI point-to-point between the ranks of an
+ * MPI job, for several hosts (mpi.c, net_init_mpi; DESIGN.md decisions 8
+ * and 11).  Callers of net_send / net_poll / net_wait do not change.
  *
  * Contract, for every implementation:
  *   - net_send copies the frame: the caller may reuse its bytes at once.
@@ -61,7 +61,8 @@ typedef enum net_idle {
 } net_idle_t;
 
 typedef struct net_config {
-    size_t ring_bytes;  /* shm: bytes of ring per ordered node pair */
+    size_t ring_bytes;  /* shm: bytes of ring per ordered node pair; MPI: bytes in
+                           flight to one node (net_init_mpi) */
     net_idle_t idle;
     uint64_t spin_ns;   /* adaptive: how long to spin before sleeping, at least */
     uint64_t spin_max_ns; /* adaptive: at most (below spin_ns: spin_ns) */
@@ -126,7 +127,62 @@ HIDDEN int net_init_shm(net_shm_seg_t *seg, int node, const net_config_t *cfg);
 /* The same after exec: maps the segment from fd (which stays open). */
 HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
 
+/* ------------------------------------------------------ MPI, several hosts */
+
+/*
+ * net_init_mpi - this process becomes node `rank` of a job of `size` nodes,
+ * its rank and size in MPI_COMM_WORLD; every frame then goes by MPI
+ * point-to-point (mpi.c; src/net/README.md says how it meets the contract).
+ * cfg as for net_init_shm (NULL = environment): ring_bytes bounds the bytes
+ * in flight to one destination (sent, not yet known to be received), the
+ * idle policy says how net_wait waits.
+ *
+ * The caller initialises MPI first (MPI_Init_thread with at least
+ * MPI_THREAD_FUNNELED) and calls MPI_Finalize after net_fini; every rank of
+ * MPI_COMM_WORLD calls net_init_mpi (it duplicates MPI_COMM_WORLD, a
+ * collective call, so that the transport's tags never meet anyone else's
+ * messages) and net_fini.  With MPI_THREAD_FUNNELED the net_* calls, but
+ * net_wake of this node, come from the thread that initialised MPI (the
+ * scheduler thread); with SERIALIZED or MULTIPLE, from one thread at a time.
+ *
+ * net_wake(this node) may come from any thread, as with shm.  net_wake of
+ * another node sends it a message, so it belongs to the scheduler thread;
+ * from another thread it is handed to the scheduler thread (which is woken)
+ * and sent at its next net_* call.
+ *
+ * The contract above holds, with what MPI makes of three of its words: a
+ * send costs what an MPI_Isend costs (a system call over TCP, none over
+ * shared memory); net_sendv copies its pieces once, into the buffer MPI
+ * sends from; a dead rank is MPI's to handle (Open MPI ends the job;
+ * otherwise calls return -EIO).  And MPI cannot wake a sleeping node: with
+ * block and adaptive, net_wait sleeps between probes (up to a tenth of the
+ * time waited, 10 ms at most), so a frame to a sleeping node waits for its
+ * next probe.  src/net/README.md has the details.
+ *
+ * Membership with MPI: the job is MPI_COMM_WORLD, fixed at start.  Every
+ * rank is NET_PEER_UP, net_events never changes (0), net_board is NULL,
+ * net_request_start answers -EBUSY (no absent slot to start; -EINVAL out of
+ * range) and net_peer_status 0.
+ *
+ * Errors: -EBUSY (a transport is up), -EINVAL (MPI not initialised, already
+ * finalised, or below MPI_THREAD_FUNNELED, or not called from the main
+ * thread under FUNNELED), -ENOMEM, -EIO (MPI_Comm_dup failed), -ENOSYS
+ * (this build has no MPI transport: no MPI library was found, or
+ * UPVM_WITH_MPI=OFF).  Once up, net_send / net_poll may also return -EIO
+ * when MPI reports an error (said once on stderr).
+ */
+HIDDEN int net_init_mpi(const net_config_t *cfg);
+
+/* Tests only: frames above `bytes` go as one MPI message of a derived
+ * datatype made of `bytes`-byte blocks, as frames above INT_MAX bytes (MPI
+ * counts are ints) always do (in blocks of 1 GiB); 0 restores that.  Lets
+ * a test exercise that path with frames that fit in a test's memory. */
+HIDDEN void net_mpi_set_block(size_t bytes);
+
 /* ------------------------------------------------------------ membership */
+
+/* Membership is shm's: a launcher forks the nodes and writes their states
+ * into the segment.  With MPI every node is UP for good (net_init_mpi). */
 
 /* What the launcher says of a node: not started (yet), asked for by a node
  * (net_request_start), running, gone (it ended or died; its slot is never
@@ -148,7 +204,8 @@ HIDDEN int net_request_start(int node);
 /* A node: a GONE node's exit status (128 + signal when killed). */
 HIDDEN int net_peer_status(int node);
 
-/* A node: the state of node (ABSENT before init or out of range), and a
+/* A node: the state of node (ABSENT before init or out of range; UP with
+ * MPI), and a
  * counter that changes whenever any node's state does (one cheap load:
  * compare with the last value seen, poll the states when it differs). */
 HIDDEN enum net_peer_state net_peer_state(int node);

@@ -1,8 +1,14 @@
 /*
  * net_impl.h - what a transport implementation provides to net.c: one ops
  * table, installed by its net_init_* and called through net_cur.  net.c
- * checks arguments that every transport checks alike (dst range, size), so
- * the implementations get only valid calls.
+ * checks arguments that every transport checks alike (dst range, size, a
+ * node in range for the membership calls), so the implementations get only
+ * valid calls.
+ *
+ * Membership (net_peer_state and the rest) belongs to a transport that has
+ * a launcher and a shared segment (shm): one without leaves those ops NULL
+ * and net.events NULL, and every node of the job is then UP, with no
+ * board and no events (MPI: the job is MPI_COMM_WORLD, fixed at start).
  */
 #ifndef UPVM_NET_NET_IMPL_H
 #define UPVM_NET_NET_IMPL_H
@@ -17,6 +23,11 @@ struct net_ops {
     void (*wake)(int node);
     int (*flush)(void);
     void (*fini)(void);
+    /* membership, optional (NULL: every node UP, no board); node in range */
+    enum net_peer_state (*peer_state)(int node);
+    int (*peer_status)(int node);
+    int (*request_start)(int node);
+    void *(*board)(int node);
 };
 
 struct net_cur {
@@ -24,6 +35,9 @@ struct net_cur {
     int node, nnodes;
     net_config_t cfg;
     uint64_t spin_until;       /* net_spin_until */
+    /* net_events' counter (a pointer, not an op: it is read on every
+     * scheduler round, where one load must do); NULL: never changes */
+    const _Atomic uint32_t *events;
 };
 
 HIDDEN extern struct net_cur net_cur;

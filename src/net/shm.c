@@ -273,10 +273,9 @@ void net_shm_set_state(net_shm_seg_t *seg, int node, enum net_peer_state state, 
             futex_wake(&slots[i].word);
 }
 
-enum net_peer_state net_peer_state(int node)
+/* A node's view, through net.c (node in range, a transport up). */
+static enum net_peer_state shm_peer_state(int node)
 {
-    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
-        return NET_PEER_ABSENT;
     return (enum net_peer_state)atomic_load(&node_shm.slots[node].state);
 }
 
@@ -293,27 +292,21 @@ int net_shm_nslots(net_shm_seg_t *seg)
     return (int)((struct seg_hdr *)seg->base)->nnodes;
 }
 
-int net_peer_status(int node)
+static int shm_peer_status(int node)
 {
-    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
-        return 0;
     return atomic_load(&node_shm.slots[node].status);
 }
 
-int net_request_start(int node)
+static int shm_request_start(int node)
 {
-    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
-        return -EINVAL;
     uint32_t absent = NET_PEER_ABSENT;
     if (!atomic_compare_exchange_strong(&node_shm.slots[node].state, &absent, NET_PEER_STARTING))
         return -EBUSY;
     return 0;
 }
 
-void *net_board(int node)
+static void *shm_board(int node)
 {
-    if (!node_shm.hdr || node < 0 || node >= net_cur.nnodes)
-        return NULL;
     return (char *)node_shm.hdr + boards_off(net_cur.nnodes) + (size_t)node * NET_BOARD_BYTES;
 }
 
@@ -323,11 +316,6 @@ void *net_shm_board(net_shm_seg_t *seg, int node)
     if (node < 0 || node >= (int)h->nnodes)
         return NULL;
     return (char *)seg->base + boards_off((int)h->nnodes) + (size_t)node * NET_BOARD_BYTES;
-}
-
-uint32_t net_events(void)
-{
-    return node_shm.hdr ? atomic_load_explicit(&node_shm.hdr->events, memory_order_acquire) : 0;
 }
 
 /* ---------------------------------------------------------------- futex */
@@ -892,6 +880,8 @@ static void shm_fini(void)
 static const struct net_ops shm_ops = {
     .sendv = shm_sendv, .poll = shm_poll, .wait = shm_wait,
     .wake = shm_wake, .flush = shm_flush, .fini = shm_fini,
+    .peer_state = shm_peer_state, .peer_status = shm_peer_status,
+    .request_start = shm_request_start, .board = shm_board,
 };
 
 static void attach_rings(void *base, int n, int me)
@@ -943,6 +933,7 @@ static int attach(void *base, int node, const net_config_t *cfg)
     node_shm.spin_win = net_cur.cfg.spin_ns;
     net_cur.node = node;
     net_cur.nnodes = n;
+    net_cur.events = &h->events;
     net_cur.ops = &shm_ops;
     return 0;
 }

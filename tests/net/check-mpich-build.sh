@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# check-mpich-build.sh - the MPI transport is not Open MPI's alone: build
+# libupvm and test-net-mpi against MPICH in a temporary directory (with
+# -DMPI_C_COMPILER=mpicc.mpich, as cmake/mpi.cmake says), check that
+# src/net/mpi.c went in (its object, libmpich among libupvm's libraries),
+# and run test-net-mpi with 2 ranks under MPICH's mpiexec.
+#
+#   tests/net/check-mpich-build.sh SOURCE_DIR
+#
+# Exit 77 (skipped) when MPICH is not installed (mpicc.mpich; Debian:
+# apt-get install mpich libmpich-dev).  The directory goes, however this
+# ends.
+set -euo pipefail
+
+src=${1:?usage: check-mpich-build.sh SOURCE_DIR}
+if ! command -v mpicc.mpich >/dev/null 2>&1 || ! command -v mpiexec.mpich >/dev/null 2>&1; then
+    echo "skipped: MPICH is not installed (mpicc.mpich, mpiexec.mpich: apt-get install mpich libmpich-dev)"
+    exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/upvm-mpich.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { # $1: what failed, $2: the log to show
+    echo "check-mpich-build: $1" >&2
+    [ -n "${2:-}" ] && tail -40 "$2" >&2
+    exit 1
+}
+
+cmake -S "$src" -B "$tmp/build" -G Ninja -DUPVM_BUILD_BENCH=OFF \
+      -DMPI_C_COMPILER=mpicc.mpich >"$tmp/configure.log" 2>&1 ||
+    fail "configuring with MPICH failed" "$tmp/configure.log"
+grep -q "UPVM: MPI transport: yes (MPICH" "$tmp/configure.log" ||
+    fail "configure did not take MPICH for the MPI transport" "$tmp/configure.log"
+nice -n 10 cmake --build "$tmp/build" --target upvm test-net-mpi >"$tmp/build.log" 2>&1 ||
+    fail "building against MPICH failed" "$tmp/build.log"
+[ -f "$tmp/build/src/net/CMakeFiles/upvm_net_mpi.dir/mpi.c.o" ] ||
+    fail "src/net/mpi.c was not compiled"
+readelf -d "$tmp/build/src/libupvm.so" | grep -q 'NEEDED.*libmpich' ||
+    fail "libupvm.so does not link libmpich"
+timeout 240 mpiexec.mpich -n 2 "$tmp/build/tests/net/test-net-mpi" >"$tmp/run.log" 2>&1 ||
+    fail "test-net-mpi under MPICH (mpiexec.mpich -n 2) failed" "$tmp/run.log"
+echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks"
