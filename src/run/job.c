@@ -75,7 +75,7 @@ int run_job_start(int dflt_nodes)
         return node_job_self();
     struct run_launch launch;
     if (run_launched_ranks(&launch) > 1)
-        run_refuse_ranks(&launch); /* the MPI transport is not built in */
+        run_refuse_ranks(&launch); /* a job across MPI ranks: not yet */
     int want = node_job_nodes_from_env(dflt_nodes);
     if (want <= 1)
         return 0;

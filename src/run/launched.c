@@ -2,10 +2,12 @@
  * launched.c - was this process started as one rank of several by an MPI
  * launcher (mpirun / mpiexec of Open MPI or MPICH, Slurm's srun)?
  *
- * Each such rank is meant to be one node of ONE job (docs/hosts.md).  A
- * UPVM that cannot join them into one job must refuse to run rather than
- * run K independent copies of the program that each believe they are the
- * whole job: that is the mistake this check makes impossible.
+ * Each such rank is meant to be one node of ONE job.  A UPVM that cannot
+ * join them into one job (this one: a job lives on one host so far; the
+ * MPI transport, src/net/mpi.c, is not wired into the node layer yet) must
+ * refuse to run rather than run K independent copies of the program that
+ * each believe they are the whole job: the mistake this check makes
+ * impossible.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,12 +54,11 @@ void run_refuse_ranks(const struct run_launch *l)
 {
     if (l->rank == 0)
         fprintf(stderr,
-                "upvm: this process is rank 0 of %d started by %s (%s=%d), but this UPVM was "
-                "built without MPI, so its ranks cannot join into one job: each would run the "
-                "whole program on its own.\n"
-                "upvm: start one job instead (upvm run [--nodes N] PROGRAM, or ./PROGRAM), or "
-                "rebuild UPVM with MPI (install openmpi-bin and libopenmpi-dev, then configure "
-                "again) to run across hosts.\n",
+                "upvm: this process is rank 0 of %d started by %s (%s=%d), but this UPVM "
+                "runs a job on one host only: its ranks cannot join into one job, and each "
+                "would run the whole program on its own.\n"
+                "upvm: start one job instead, on one host: upvm run [--nodes N] PROGRAM, or "
+                "./PROGRAM (its nodes use the host's CPUs).\n",
                 l->size, l->launcher, l->size_var, l->size);
     fflush(stderr);
     exit(2);

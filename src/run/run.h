@@ -41,7 +41,8 @@ struct run_launch {
  * (Open MPI, MPICH/PMI, Slurm's srun), so it needs no MPI library. */
 int run_launched_ranks(struct run_launch *out) HIDDEN;
 
-/* A UPVM without MPI started as one rank of several: say so (rank 0) and
+/* Started as one rank of several, which this UPVM cannot join into one
+ * job yet: say so (rank 0) and
  * exit with status 2 in every rank, rather than run K separate jobs. */
 _Noreturn void run_refuse_ranks(const struct run_launch *l) HIDDEN;
 

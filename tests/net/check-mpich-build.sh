@@ -2,7 +2,7 @@
 # check-mpich-build.sh - the MPI transport is not Open MPI's alone: build
 # libupvm and test-net-mpi against MPICH in a temporary directory (with
 # -DMPI_C_COMPILER=mpicc.mpich, as cmake/mpi.cmake says), check that
-# src/net/mpi.c went in (its object, libmpich among libupvm's libraries),
+# src/net/mpi.c went in (its object; libmpich among test-net-mpi's libraries),
 # and run test-net-mpi with 2 ranks under MPICH's mpiexec.
 #
 #   tests/net/check-mpich-build.sh SOURCE_DIR
@@ -35,8 +35,8 @@ nice -n 10 cmake --build "$tmp/build" --target upvm test-net-mpi >"$tmp/build.lo
     fail "building against MPICH failed" "$tmp/build.log"
 [ -f "$tmp/build/src/net/CMakeFiles/upvm_net_mpi.dir/mpi.c.o" ] ||
     fail "src/net/mpi.c was not compiled"
-readelf -d "$tmp/build/src/libupvm.so" | grep -q 'NEEDED.*libmpich' ||
-    fail "libupvm.so does not link libmpich"
+readelf -d "$tmp/build/tests/net/test-net-mpi" | grep -q 'NEEDED.*libmpich' ||
+    fail "test-net-mpi does not link libmpich"
 timeout 240 mpiexec.mpich -n 2 "$tmp/build/tests/net/test-net-mpi" >"$tmp/run.log" 2>&1 ||
     fail "test-net-mpi under MPICH (mpiexec.mpich -n 2) failed" "$tmp/run.log"
 echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks"
