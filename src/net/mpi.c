@@ -645,26 +645,14 @@ static bool busy(void)
     return false;
 }
 
-/* A wait's clock, read lazily (as in shm.c): a frame that comes at once
- * costs no clock read. */
-struct wait_clock {
-    uint64_t t0; /* 0: not read yet */
-};
-
-static uint64_t clock_since(struct wait_clock *c)
-{
-    uint64_t now = net_now_ns();
-    if (!c->t0)
-        c->t0 = now;
-    return now - c->t0;
-}
-
-static bool spin_for(struct wait_clock *c, uint64_t ns)
+/* Spins until something is ready (true) or ns passed (false); the clock
+ * is read lazily (net_impl.h). */
+static bool spin_for(struct net_wait_clock *c, uint64_t ns)
 {
     for (unsigned i = 1;; i++) {
         if (take_pending_wake() || ready())
             return true;
-        if (i % SPIN_CHECK == 0 && clock_since(c) >= ns)
+        if (i % SPIN_CHECK == 0 && net_clock_since(c) >= ns)
             return false;
         __builtin_ia32_pause();
     }
@@ -732,7 +720,7 @@ static int wait_idle(int64_t timeout_ns)
     if (timeout_ns == 0)
         return 0;
     uint64_t limit = timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
-    struct wait_clock c = {0};
+    struct net_wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
     uint64_t spin = idle == NET_IDLE_SPIN       ? limit
                     : idle == NET_IDLE_ADAPTIVE ? node_mpi.spin_win
@@ -752,10 +740,10 @@ static int wait_idle(int64_t timeout_ns)
         return 1;
     if (spin == limit)
         return 0;
-    (void)clock_since(&c); /* the start, for the deadline and the gap */
+    (void)net_clock_since(&c); /* the start, for the deadline and the gap */
     int woke = backoff(c.t0, timeout_ns < 0 ? 0 : c.t0 + limit);
     if (woke && idle == NET_IDLE_ADAPTIVE)
-        adapt_after_sleep(clock_since(&c));
+        adapt_after_sleep(net_clock_since(&c));
     return woke;
 }
 

@@ -750,33 +750,17 @@ static bool take_pending_wake(void)
            atomic_compare_exchange_strong(w, &v, W_AWAKE);
 }
 
-/*
- * A wait's clock, read lazily: the first read comes only after SPIN_CHECK
- * rounds of polling, so that a frame that comes at once (a ping-pong
- * partner's answer) costs no clock read (~30 ns on these VMs) before it is
- * seen; every duration below is counted from that first read.
- */
+/* A wait's clock (net_impl.h) is first read after SPIN_CHECK rounds of
+ * polling; every duration below is counted from that first read. */
 #define SPIN_CHECK 64
 
-struct wait_clock {
-    uint64_t t0; /* 0: not read yet */
-};
-
-static uint64_t clock_since(struct wait_clock *c)
-{
-    uint64_t now = net_now_ns();
-    if (!c->t0)
-        c->t0 = now;
-    return now - c->t0;
-}
-
 /* Spins until something is ready (true) or ns passed (false). */
-static bool spin_for(struct wait_clock *c, uint64_t ns)
+static bool spin_for(struct net_wait_clock *c, uint64_t ns)
 {
     for (unsigned i = 1;; i++) {
         if (take_pending_wake() || ready())
             return true;
-        if (i % SPIN_CHECK == 0 && clock_since(c) >= ns)
+        if (i % SPIN_CHECK == 0 && net_clock_since(c) >= ns)
             return false;
         __builtin_ia32_pause();
     }
@@ -812,9 +796,9 @@ static int sleep_until(uint64_t deadline)
  * have kept it off the cpu (measured: 0 B ping-pong on two busy cores,
  * 13 µs with a fixed window, 30 µs growing it regardless).
  */
-static void adapt_after_spin(struct wait_clock *c)
+static void adapt_after_spin(struct net_wait_clock *c)
 {
-    if (node_shm.spin_win > net_cur.cfg.spin_ns && (!c->t0 || clock_since(c) < node_shm.spin_win / 4))
+    if (node_shm.spin_win > net_cur.cfg.spin_ns && (!c->t0 || net_clock_since(c) < node_shm.spin_win / 4))
         node_shm.spin_win = node_shm.spin_win / 2 > net_cur.cfg.spin_ns ? node_shm.spin_win / 2
                                                           : net_cur.cfg.spin_ns;
 }
@@ -836,7 +820,7 @@ static int shm_wait(int64_t timeout_ns)
     if (timeout_ns == 0)
         return 0;
     uint64_t limit = timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
-    struct wait_clock c = {0};
+    struct net_wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
     uint64_t spin = idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? node_shm.spin_win : 0;
     if (unlikely(net_cur.spin_until)) { /* net_spin_until */
@@ -855,10 +839,10 @@ static int shm_wait(int64_t timeout_ns)
     }
     if (spin == limit)
         return 0;
-    (void)clock_since(&c); /* the start, for the deadline and the gap */
+    (void)net_clock_since(&c); /* the start, for the deadline and the gap */
     int woke = sleep_until(timeout_ns < 0 ? 0 : c.t0 + limit);
     if (woke && idle == NET_IDLE_ADAPTIVE)
-        adapt_after_sleep(clock_since(&c));
+        adapt_after_sleep(net_clock_since(&c));
     return woke;
 }
 
