@@ -727,15 +727,7 @@ static int wait_idle(int64_t timeout_ns)
                                                 : 0;
     if (idle == NET_IDLE_ADAPTIVE && spin < BUSY_SPIN_NS && busy())
         spin = BUSY_SPIN_NS;
-    if (unlikely(net_cur.spin_until)) { /* net_spin_until */
-        uint64_t now = net_now_ns();
-        if (now < net_cur.spin_until && net_cur.spin_until - now > spin)
-            spin = net_cur.spin_until - now;
-        else if (now >= net_cur.spin_until)
-            net_cur.spin_until = 0;
-    }
-    if (spin > limit)
-        spin = limit;
+    spin = net_spin_window(spin, limit);
     if (spin && spin_for(&c, spin))
         return 1;
     if (spin == limit)

@@ -52,6 +52,20 @@ struct net_wait_clock {
     uint64_t t0; /* 0: not read yet */
 };
 
+/* How long a wait spins: its policy's window, longer while net_spin_until
+ * asks (an expired request is cleared), never past the wait's limit. */
+static inline uint64_t net_spin_window(uint64_t spin, uint64_t limit)
+{
+    if (unlikely(net_cur.spin_until)) {
+        uint64_t now = net_now_ns();
+        if (now < net_cur.spin_until && net_cur.spin_until - now > spin)
+            spin = net_cur.spin_until - now;
+        else if (now >= net_cur.spin_until)
+            net_cur.spin_until = 0;
+    }
+    return spin < limit ? spin : limit;
+}
+
 /* ns since the wait's first clock read (which this may be). */
 static inline uint64_t net_clock_since(struct net_wait_clock *c)
 {

@@ -823,15 +823,7 @@ static int shm_wait(int64_t timeout_ns)
     struct net_wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
     uint64_t spin = idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? node_shm.spin_win : 0;
-    if (unlikely(net_cur.spin_until)) { /* net_spin_until */
-        uint64_t now = net_now_ns();
-        if (now < net_cur.spin_until && net_cur.spin_until - now > spin)
-            spin = net_cur.spin_until - now;
-        else if (now >= net_cur.spin_until)
-            net_cur.spin_until = 0;
-    }
-    if (spin > limit)
-        spin = limit;
+    spin = net_spin_window(spin, limit);
     if (spin && spin_for(&c, spin)) {
         if (idle == NET_IDLE_ADAPTIVE)
             adapt_after_spin(&c);
