@@ -68,6 +68,20 @@ void mem_slot_free(int i) HIDDEN;
  * negative errno. */
 int mem_window_share(void) HIDDEN NODISCARD;
 
+/*
+ * A job whose nodes share no memory (several hosts): each node hands out
+ * the slots of its own share of the window, node `part` of `nparts` the
+ * nslots / nparts from part * (nslots / nparts) (the last one the rest), so
+ * that a slot is handed out once in the whole job without a shared bitmap.
+ * The other nodes' slots count as in use here.  When one of them is given
+ * back here (its ULP migrated here and ended: mem_slot_free), its mappings
+ * go and released(slot, owner) is called, for the owner to give it back in
+ * turn (mem_slot_free there).  Once, instead of mem_window_share; slots
+ * already in use stay in use.  0, -EINVAL, or the window's errors.
+ */
+typedef void mem_slot_released_fn(int slot, int owner);
+int mem_window_partition(int part, int nparts, mem_slot_released_fn *released) HIDDEN NODISCARD;
+
 /* Slot i's ULP left this node (it migrated): its mappings here go (back to
  * the PROT_NONE reservation), but the slot stays in use: the ULP still
  * owns it, on another node, which frees it when the ULP ends there. */

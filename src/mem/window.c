@@ -66,6 +66,10 @@ static struct {
     uint32_t nwords;
     uint32_t hint;   /* no free bit in map[0 .. hint) */
     bool shared;     /* map is the job's (mem_window_share) */
+    /* mem_window_partition: this node's share of the slots, [lo, hi) */
+    uint32_t part_lo, part_hi, part_size;
+    int nparts;
+    mem_slot_released_fn *released;
     uint64_t *empty; /* this process's: bit set = nothing mapped in the
                       * slot but its reservation (NULL: none known) */
 } win;
@@ -228,6 +232,38 @@ int mem_window_share(void)
     return 0;
 }
 
+int mem_window_partition(int part, int nparts, mem_slot_released_fn *released)
+{
+    if (win.shared || win.nparts || nparts < 1 || part < 0 || part >= nparts || !released)
+        return -EINVAL;
+    int r = mem_window_init();
+    if (r)
+        return r;
+    uint32_t size = win.w.nslots / (uint32_t)nparts;
+    if (size == 0)
+        return -EINVAL;
+    win.part_size = size;
+    win.part_lo = (uint32_t)part * size;
+    win.part_hi = part == nparts - 1 ? win.w.nslots : win.part_lo + size;
+    win.nparts = nparts;
+    win.released = released;
+    for (uint32_t i = 0; i < win.w.nslots; i++) /* the others' slots: in use here */
+        if (i < win.part_lo || i >= win.part_hi)
+            win.map[i / 64] |= 1ull << (i % 64);
+    win.hint = win.part_lo / 64;
+    return 0;
+}
+
+/* The node whose share slot i is in (mem_window_partition), -1 if this
+ * one's or the window is not partitioned. */
+static int foreign_owner(int i)
+{
+    if (!win.nparts || ((uint32_t)i >= win.part_lo && (uint32_t)i < win.part_hi))
+        return -1;
+    uint32_t owner = (uint32_t)i / win.part_size;
+    return (int)(owner < (uint32_t)win.nparts ? owner : (uint32_t)win.nparts - 1);
+}
+
 int mem_window_init(void)
 {
     if (win.ready)
@@ -357,6 +393,11 @@ void mem_slot_free(int i)
          * with stale contents. */
         fprintf(stderr, "upvm: cannot release slot %d: %s; it stays reserved\n",
                 i, strerror(errno));
+        return;
+    }
+    int owner = foreign_owner(i);
+    if (owner >= 0) { /* another node's to hand out: in use here for good */
+        win.released(i, owner);
         return;
     }
     __atomic_fetch_and(&win.map[i / 64], ~(1ULL << (i % 64)), __ATOMIC_RELEASE);

@@ -159,6 +159,8 @@ static struct {
     bool said_error;
 } node_mpi;
 
+static bool started_mpi; /* MPI_Init was ours (mpi_start): net_fini finalises */
+
 /* Frames above `split` bytes go as `block`-byte blocks (net_mpi_set_block). */
 static size_t frame_split = INT_MAX, frame_block = BLOCK_DEFAULT;
 
@@ -819,7 +821,10 @@ static void mpi_fini(void)
     if (!finalized) { /* else MPI took everything down already */
         settle();
         MPI_Comm_free(&node_mpi.comm);
+        if (started_mpi)
+            MPI_Finalize(); /* waits for every rank to finalise */
     }
+    started_mpi = false;
     free(node_mpi.peers);
     free(node_mpi.reqs);
     free(node_mpi.txs);
@@ -866,7 +871,9 @@ static int alloc_state(int n)
     return -ENOMEM;
 }
 
-int net_init_mpi(const net_config_t *cfg)
+/* Joins the job as node `rank` of MPI_COMM_WORLD (net_init_mpi, with cfg
+ * resolved). */
+static int mpi_join(const net_config_t *cfg)
 {
     int rank, size;
     MPI_Comm comm;
@@ -887,10 +894,7 @@ int net_init_mpi(const net_config_t *cfg)
     node_mpi.comm = comm;
     node_mpi.sched = pthread_self();
     node_mpi.rx_tail = &node_mpi.rx_head;
-    if (cfg)
-        net_cur.cfg = *cfg;
-    else
-        net_config_from_env(&net_cur.cfg);
+    net_cur.cfg = *cfg;
     if (net_cur.cfg.ring_bytes < NET_RING_MIN)
         net_cur.cfg.ring_bytes = NET_RING_MIN;
     if (net_cur.cfg.spin_max_ns < net_cur.cfg.spin_ns)
@@ -903,3 +907,49 @@ int net_init_mpi(const net_config_t *cfg)
     net_cur.ops = &mpi_ops;
     return 0;
 }
+
+/* net_start_mpi: MPI initialised here when nobody did, finalised by
+ * net_fini (mpi_fini) then. */
+static int mpi_start(const net_config_t *cfg)
+{
+    int inited = 0, provided = MPI_THREAD_SINGLE;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+            return -EIO;
+        started_mpi = true;
+    }
+    int rc = mpi_join(cfg);
+    if (rc != 0 && started_mpi) {
+        MPI_Finalize();
+        started_mpi = false;
+    }
+    return rc;
+}
+
+#ifdef UPVM_NET_MPI_PLUGIN
+struct net_running *net_plugin_cur;
+
+int upvm_net_mpi_plugin(struct net_running *cur, int start, const net_config_t *cfg)
+{
+    net_plugin_cur = cur;
+    return start ? mpi_start(cfg) : mpi_join(cfg);
+}
+#else
+/* Linked straight into what uses it (tests, benchmarks). */
+int net_init_mpi(const net_config_t *cfg)
+{
+    net_config_t c;
+    if (!cfg)
+        (void)net_config_from_env(&c);
+    return mpi_join(cfg ? cfg : &c);
+}
+
+int net_start_mpi(const net_config_t *cfg)
+{
+    net_config_t c;
+    if (!cfg)
+        (void)net_config_from_env(&c);
+    return mpi_start(cfg ? cfg : &c);
+}
+#endif

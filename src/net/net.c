@@ -15,14 +15,7 @@
 
 #include "util/env.h"
 
-HIDDEN struct net_cur net_cur = {.ops = NULL, .node = -1, .nnodes = 0};
-
-uint64_t net_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+HIDDEN struct net_running net_cur = {.ops = NULL, .node = -1, .nnodes = 0};
 
 /* Each setting through util/env.h.  A bad one is an error (ENV_FAIL): the
  * launcher does not start the nodes then (node_launch), as before. */
@@ -155,6 +148,12 @@ uint32_t net_events(void)
 #ifndef UPVM_HAVE_MPI
 /* This build has no MPI transport (src/net/CMakeLists.txt). */
 int net_init_mpi(const net_config_t *cfg)
+{
+    (void)cfg;
+    return -ENOSYS;
+}
+
+int net_start_mpi(const net_config_t *cfg)
 {
     (void)cfg;
     return -ENOSYS;

@@ -173,6 +173,20 @@ HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
  */
 HIDDEN int net_init_mpi(const net_config_t *cfg);
 
+/*
+ * net_start_mpi - net_init_mpi for a process an MPI launcher started (one
+ * rank of `mpirun -np K`): initialises MPI first when nobody has
+ * (MPI_THREAD_FUNNELED, from the calling thread, which becomes the one that
+ * calls MPI), and net_fini then finalises it (MPI_Finalize waits for every
+ * rank to finalise).  In libupvm the transport is a plugin,
+ * libupvm-mpi.so beside libupvm.so (mpi_load.c), that this call loads:
+ * a program that never runs under a launcher never loads MPI (linking it
+ * made a job start twice as slowly).  The errors of net_init_mpi, and
+ * -ENOSYS also when the plugin cannot be loaded (said on stderr, with
+ * dlopen's reason); -EIO when MPI_Init_thread fails.
+ */
+HIDDEN int net_start_mpi(const net_config_t *cfg);
+
 /* Tests only: frames above `bytes` go as one MPI message of a derived
  * datatype made of `bytes`-byte blocks, as frames above INT_MAX bytes (MPI
  * counts are ints) always do (in blocks of 1 GiB); 0 restores that.  Lets

@@ -13,6 +13,8 @@
 #ifndef UPVM_NET_NET_IMPL_H
 #define UPVM_NET_NET_IMPL_H
 
+#include <time.h>
+
 #include "net/net.h"
 
 struct net_ops {
@@ -30,7 +32,7 @@ struct net_ops {
     void *(*board)(int node);
 };
 
-struct net_cur {
+struct net_running {
     const struct net_ops *ops; /* NULL: no transport up */
     int node, nnodes;
     net_config_t cfg;
@@ -40,10 +42,32 @@ struct net_cur {
     const _Atomic uint32_t *events;
 };
 
-HIDDEN extern struct net_cur net_cur;
+#ifdef UPVM_NET_MPI_PLUGIN
+/* mpi.c built as the plugin libupvm loads under mpirun (mpi_load.c): the
+ * running transport is libupvm's, reached through the pointer the plugin's
+ * entry receives (mpi.c). */
+HIDDEN extern struct net_running *net_plugin_cur;
+#define net_cur (*net_plugin_cur)
+#else
+HIDDEN extern struct net_running net_cur;
+#endif
+
+/* The MPI plugin's one entry (mpi_load.c loads it, mpi.c defines it):
+ * libupvm's state, start (net_start_mpi) or join (net_init_mpi), cfg
+ * resolved. */
+typedef int net_mpi_plugin_fn(struct net_running *cur, int start, const net_config_t *cfg);
+#define NET_MPI_PLUGIN_ENTRY "upvm_net_mpi_plugin"
+#ifdef UPVM_NET_MPI_PLUGIN
+__attribute__((visibility("default"))) net_mpi_plugin_fn upvm_net_mpi_plugin;
+#endif
 
 /* Monotonic clock in ns. */
-HIDDEN uint64_t net_now_ns(void);
+static inline uint64_t net_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* A wait's clock, read lazily: started at the first look after some rounds
  * of polling, so that a frame that comes at once (a ping-pong partner's

@@ -30,6 +30,8 @@ enum shutdown_mode { SHUT_DONE, SHUT_STUCK, SHUT_DEADLOCK, SHUT_LOST, SHUT_DELET
 #define PROBE_IDLE_FIRST_NS  (200u * 1000000u)
 #define PROBE_IDLE_MAX_NS    (2000u * 1000000u)
 #define BYE_WAIT_NS          (2000u * 1000000u)
+/* A job of MPI ranks: how long a node waits for the others' host names. */
+#define JOIN_WAIT_NS         (60ull * 1000000000u)
 
 struct queued {
     struct queued *next;
@@ -74,6 +76,11 @@ static struct {
     int byes_missing;                /* shutdown: nodes in bye_due */
     bool bye_due[NODE_MAX];          /* told to shut down, neither said bye nor died */
 
+    /* a job of MPI ranks (node_job_join): every node's host name */
+    bool ranks;
+    char host[NODE_MAX][NODE_HOST_MAX];
+    int nhosts_known;
+
     /* every node: shutdown ordered */
     bool shutdown;
     int shutdown_mode;
@@ -82,6 +89,7 @@ static struct {
 
 static void send_bare(int dst, int kind, int a, int b, int c);
 static void shutdown_all(int mode);
+static _Noreturn void job_exit(int code);
 static void gone_vote_start(int n, int fired);
 static void gone_vote_drop_voter(int voter);
 
@@ -114,10 +122,37 @@ bool node_job_up(int n)
     return n >= 0 && n < job.slots && job.known[n] == NET_PEER_UP;
 }
 
+/* How many of the job's nodes run on node n's host, and n's rank among
+ * them. */
+static int host_share(int n, int *index)
+{
+    int count = 0;
+    *index = 0;
+    for (int m = 0; m < job.slots; m++) {
+        if (strcmp(job.host[m], job.host[n]) != 0)
+            continue;
+        if (m < n)
+            (*index)++;
+        count++;
+    }
+    return count;
+}
+
 const char *node_job_name(int n, char *buf, size_t len)
 {
-    snprintf(buf, len, "node%d", n);
+    int index;
+    if (!job.ranks || n < 0 || n >= job.slots)
+        snprintf(buf, len, "node%d", n);
+    else if (host_share(n, &index) == 1)
+        snprintf(buf, len, "%s", job.host[n]);
+    else
+        snprintf(buf, len, "%s:%d", job.host[n], index);
     return buf;
+}
+
+const char *node_job_host(int n)
+{
+    return job.ranks && n >= 0 && n < job.slots ? job.host[n] : NULL;
 }
 
 void node_on_frame(unsigned kind, node_frame_fn fn)
@@ -454,8 +489,7 @@ static void wave_done(void)
     shutdown_all(SHUT_DEADLOCK);
     fprintf(stderr, "upvm: check the program's receives, barriers and joins; the job ends "
                     "with exit status 70.\n");
-    fflush(NULL);
-    _exit(70);
+    job_exit(70);
 }
 
 static void start_wave(void)
@@ -608,8 +642,7 @@ static void lost_node_decision(int n)
     fprintf(stderr, "upvm: ending the job (exit status %d); to let a job go on when a node "
                     "dies, ask for PvmHostDelete or PvmTaskExit with pvm_notify\n", code);
     shutdown_all(SHUT_LOST);
-    fflush(NULL);
-    _exit(code);
+    job_exit(code);
 }
 
 /* The nodes up now, but this one and n. */
@@ -662,6 +695,31 @@ static void on_gone_ack(int src, const struct node_frame *f, const void *p, size
     gone_vote_check(n);
 }
 
+/* A job of MPI ranks, node 0 at its end: the others are gone (or going),
+ * this process leaves MPI too (MPI_Finalize waits for every rank), and
+ * nothing is sent any more. */
+static void leave_ranks(void)
+{
+    fflush(NULL);
+    net_fini();
+    for (int n = 0; n < job.slots; n++)
+        if (n != job.self)
+            job.known[n] = NET_PEER_GONE;
+    job.ranks = false;
+}
+
+/* Every way a node process ends: a job of MPI ranks leaves MPI first (a
+ * rank that exits without MPI_Finalize makes mpirun end the whole job). */
+static _Noreturn void job_exit(int code)
+{
+    if (job.ranks) {
+        fflush(NULL);
+        net_fini();
+    }
+    fflush(NULL);
+    _exit(code);
+}
+
 /* A node's main ULP after a shutdown order: say goodbye and go. */
 static _Noreturn void leave(void)
 {
@@ -677,7 +735,7 @@ static _Noreturn void leave(void)
         flush_queues();
         (void)net_wait(1000000);
     }
-    _exit(code);
+    job_exit(code);
 }
 
 _Noreturn void node_job_serve(void)
@@ -711,6 +769,8 @@ int node_job_finish(int status)
         hooks_describe_stuck();
     }
     shutdown_all(job.verdict == 2 ? SHUT_STUCK : SHUT_DONE);
+    if (job.ranks)
+        leave_ranks();
     return status;
 }
 
@@ -741,6 +801,28 @@ int node_job_delete(int n)
 
 /* ------------------------------------------------------------ starting */
 
+/* This process runs as node `node` of the job now (its transport up):
+ * the node layer's state, frames and idle ops. */
+static void job_begin(int node)
+{
+    job.multi = true;
+    job.self = node;
+    job.slots = net_nnodes();
+    job.idle_probe_ns = PROBE_IDLE_FIRST_NS;
+    upvm_waitq_init(&job.mainq, node == 0 ? "the end of the job" : "node service");
+    job.events_seen = net_events();
+    for (int n = 0; n < job.slots; n++)
+        job.known[n] = net_peer_state(n);
+    node_board_open(net_board(node));
+    node_on_frame(K_PROBE, on_probe);
+    node_on_frame(K_PROBE_ACK, on_probe_ack);
+    node_on_frame(K_SHUTDOWN, on_shutdown);
+    node_on_frame(K_BYE, on_bye);
+    node_on_frame(K_GONE_ACK, on_gone_ack);
+    node_rpc_init();
+    core_set_idle_ops(&job_idle_ops);
+}
+
 int node_job_start(int nnodes)
 {
     if (nnodes <= 1 || job.multi)
@@ -758,22 +840,7 @@ int node_job_start(int nnodes)
     int node = node_job_fork(nnodes, capacity);
     if (node < 0)
         return node;
-    job.multi = true;
-    job.self = node;
-    job.slots = net_nnodes();
-    job.idle_probe_ns = PROBE_IDLE_FIRST_NS;
-    upvm_waitq_init(&job.mainq, node == 0 ? "the end of the job" : "node service");
-    job.events_seen = net_events();
-    for (int n = 0; n < job.slots; n++)
-        job.known[n] = net_peer_state(n);
-    node_board_open(net_board(node));
-    node_on_frame(K_PROBE, on_probe);
-    node_on_frame(K_PROBE_ACK, on_probe_ack);
-    node_on_frame(K_SHUTDOWN, on_shutdown);
-    node_on_frame(K_BYE, on_bye);
-    node_on_frame(K_GONE_ACK, on_gone_ack);
-    node_rpc_init();
-    core_set_idle_ops(&job_idle_ops);
+    job_begin(node);
     if (node == 0)
         node_ctl_start();
     /* A node started late never sees the deaths before its start; node 0
@@ -782,4 +849,97 @@ int node_job_start(int nnodes)
         if (job.known[n] == NET_PEER_GONE)
             send_bare(0, K_GONE_ACK, n, 0, 0);
     return node;
+}
+
+/* ------------------------------------------------------------ a job of MPI ranks */
+
+/* Another node's slot came back to its owner's share (mem.h). */
+static void slot_released(int slot, int owner)
+{
+    send_bare(owner, K_SLOT_FREE, slot, 0, 0);
+}
+
+static void on_slot_free(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (mem_slot_taken(f->a))
+        mem_slot_free(f->a);
+}
+
+static void on_host(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (src < 0 || src >= job.slots || job.host[src][0])
+        return;
+    size_t n = len < NODE_HOST_MAX - 1 ? len : NODE_HOST_MAX - 1;
+    memcpy(job.host[src], p, n);
+    job.host[src][n] = '\0';
+    job.nhosts_known++;
+}
+
+/* Every node tells every other its host name, and waits for theirs: the
+ * job's names are known before the first task runs, and every node has
+ * registered its layers' frames before any of them comes (a node sends its
+ * name once it has). */
+static int exchange_hosts(void)
+{
+    char name[NODE_HOST_MAX] = "";
+    if (gethostname(name, sizeof name - 1) != 0 || !name[0])
+        snprintf(name, sizeof name, "localhost");
+    char *dot = strchr(name, '.');
+    if (dot) /* PVM names hosts by their short name */
+        *dot = '\0';
+    memcpy(job.host[job.self], name, sizeof name);
+    job.nhosts_known++; /* others' may have come already */
+    struct node_frame f = {K_HOST, 0, 0, 0};
+    for (int n = 0; n < job.slots; n++)
+        if (n != job.self && node_send(n, &f, name, strlen(name), NULL, 0) != 0)
+            return -EIO;
+    uint64_t end = upvm_now_ns() + JOIN_WAIT_NS;
+    while (job.nhosts_known < job.slots && upvm_now_ns() < end) {
+        job_poll();
+        if (job.nhosts_known < job.slots)
+            (void)net_wait(10 * 1000000);
+    }
+    return job.nhosts_known == job.slots ? 0 : -ETIMEDOUT;
+}
+
+int node_job_join(void)
+{
+    if (job.multi)
+        return -EBUSY;
+    if (core_enter() != 0)
+        return -EPERM;
+    int rc = net_start_mpi(NULL);
+    if (rc != 0)
+        return rc;
+    if (net_nnodes() > NODE_MAX) {
+        net_fini();
+        return -E2BIG;
+    }
+    /* No memory is shared between hosts: each node hands out slots from
+     * its own share of the window (mem.h). */
+    rc = mem_window_partition(net_node(), net_nnodes(), slot_released);
+    if (rc != 0) {
+        net_fini();
+        return rc;
+    }
+    job.ranks = true;
+    job_begin(net_node());
+    node_on_frame(K_SLOT_FREE, on_slot_free);
+    node_on_frame(K_HOST, on_host);
+    return job.self;
+}
+
+void node_job_ready(void)
+{
+    if (!job.ranks || job.nhosts_known)
+        return;
+    if (exchange_hosts() != 0) {
+        fprintf(stderr, "upvm: node %d: the other ranks did not answer within %d s\n",
+                job.self, (int)(JOIN_WAIT_NS / 1000000000u));
+        job_exit(1);
+    }
+    if (job.self == 0) { /* no launcher: node 0 makes the socket and removes it */
+        node_ctl_prepare(getpid());
+        node_ctl_start();
+    }
 }

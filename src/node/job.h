@@ -74,6 +74,25 @@ typedef void (*node_frame_fn)(int src, const struct node_frame *f, const void *p
  */
 int node_job_start(int nnodes) HIDDEN;
 
+/*
+ * node_job_join - this process is one rank of K that an MPI launcher
+ * (mpirun, mpiexec, srun) started: it joins the others as node `rank` of a
+ * job of K nodes, over the MPI transport (net_start_mpi: MPI is
+ * initialised here and finalised when the node ends).  Node 0 (rank 0)
+ * goes on, the others serve (node_job_serve), once node_job_ready.  The job's nodes are fixed:
+ * nodes are not added, and a rank that dies ends the job (MPI's rule).
+ * Returns the node number, or negative errno: -ENOSYS (no MPI transport
+ * in this build, or its plugin missing: said on stderr), -E2BIG (more
+ * than NODE_MAX ranks), MPI's errors (net.h).
+ */
+int node_job_join(void) HIDDEN;
+
+/* Every node, once every layer has registered its frames and hooks: a job
+ * of MPI ranks waits until every other node has too (they tell one
+ * another their host names, node_job_host), since a frame that comes
+ * before its handler is lost.  Nothing in other jobs. */
+void node_job_ready(void) HIDDEN;
+
 /* The number of nodes asked for: UPVM_NODES (a count, or "cores"), else
  * dflt.  A bad value is reported and gives dflt. */
 int node_job_nodes_from_env(int dflt) HIDDEN;
@@ -89,8 +108,14 @@ int node_job_slots(void) HIDDEN;
 /* Is node n running (false for one gone, not started, out of range)? */
 bool node_job_up(int n) HIDDEN;
 
-/* Node 0's name for node n: "node<n>". */
+/* The name PVM's calls give node n (pvm_config, PvmTaskHost): "node<n>"
+ * in a job of one host; in a job of MPI ranks its host's name, or
+ * "host:<k>" when k + 1 or more of the job's nodes run there. */
 const char *node_job_name(int n, char *buf, size_t len) HIDDEN;
+
+/* A job of MPI ranks: the short host name node n runs on; NULL else. */
+#define NODE_HOST_MAX 64
+const char *node_job_host(int n) HIDDEN;
 
 /* ------------------------------------------------------------ frames */
 

@@ -52,6 +52,13 @@ static int ctl_migrate(int tid, int to, node_ctl_moved_fn done, void *req)
 
 static const char *program = NULL;
 
+/* Some ULP other than main exists, or this is not main: too late to start
+ * nodes (they would not have it). */
+static bool core_nlive_others(void)
+{
+    return core_sched.nlive > 1 || core_current() != core_sched.main;
+}
+
 void run_set_program(const char *path)
 {
     program = path;
@@ -69,17 +76,56 @@ static int wire_node(int node)
     return 0;
 }
 
+/* Every node of a job of MPI ranks once it runs. */
+static int serve_or_go_on(int node)
+{
+    if (wire_node(node) != 0) {
+        fprintf(stderr, "upvm: node %d: out of memory while starting\n", node);
+        _exit(71);
+    }
+    node_job_ready();
+    if (node != 0) {
+        if (pvm_node_ensure() != 0)
+            _exit(71);
+        node_job_serve();
+    }
+    return node;
+}
+
+/* One rank of K an MPI launcher started: one node of a job of K (node 0 is
+ * rank 0 and runs the program; the others serve), never K separate jobs:
+ * a rank that cannot join says why and exits with status 2. */
+static int join_ranks(const struct run_launch *launch)
+{
+    if (core_nlive_others()) {
+        fprintf(stderr, "upvm: rank %d of %d: the job's nodes start at the program's first "
+                        "PVM call, which must come from main before any other ULP exists\n",
+                launch->rank, launch->size);
+        exit(2);
+    }
+    pvm_remote_configure();
+    proc_read_settings();
+    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
+    node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
+    int node = node_job_join();
+    if (node < 0)
+        run_refuse_ranks(launch, node);
+    if (node_job_slots() != launch->size) /* MPI and the launcher disagree */
+        run_refuse_ranks(launch, -EPROTO);
+    return serve_or_go_on(node);
+}
+
 int run_job_start(int dflt_nodes)
 {
     if (pvm_multi())
         return node_job_self();
     struct run_launch launch;
     if (run_launched_ranks(&launch) > 1)
-        run_refuse_ranks(&launch); /* a job across MPI ranks: not yet */
+        return join_ranks(&launch);
     int want = node_job_nodes_from_env(dflt_nodes);
     if (want <= 1)
         return 0;
-    if (core_sched.nlive > 1 || core_current() != core_sched.main) {
+    if (core_nlive_others()) {
         fprintf(stderr, "upvm: UPVM_NODES=%d: the nodes start at the program's first PVM "
                         "call, which must come from main before any other ULP exists; "
                         "running as one node\n", want);
@@ -96,16 +142,7 @@ int run_job_start(int dflt_nodes)
                 strerror(-node));
         return 0;
     }
-    if (wire_node(node) != 0) {
-        fprintf(stderr, "upvm: node %d: out of memory while starting\n", node);
-        _exit(71);
-    }
-    if (node != 0) {
-        if (pvm_node_ensure() != 0)
-            _exit(71);
-        node_job_serve();
-    }
-    return node;
+    return serve_or_go_on(node);
 }
 
 /* A thread-mode program starts its nodes at its first PVM call. */

@@ -2,13 +2,12 @@
  * launched.c - was this process started as one rank of several by an MPI
  * launcher (mpirun / mpiexec of Open MPI or MPICH, Slurm's srun)?
  *
- * Each such rank is meant to be one node of ONE job.  A UPVM that cannot
- * join them into one job (this one: a job lives on one host so far; the
- * MPI transport, src/net/mpi.c, is not wired into the node layer yet) must
- * refuse to run rather than run K independent copies of the program that
- * each believe they are the whole job: the mistake this check makes
- * impossible.
+ * Each such rank is one node of ONE job (node_job_join).  A rank that
+ * cannot join (a UPVM built without MPI, a broken MPI) refuses to run
+ * rather than run K independent copies of the program that each believe
+ * they are the whole job: the mistake this check makes impossible.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +49,32 @@ int run_launched_ranks(struct run_launch *out)
     return 0;
 }
 
-void run_refuse_ranks(const struct run_launch *l)
+/* Why the ranks could not join, in words. */
+static const char *reason(int why)
 {
-    if (l->rank == 0)
-        fprintf(stderr,
-                "upvm: this process is rank 0 of %d started by %s (%s=%d), but this UPVM "
-                "runs a job on one host only: its ranks cannot join into one job, and each "
-                "would run the whole program on its own.\n"
-                "upvm: start one job instead, on one host: upvm run [--nodes N] PROGRAM, or "
-                "./PROGRAM (its nodes use the host's CPUs).\n",
-                l->size, l->launcher, l->size_var, l->size);
+    switch (why) {
+    case -ENOSYS:
+        return "this UPVM was built without its MPI transport (install libopenmpi-dev and "
+               "rebuild; CMake then says \"MPI transport: yes\")";
+    case -EPROTO:
+        return "the MPI library UPVM was built with sees another job than the launcher made "
+               "(each rank alone, as when a launcher of one MPI starts programs built with "
+               "another: start it with that MPI's own mpirun)";
+    default:
+        return strerror(-why);
+    }
+}
+
+void run_refuse_ranks(const struct run_launch *l, int why)
+{
+    if (l->rank == 0) {
+        fprintf(stderr, "upvm: this process is rank 0 of %d started by %s (%s=%d), and its "
+                        "ranks cannot join into one job: %s.\n",
+                l->size, l->launcher, l->size_var, l->size, reason(why));
+        fprintf(stderr, "upvm: each rank would run the whole program on its own, so none "
+                        "does; start one job on one host instead: upvm run [--nodes N] "
+                        "PROGRAM, or ./PROGRAM.\n");
+    }
     fflush(stderr);
     exit(2);
 }

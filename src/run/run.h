@@ -41,9 +41,9 @@ struct run_launch {
  * (Open MPI, MPICH/PMI, Slurm's srun), so it needs no MPI library. */
 int run_launched_ranks(struct run_launch *out) HIDDEN;
 
-/* Started as one rank of several, which this UPVM cannot join into one
- * job yet: say so (rank 0) and
- * exit with status 2 in every rank, rather than run K separate jobs. */
-_Noreturn void run_refuse_ranks(const struct run_launch *l) HIDDEN;
+/* Started as one rank of several that could not join into one job (why:
+ * node_job_join's error): say so (rank 0) and exit with status 2 in every
+ * rank, rather than run K separate jobs. */
+_Noreturn void run_refuse_ranks(const struct run_launch *l, int why) HIDDEN;
 
 #endif /* UPVM_RUN_H */

@@ -18,6 +18,8 @@
 #   --prebuilt DIR  run with the programs --build-only put in DIR instead of
 #                   building them (ctest: one build for both tests)
 #   --keep DIR      keep the build and every output in DIR
+#   --launch CMD    start every program through CMD (word-split), e.g.
+#                   "mpirun -np 2 --mca btl tcp,self": one job over MPI ranks
 #   --list          list the scenarios and exit
 # Environment: PVM_EXAMPLES_DOC (where the installed package's tarballs are,
 #   default /usr/share/doc/pvm-examples), PVMBENCH_SRC (the benchmark
@@ -43,6 +45,7 @@ BUILD_ONLY=""
 PREBUILT=""
 LIST=0
 SEL=()
+LAUNCH=()
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
         --keep) KEEP=${2:?}; shift 2 ;;
         --build-only) BUILD_ONLY=${2:?}; shift 2 ;;
         --prebuilt) PREBUILT=${2:?}; shift 2 ;;
+        --launch) read -ra LAUNCH <<<"${2:?}"; shift 2 ;;
         --list) LIST=1; shift ;;
         -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         -*) echo "run-pvm-examples: unknown option $1" >&2; exit 2 ;;
@@ -296,7 +300,7 @@ ST=-
 shell() {
     local t=$1 input=""; shift
     if [ "$1" = -i ]; then input=$2; shift 2; fi
-    ( cd "$BIN" && printf '%b' "$input" | timeout -k 3 "$t" "$@" ) 2>&1
+    ( cd "$BIN" && printf '%b' "$input" | timeout -k 3 "$t" "${LAUNCH[@]}" "$@" ) 2>&1
     ST=$?
     [ $ST = 124 ] && echo "(timed out after ${t}s)"
     return $ST
@@ -306,7 +310,7 @@ shell() {
 copies() {
     local n=$1 t=$2; shift 2
     if [ "$MODE" = upvm ]; then
-        ( cd "$BIN" && timeout -k 3 "$t" "$UPVM" run -n "$n" "$@" </dev/null ) 2>&1
+        ( cd "$BIN" && timeout -k 3 "$t" "${LAUNCH[@]}" "$UPVM" run -n "$n" "$@" </dev/null ) 2>&1
         ST=$?
         [ $ST = 124 ] && echo "(timed out after ${t}s)"
     else
@@ -326,7 +330,7 @@ copies() {
 script() {
     local t=$1 file=$2
     if [ "$MODE" = upvm ]; then
-        ( cd "$BIN" && timeout -k 3 "$t" ./pvmsh "$file" ) 2>&1
+        ( cd "$BIN" && timeout -k 3 "$t" "${LAUNCH[@]}" ./pvmsh "$file" ) 2>&1
         ST=$?
         [ $ST = 124 ] && echo "(timed out after ${t}s)"
         return

@@ -175,9 +175,11 @@ sc_upvmcc-show() {
     "$cc" -show -o x x.c | grep -q -- "-fPIC" || fail "upvmcc -show"
 }
 
-# started as one rank of several by an MPI launcher (its variables, no
-# mpirun needed): until a job spans MPI ranks, every rank refuses, rank 0
-# says why, instead of K separate jobs each running the whole program
+# a launcher's variables say 3 ranks, but MPI sees a job of one (no mpirun:
+# each process alone, as when one MPI's launcher starts a program built
+# with another): every rank refuses, rank 0 says why, instead of K
+# separate jobs each running the whole program (mpirun itself: the
+# pvm-examples-mpi test)
 sc_mpi-ranks() {
     setup family
     local vars
@@ -185,7 +187,7 @@ sc_mpi-ranks() {
                 "SLURM_STEP_NUM_TASKS=3 SLURM_PROCID"; do
         out=$(cd "$tmp" && env ${vars}=0 timeout 20 ./family 2>&1); rc=$?
         [ $rc -eq 2 ] || fail "$vars=0: exited $rc, expected 2: $out"
-        grep -q "rank 0 of 3 started by .*runs a job on one host only" <<<"$out" || fail "$vars=0: $out"
+        grep -q "rank 0 of 3 started by .*cannot join into one job" <<<"$out" || fail "$vars=0: $out"
         ! grep -q '^OK$' <<<"$out" || fail "$vars=0: the program ran"
         out=$(cd "$tmp" && env ${vars}=2 timeout 20 ./family 2>&1); rc=$?
         [ $rc -eq 2 ] && [ -z "$out" ] || fail "$vars=2: exited $rc, said: $out"

@@ -1,0 +1,80 @@
+/*
+ * mpi_load.c - libupvm's MPI transport: mpi.c built as a plugin,
+ * libupvm-mpi.so, loaded by the first net_init_mpi / net_start_mpi from the
+ * folder libupvm.so itself was loaded from (net.h says why it is not linked
+ * in).  The plugin runs the transport in libupvm's net_cur: its one entry,
+ * upvm_net_mpi_plugin, receives a pointer to it, so net.c's calls reach
+ * the plugin's ops like any transport's.
+ *
+ * UPVM_MPI_PLUGIN names another file (a test of a missing plugin, an
+ * installation that moved it).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net_impl.h"
+
+typedef net_mpi_plugin_fn plugin_fn;
+
+/* <folder of libupvm.so>/libupvm-mpi.so, or UPVM_MPI_PLUGIN. */
+static const char *plugin_path(char *buf, size_t len)
+{
+    const char *env = getenv("UPVM_MPI_PLUGIN");
+    if (env && *env)
+        return env;
+    Dl_info info;
+    const char *self = dladdr((void *)plugin_path, &info) && info.dli_fname ? info.dli_fname : "";
+    const char *slash = strrchr(self, '/');
+    int dir = slash ? (int)(slash - self) : 0;
+    snprintf(buf, len, "%.*s%slibupvm-mpi.so", dir, self, slash ? "/" : "");
+    return buf;
+}
+
+static plugin_fn *plugin(void)
+{
+    static plugin_fn *fn;
+    static bool tried;
+    if (tried)
+        return fn;
+    tried = true;
+    char buf[PATH_MAX];
+    const char *path = plugin_path(buf, sizeof buf);
+    /* RTLD_GLOBAL: Open MPI's own components, which it dlopens in turn,
+     * need libmpi's symbols in the global scope. */
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (h)
+        fn = (plugin_fn *)dlsym(h, NET_MPI_PLUGIN_ENTRY);
+    if (!fn)
+        fprintf(stderr, "upvm: cannot load UPVM's MPI transport (%s): %s\n", path,
+                h ? "no entry " NET_MPI_PLUGIN_ENTRY " in it" : dlerror());
+    return fn;
+}
+
+static int load_and_call(int start, const net_config_t *cfg)
+{
+    plugin_fn *fn = plugin();
+    if (!fn)
+        return -ENOSYS;
+    if (net_cur.ops)
+        return -EBUSY;
+    net_config_t c;
+    if (!cfg)
+        (void)net_config_from_env(&c);
+    return fn(&net_cur, start, cfg ? cfg : &c);
+}
+
+int net_init_mpi(const net_config_t *cfg)
+{
+    return load_and_call(0, cfg);
+}
+
+int net_start_mpi(const net_config_t *cfg)
+{
+    return load_and_call(1, cfg);
+}
