@@ -14,7 +14,7 @@ set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
-           mpi-ranks)
+           mpi-ranks run-hosts)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -197,6 +197,34 @@ sc_mpi-ranks() {
     # one rank of one: an ordinary job
     out=$(cd "$tmp" && OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_RANK=0 timeout 20 ./family 2>&1)
     grep -q '^OK$' <<<"$out" || fail "a job of one rank did not run: $out"
+}
+
+# upvm run --hosts / --hostfile: one job of MPI ranks started by the
+# mpirun it names (here on this host, twice: two nodes, two ranks)
+sc_run-hosts() {
+    [ -e "$build/src/libupvm-mpi.so" ] || { echo "SKIP: this build has no MPI transport"; exit 77; }
+    setup family
+    out=$(cd "$tmp" && timeout 60 "$upvm" run --hosts localhost:2 ./family 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || fail "upvm run --hosts exited $rc"
+    grep -q '^upvm run: starting the job with: .*mpirun.* --hostfile .*/upvm run -- ./family$' \
+        <<<"$out" || fail "the mpirun command was not said"
+    grep -q '^OK$' <<<"$out" || fail "family did not report OK"
+    [ "$(grep -c 'atexit handler ran' <<<"$out")" = 3 ] || fail "atexit handlers: $out"
+    # PVM's hostfile syntax: options that mean nothing here are said, once
+    printf '# two nodes here\n* lo=me\nlocalhost dx=/usr/lib/pvm3/lib/pvmd3\nlocalhost sp=1000\n' \
+        >"$tmp/hostfile"
+    out=$(cd "$tmp" && timeout 60 "$upvm" run --hostfile hostfile ./family 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] && grep -q '^OK$' <<<"$out" || fail "upvm run --hostfile exited $rc"
+    for o in lo= dx= sp=; do
+        [ "$(grep -c "hostfile:[0-9]*: $o.* ignored" <<<"$out")" = 1 ] || fail "$o not said once"
+    done
+    ls /tmp/upvm-hosts.* 2>/dev/null && fail "a hostfile was left in /tmp"
+    out=$("$upvm" run --hosts 'a,,b' ./family 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "is not a host" <<<"$out" || fail "a bad --hosts: $rc: $out"
+    out=$("$upvm" run --hostfile "$tmp/none" ./family 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "none: No such file" <<<"$out" || fail "a missing --hostfile: $rc: $out"
 }
 
 # ------------------------------------------------------------------ run

@@ -30,11 +30,13 @@
 #include <unistd.h>
 #include <upvm.h>
 
+#include "hosts.h"
 #include "node/control_path.h"
 #include "util/env.h"
 
 static const char run_help[] =
-    "usage: upvm run [-n N] [--nodes K] [--placement block|cyclic] [-t] [--] PROGRAM [ARGS...]\n"
+    "usage: upvm run [-n N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
+    "                [--placement block|cyclic] [-t] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Start N copies (default 1) of PROGRAM as process-mode ULPs of one node.\n"
     "PROGRAM must be built with upvmcc (upvmcc -o prog prog.c).  Each copy\n"
@@ -59,6 +61,16 @@ static const char run_help[] =
     "              default) deals them out one per node in turn, starting\n"
     "              with the next node; block splits the spawner and its new\n"
     "              tasks into K contiguous equal runs (UPVM_PLACEMENT)\n"
+    "  --hosts NAME[:K],...\n"
+    "  --hostfile FILE\n"
+    "              run the job on these hosts: one MPI job started by mpirun\n"
+    "              (the command is printed), K nodes on a host (default: one\n"
+    "              per CPU), node 0 (which runs PROGRAM) on the first host;\n"
+    "              --nodes K then counts the nodes of all hosts.  FILE: PVM's\n"
+    "              hostfile syntax (\"name [opts]\", \"&name\" for a host that\n"
+    "              joins at pvm_addhosts) or Open MPI's (\"name slots=K\").\n"
+    "              Every host needs the same PROGRAM and upvm at the same paths\n"
+    "              (docs/hosts.md); UPVM_MPIRUN names another mpirun\n"
     "  -t, --tag-output\n"
     "              prefix every line a task writes to stdout or stderr with\n"
     "              its tid, \"[t40002] ...\" (UPVM_OUTPUT_TIDS=1 does the same)\n"
@@ -101,11 +113,50 @@ static int find_program(const char *name, char *out, size_t len)
     return -1;
 }
 
+/* `upvm run --hosts/--hostfile ...`: the same upvm run in every rank of
+ * an mpirun over those hosts (hosts.h).  argv[first..] is PROGRAM ARGS;
+ * kept: the options every rank gets. */
+static int run_on_hosts(struct upvm_hosts *hosts, int nranks, char **kept, int nkept,
+                        char **program_and_args)
+{
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, "upvm run: cannot find the upvm command's own file: %s\n",
+                strerror(errno));
+        return 1;
+    }
+    self[len] = '\0';
+    int n = 0;
+    while (program_and_args[n])
+        n++;
+    char **argv = calloc((size_t)(n + nkept + 3), sizeof *argv);
+    if (!argv)
+        return 1;
+    int k = 0;
+    argv[k++] = self;
+    argv[k++] = "run";
+    for (int i = 0; i < nkept; i++)
+        argv[k++] = kept[i];
+    argv[k++] = "--";
+    for (int i = 0; i < n; i++)
+        argv[k++] = program_and_args[i];
+    int status = hosts_launch(hosts, nranks, argv);
+    free(argv);
+    hosts_free(hosts);
+    return status;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     long n = 1;
-    int i = 1;
+    int i = 1, nranks = 0, nkept = 0;
+    struct upvm_hosts hosts = {0};
+    char err[512];
+    char *kept[16];
     for (; i < argc && argv[i][0] == '-'; i++) {
+        if (nkept > 12)
+            return usage_error("too many options");
         if (!strcmp(argv[i], "--")) {
             i++;
             break;
@@ -116,6 +167,18 @@ static int cmd_run(int argc, char **argv)
         }
         if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "--tag-output")) {
             setenv("UPVM_OUTPUT_TIDS", "1", 1);
+            kept[nkept++] = argv[i];
+            continue;
+        }
+        if ((!strcmp(argv[i], "--hosts") || !strcmp(argv[i], "--hostfile")) && i + 1 < argc) {
+            bool file = !strcmp(argv[i], "--hostfile");
+            if (hosts.n)
+                return usage_error("--hosts and --hostfile: one of them, once");
+            int rc = file ? hosts_parse_file(argv[i + 1], &hosts, err, sizeof err)
+                          : hosts_parse_list(argv[i + 1], &hosts, err, sizeof err);
+            if (rc != 0)
+                return usage_error(err);
+            i++;
             continue;
         }
         if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
@@ -125,6 +188,7 @@ static int cmd_run(int argc, char **argv)
             if (strcmp(v, "cores") != 0 && (*end || k < 1 || k > 32))
                 return usage_error("--nodes wants a number of nodes from 1 to 32, or cores");
             setenv("UPVM_NODES", v, 1);
+            nranks = strcmp(v, "cores") ? (int)k : 0; /* with hosts: mpirun's -n */
             continue;
         }
         if (!strcmp(argv[i], "--placement") && i + 1 < argc) {
@@ -132,6 +196,8 @@ static int cmd_run(int argc, char **argv)
             if (strcmp(v, "block") != 0 && strcmp(v, "cyclic") != 0)
                 return usage_error("--placement wants block or cyclic");
             setenv("UPVM_PLACEMENT", v, 1);
+            kept[nkept++] = argv[i - 1];
+            kept[nkept++] = argv[i];
             continue;
         }
         if (!strcmp(argv[i], "-n") && i + 1 < argc) {
@@ -139,12 +205,20 @@ static int cmd_run(int argc, char **argv)
             n = strtol(argv[++i], &end, 10);
             if (*end || n < 1 || n > 1000000)
                 return usage_error("-n wants a number of copies from 1 to 1000000");
+            kept[nkept++] = argv[i - 1];
+            kept[nkept++] = argv[i];
             continue;
         }
         return usage_error("unknown option (or -n without a number)");
     }
     if (i >= argc)
         return usage_error("no PROGRAM given");
+    if (hosts.n) {
+        /* the ranks read UPVM_NODES as their own setting: under mpirun
+         * each rank is one node, so it goes to mpirun as -n instead */
+        unsetenv("UPVM_NODES");
+        return run_on_hosts(&hosts, nranks, kept, nkept, argv + i);
+    }
     char path[PATH_MAX];
     if (find_program(argv[i], path, sizeof path) != 0) {
         fprintf(stderr, "upvm run: %s: no such program (searched ., $PVM_PATH, "
