@@ -10,6 +10,7 @@
 
 #include "core/core.h"
 #include "migrate/migrate.h"
+#include "net/net.h"
 #include "node/control.h"
 #include "node/job.h"
 #include "proc/proc.h"
@@ -110,8 +111,10 @@ static int join_ranks(const struct run_launch *launch)
     int node = node_job_join();
     if (node < 0)
         run_refuse_ranks(launch, node);
-    if (node_job_slots() != launch->size) /* MPI and the launcher disagree */
+    if (node_job_slots() != launch->size) { /* MPI and the launcher disagree */
+        net_fini(); /* MPI_Finalize: the singleton leaves MPI cleanly */
         run_refuse_ranks(launch, -EPROTO);
+    }
     return serve_or_go_on(node);
 }
 

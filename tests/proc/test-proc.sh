@@ -204,6 +204,8 @@ sc_mpi-ranks() {
 sc_run-hosts() {
     [ -e "$build/src/libupvm-mpi.so" ] || { echo "SKIP: this build has no MPI transport"; exit 77; }
     setup family
+    mkdir "$tmp/t"
+    export TMPDIR=$tmp/t # where upvm run writes mpirun's hostfile
     out=$(cd "$tmp" && timeout 60 "$upvm" run --hosts localhost:2 ./family 2>&1); rc=$?
     echo "$out"
     [ $rc -eq 0 ] || fail "upvm run --hosts exited $rc"
@@ -220,7 +222,7 @@ sc_run-hosts() {
     for o in lo= dx= sp=; do
         [ "$(grep -c "hostfile:[0-9]*: $o.* ignored" <<<"$out")" = 1 ] || fail "$o not said once"
     done
-    ls /tmp/upvm-hosts.* 2>/dev/null && fail "a hostfile was left in /tmp"
+    ls "$TMPDIR"/upvm-hosts.* 2>/dev/null && fail "a hostfile was left in \$TMPDIR"
     out=$("$upvm" run --hosts 'a,,b' ./family 2>&1); rc=$?
     [ $rc -eq 2 ] && grep -q "is not a host" <<<"$out" || fail "a bad --hosts: $rc: $out"
     out=$("$upvm" run --hostfile "$tmp/none" ./family 2>&1); rc=$?

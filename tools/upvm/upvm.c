@@ -130,7 +130,7 @@ static int run_on_hosts(struct upvm_hosts *hosts, int nranks, char **kept, int n
     int n = 0;
     while (program_and_args[n])
         n++;
-    char **argv = calloc((size_t)(n + nkept + 3), sizeof *argv);
+    char **argv = calloc((size_t)(n + nkept + 4), sizeof *argv); /* upvm run ... -- ... NULL */
     if (!argv)
         return 1;
     int k = 0;
