@@ -21,6 +21,7 @@
 #include "node/cpus.h"
 #include "node/kinds.h"
 #include "node/rpc.h"
+#include "node/hostname.h"
 #include "util/env.h"
 
 enum shutdown_mode { SHUT_DONE, SHUT_STUCK, SHUT_DEADLOCK, SHUT_LOST, SHUT_DELETED };
@@ -76,9 +77,14 @@ static struct {
     int byes_missing;                /* shutdown: nodes in bye_due */
     bool bye_due[NODE_MAX];          /* told to shut down, neither said bye nor died */
 
-    /* a job of MPI ranks (node_job_join): every node's host name */
+    /* a job of MPI ranks (node_job_join): every node's host name, and the
+     * names its host answers to (NUL-separated: short name, full name,
+     * addresses), which pvm_addhosts and PvmTaskHost may use */
     bool ranks;
     char host[NODE_MAX][NODE_HOST_MAX];
+    char *aliases[NODE_MAX];
+    size_t aliases_len[NODE_MAX];
+    bool standby[NODE_MAX];          /* not in the VM until node_job_add_host */
     int nhosts_known;
 
     /* every node: shutdown ordered */
@@ -259,7 +265,8 @@ int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, i
     if (dst < 0 || dst >= job.slots || dst == job.self || hdr->kind >= NODE_KIND_MAX ||
         n < 0 || n > NODE_IOV_MAX)
         return -EINVAL;
-    if (job.known[dst] != NET_PEER_UP && job.known[dst] != NET_PEER_STARTING)
+    /* (a standby rank, ABSENT, runs: node 0 tells it the job's changes) */
+    if (job.known[dst] == NET_PEER_GONE || (job.known[dst] == NET_PEER_ABSENT && !job.ranks))
         return -EHOSTDOWN;
     /* The header and the pieces go to the ring as they lie (net_sendv):
      * nothing is put together first. */
@@ -366,6 +373,37 @@ static void membership_changed(void)
         else if (now == NET_PEER_UP)
             hooks_peer_up(n);
     }
+}
+
+/* A job of MPI ranks has no launcher that watches its nodes: node 0 says
+ * when one joins the VM (a standby node added) or leaves it (deleted),
+ * with K_NODE_STATE, and every node takes it as the launcher's word. */
+static void rank_state(int n, enum net_peer_state now)
+{
+    if (n < 0 || n >= job.slots || n == job.self || job.known[n] == now)
+        return;
+    enum net_peer_state was = job.known[n];
+    job.known[n] = now;
+    if (now == NET_PEER_GONE && (was == NET_PEER_UP || was == NET_PEER_STARTING))
+        node_gone(n);
+    else if (now == NET_PEER_UP)
+        hooks_peer_up(n);
+}
+
+static void on_node_state(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (src == 0)
+        rank_state(f->a, (enum net_peer_state)f->b);
+}
+
+/* Node 0: node n joins or leaves; every node still running (standby ones
+ * too: they may join later) is told. */
+static void rank_state_all(int n, enum net_peer_state now)
+{
+    for (int m = 1; m < job.slots; m++)
+        if (m != n && job.known[m] != NET_PEER_GONE)
+            send_bare(m, K_NODE_STATE, n, (int)now, 0);
+    rank_state(n, now);
 }
 
 /* ------------------------------------------------------------ idle ops */
@@ -545,7 +583,8 @@ static void shutdown_all(int mode)
     job.byes_missing = 0;
     memset(job.bye_due, 0, sizeof job.bye_due);
     for (int n = 1; n < job.slots; n++) {
-        if (job.known[n] != NET_PEER_UP)
+        /* (standby ranks run too, and must leave MPI with the others) */
+        if (job.known[n] != NET_PEER_UP && !(job.ranks && job.known[n] == NET_PEER_ABSENT))
             continue;
         send_bare(n, K_SHUTDOWN, mode, 0, 0);
         job.bye_due[n] = true;
@@ -574,6 +613,8 @@ static void on_shutdown(int src, const struct node_frame *f, const void *p, size
 static void on_bye(int src, const struct node_frame *f, const void *p, size_t len)
 {
     bye_received(src);
+    if (job.ranks && job.self == 0 && src > 0 && src < job.slots && job.deleting[src])
+        rank_state_all(src, NET_PEER_GONE); /* deleted: its process waits for the end */
 }
 
 /* "died of signal 9 (Killed)" / "exited with status 3" */
@@ -776,9 +817,38 @@ int node_job_finish(int status)
 
 /* ------------------------------------------------------------ add, delete */
 
-int node_job_add(void)
+bool node_job_on_host(int n, const char *name)
+{
+    if (!job.ranks || n < 0 || n >= job.slots || !job.aliases[n] || !name)
+        return false;
+    for (size_t off = 0; off < job.aliases_len[n]; off += strlen(job.aliases[n] + off) + 1)
+        if (strcmp(job.aliases[n] + off, name) == 0)
+            return true;
+    return false;
+}
+
+int node_job_add_host(const char *name)
 {
     if (!job.multi || job.self != 0)
+        return -EINVAL;
+    if (!job.ranks)
+        return -EOPNOTSUPP;
+    bool known = false;
+    for (int n = 1; n < job.slots; n++) {
+        if (!node_job_on_host(n, name))
+            continue;
+        known = true;
+        if (job.known[n] != NET_PEER_ABSENT)
+            continue;
+        rank_state_all(n, NET_PEER_UP);
+        return n;
+    }
+    return known ? -EEXIST : -ENOENT;
+}
+
+int node_job_add(void)
+{
+    if (!job.multi || job.self != 0 || job.ranks)
         return -EINVAL;
     for (int n = 1; n < job.slots; n++) {
         if (job.known[n] != NET_PEER_ABSENT || net_request_start(n) != 0)
@@ -865,33 +935,42 @@ static void on_slot_free(int src, const struct node_frame *f, const void *p, siz
         mem_slot_free(f->a);
 }
 
-static void on_host(int src, const struct node_frame *f, const void *p, size_t len)
+/* Node src's names (its K_HOST frame, or this node's own): the short host
+ * name first, then its aliases, each NUL-terminated; a: standby. */
+static void learn_host(int src, bool standby, const char *names, size_t len)
 {
-    if (src < 0 || src >= job.slots || job.host[src][0])
+    if (src < 0 || src >= job.slots || job.host[src][0] || len == 0 || names[len - 1])
         return;
-    size_t n = len < NODE_HOST_MAX - 1 ? len : NODE_HOST_MAX - 1;
-    memcpy(job.host[src], p, n);
-    job.host[src][n] = '\0';
+    snprintf(job.host[src], sizeof job.host[src], "%s", names);
+    job.aliases[src] = malloc(len);
+    if (job.aliases[src]) {
+        memcpy(job.aliases[src], names, len);
+        job.aliases_len[src] = len;
+    }
+    job.standby[src] = standby && src != 0; /* node 0 runs the program */
+    if (job.standby[src] && src != job.self)
+        job.known[src] = NET_PEER_ABSENT;
     job.nhosts_known++;
 }
 
-/* Every node tells every other its host name, and waits for theirs: the
+static void on_host(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    learn_host(src, f->a, p, len);
+}
+
+/* Every node tells every other its host names, and waits for theirs: the
  * job's names are known before the first task runs, and every node has
  * registered its layers' frames before any of them comes (a node sends its
- * name once it has). */
+ * names once it has). */
 static int exchange_hosts(void)
 {
-    char name[NODE_HOST_MAX] = "";
-    if (gethostname(name, sizeof name - 1) != 0 || !name[0])
-        snprintf(name, sizeof name, "localhost");
-    char *dot = strchr(name, '.');
-    if (dot) /* PVM names hosts by their short name */
-        *dot = '\0';
-    memcpy(job.host[job.self], name, sizeof name);
-    job.nhosts_known++; /* others' may have come already */
-    struct node_frame f = {K_HOST, 0, 0, 0};
+    char names[NODE_ALIASES_MAX];
+    size_t len = node_host_names(names, sizeof names);
+    bool standby = node_host_standby(names, len);
+    learn_host(job.self, standby, names, len);
+    struct node_frame f = {K_HOST, standby, 0, 0};
     for (int n = 0; n < job.slots; n++)
-        if (n != job.self && node_send(n, &f, name, strlen(name), NULL, 0) != 0)
+        if (n != job.self && node_send(n, &f, names, len, NULL, 0) != 0)
             return -EIO;
     uint64_t end = upvm_now_ns() + JOIN_WAIT_NS;
     while (job.nhosts_known < job.slots && upvm_now_ns() < end) {
@@ -926,6 +1005,7 @@ int node_job_join(void)
     job_begin(net_node());
     node_on_frame(K_SLOT_FREE, on_slot_free);
     node_on_frame(K_HOST, on_host);
+    node_on_frame(K_NODE_STATE, on_node_state);
     return job.self;
 }
 

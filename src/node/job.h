@@ -117,6 +117,21 @@ const char *node_job_name(int n, char *buf, size_t len) HIDDEN;
 #define NODE_HOST_MAX 64
 const char *node_job_host(int n) HIDDEN;
 
+/* A job of MPI ranks: does node n run on the host called name (its short
+ * or full name, or one of its addresses)?  False in other jobs. */
+bool node_job_on_host(int n, const char *name) HIDDEN;
+
+/*
+ * Node 0, a job of MPI ranks: bring the next standby node on host `name`
+ * into the VM (one whose host the hostfile marked "&": its rank runs, its
+ * node serves nothing until then).  Every node learns of it (peer_up
+ * hooks).  Its number; -ENOENT: no rank of the job runs on that host (an
+ * MPI job's hosts are fixed when mpirun starts it); -EEXIST: every node
+ * there is in the VM already, or was deleted (a rank cannot be started
+ * again); -EOPNOTSUPP: a job of one host (no MPI), -EINVAL: not node 0.
+ */
+int node_job_add_host(const char *name) HIDDEN;
+
 /* ------------------------------------------------------------ frames */
 
 void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
@@ -158,11 +173,15 @@ struct node_job_hooks {
 #define NODE_HOOKS_MAX 8
 int node_job_add_hooks(const struct node_job_hooks *h) HIDDEN;
 
-/* Node 0: start a new node in a free slot.  Its number, or -ENOSPC. The
- * node is up when node_job_up says so (a frame to it waits until then). */
+/* Node 0 of a job of one host: start a new node in a free slot.  Its
+ * number, or -ENOSPC (-EINVAL in a job of MPI ranks, whose ranks are
+ * fixed). The node is up when node_job_up says so (a frame to it waits
+ * until then). */
 int node_job_add(void) HIDDEN;
 
-/* Node 0: end node n (its ULPs end with it).  0, -EINVAL. */
+/* Node 0: end node n (its ULPs end with it).  0, -EINVAL.  In a job of
+ * MPI ranks, n's process leaves (it waits in MPI_Finalize for the job's
+ * end) and every node learns of it from node 0. */
 int node_job_delete(int n) HIDDEN;
 
 /* ------------------------------------------------------------ running, ending */

@@ -14,7 +14,9 @@ enum node_kind {
     K_BYE,        /* a node is about to exit after a shutdown */
     K_GONE_ACK,   /* a: a dead node, b: notifications delivered for it here */
     K_RPC_REPLY,  /* a: request id, b: result; payload: the answer's bytes */
-    K_HOST,       /* a job of MPI ranks, at its start; payload: the sender's host name */
+    K_HOST,       /* a job of MPI ranks, at its start; a: standby; payload: the
+                     sender's host names (hostname.h) */
+    K_NODE_STATE, /* a job of MPI ranks, from node 0: a: node, b: its new state */
     K_SLOT_FREE,  /* a: a slot of the receiver's share of the window, free again */
 };
 

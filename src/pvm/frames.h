@@ -21,7 +21,8 @@ enum pvm_frame_kind {
     K_KILL,                 /* a: tid, b: signal */
     K_PSTAT,                /* a: tid, b: id */
     K_TASKS,                /* a: where, b: id; reply: struct wire_task records */
-    K_ADDHOST,              /* b: id (to node 0); reply: the new node */
+    K_ADDHOST,              /* b: id (to node 0); payload: the host's name, NUL
+                               at its end; reply: the node that joined */
     K_DELHOST,              /* a: node, b: id (to node 0) */
     K_STATUS,               /* a: tid, b: its exit status (PVM_SPAWN_REPORT_STATUS) */
     K_GROUP,                /* to node 0, a: op, b: id, c: arg; payload: tid, name (groups.c) */

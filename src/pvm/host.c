@@ -8,6 +8,7 @@
  * or pvmd internals it answers with the documented error code, and
  * docs/compat.md says which and why.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +108,7 @@ int pvm_setopt(int what, int val)
 /* ------------------------------------------------------------ hosts */
 
 static struct pvmhostinfo host_infos[NODE_MAX];
-static char host_names[NODE_MAX][32];
+static char host_names[NODE_MAX][NODE_HOST_MAX + 16];
 
 int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
 {
@@ -167,12 +168,29 @@ int pvm_mstat(char *host)
     return is_this_host(host) ? PvmOk : PvmNoHost; /* silent, errno untouched */
 }
 
+/* Why host `name` could not be added, on stderr: PVM's infos code says
+ * only that it could not start. */
+static void say_cannot_add(const char *name, int why)
+{
+    const char *reason =
+        why == -EOPNOTSUPP ? "this job runs on one host (it was not started by mpirun); start "
+                             "it on several hosts with upvm run --hosts or --hostfile"
+        : why == -ENOENT   ? "it is not one of this MPI job's hosts, which mpirun fixes when "
+                             "it starts the job; name it in the hostfile, with & before it to "
+                             "keep it out of the virtual machine until pvm_addhosts"
+        : why == -EEXIST   ? "its nodes were deleted from the job, and an MPI rank cannot "
+                             "start again"
+                           : strerror(-why);
+    fprintf(stderr, "upvm: pvm_addhosts: cannot add host %s: %s (docs/hosts.md)\n", name,
+            reason);
+}
+
 /*
- * In a job of several nodes every host is a node of this machine: adding
- * one starts a node process (named node<n>, whatever name was asked for:
- * the names say which host each became), deleting one ends it and its
- * tasks.  In a job of one node there is nothing to start: every host gets
- * PvmCantStart, this one PvmDupHost.
+ * A host is in the VM when one of the job's nodes runs there: in a job of
+ * MPI ranks (several hosts), adding one brings in a node that mpirun
+ * started there and the hostfile kept out of the VM ("&host"); its name
+ * in pvm_config is the host's.  In a job of one host there is no other
+ * host to add: PvmCantStart, said why, and PvmDupHost for this one.
  */
 int pvm_addhosts(char **hosts, int nhost, int *infos)
 {
@@ -184,12 +202,17 @@ int pvm_addhosts(char **hosts, int nhost, int *infos)
         int info;
         if (!hosts[i] || !*hosts[i])
             info = PvmBadParam;
-        else if (!pvm_multi())
-            info = is_this_host(hosts[i]) ? PvmDupHost : PvmCantStart;
-        else if (pvm_node_by_name(hosts[i]) >= 0)
+        else if (!pvm_multi() && is_this_host(hosts[i]))
+            info = PvmDupHost;
+        else if (!pvm_multi()) {
+            say_cannot_add(hosts[i], -EOPNOTSUPP);
+            info = PvmCantStart;
+        } else if (pvm_node_by_name(hosts[i]) >= 0)
             info = PvmDupHost;
         else {
-            int n = pvm_remote_addhost();
+            int n = pvm_remote_addhost(hosts[i]);
+            if (n < 0)
+                say_cannot_add(hosts[i], n);
             info = n >= 0 ? (n + 1) << PVM_TID_HOST_SHIFT : PvmCantStart;
         }
         added += info > 0;

@@ -98,10 +98,21 @@ int pvm_node_by_name(const char *name)
     if (strcmp(name, ".") == 0 || strcmp(name, "localhost") == 0 ||
         strcmp(name, pvm_node.hostname) == 0)
         return node_job_self();
-    char buf[32];
+    char buf[NODE_HOST_MAX + 16];
     for (int n = 0; n < node_job_slots(); n++)
         if (node_job_up(n) && strcmp(name, pvm_node_name(n, buf, sizeof buf)) == 0)
             return n;
+    /* a host of a job of MPI ranks, by any of its names: this node if it
+     * runs there, else its nodes in turn */
+    if (node_job_on_host(node_job_self(), name))
+        return node_job_self();
+    static int last;
+    int slots = node_job_slots();
+    for (int k = 1; k <= slots; k++) {
+        int n = (last + k) % slots;
+        if (node_job_up(n) && node_job_on_host(n, name))
+            return last = n;
+    }
     return -1;
 }
 
@@ -734,24 +745,19 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaski
 
 /* ------------------------------------------------------------ add, delete hosts */
 
-int pvm_remote_addhost(void)
+int pvm_remote_addhost(const char *name)
 {
-    int n;
-    if (node_job_self() == 0) {
-        n = node_job_add();
-    } else {
-        n = ask(NODE_RPC_MOVABLE, 0, K_ADDHOST, 0, 0, NULL, 0, NULL, 0, -EHOSTDOWN, NULL, NULL);
-    }
-    if (n < 0)
-        return n;
-    for (int i = 0; i < 5000 && !node_job_up(n); i++)
-        (void)upvm_sleep_ns(1000000); /* the launcher forks it */
-    return node_job_up(n) ? n : -EAGAIN;
+    if (node_job_self() == 0)
+        return node_job_add_host(name);
+    return ask(NODE_RPC_MOVABLE, 0, K_ADDHOST, 0, 0, name, strlen(name) + 1, NULL, 0,
+               -EHOSTDOWN, NULL, NULL);
 }
 
 static void on_addhost(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    node_rpc_reply(src, f->b, node_job_add(), NULL, 0);
+    const char *name = p;
+    int n = len > 0 && name[len - 1] == '\0' ? node_job_add_host(name) : -EINVAL;
+    node_rpc_reply(src, f->b, n, NULL, 0);
 }
 
 int pvm_remote_delhost(int n)

@@ -88,8 +88,9 @@ int pvm_remote_kill(int tid, int sig) HIDDEN;
 int pvm_remote_pstat(int tid) HIDDEN;
 int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp,
                      struct pvmtaskinfo **tip) HIDDEN;
-/* A new node: its number (up), or -errno.  Delete node n: 0 or -errno. */
-int pvm_remote_addhost(void) HIDDEN;
+/* Host `name` into the VM (node_job_add_host, asked of node 0): the node
+ * that joined, or -errno.  Delete node n: 0 or -errno. */
+int pvm_remote_addhost(const char *name) HIDDEN;
 int pvm_remote_delhost(int n) HIDDEN;
 
 /*

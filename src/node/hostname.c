@@ -1,0 +1,68 @@
+/*
+ * hostname.c - the names this host answers to (hostname.h).
+ */
+#define _GNU_SOURCE
+#include "node/hostname.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Append name (if it fits and is not there yet). */
+static size_t add(char *buf, size_t used, size_t len, const char *name)
+{
+    size_t n = strlen(name) + 1;
+    if (n == 1 || used + n > len)
+        return used;
+    for (size_t off = 0; off < used; off += strlen(buf + off) + 1)
+        if (strcmp(buf + off, name) == 0)
+            return used;
+    memcpy(buf + used, name, n);
+    return used + n;
+}
+
+size_t node_host_names(char *buf, size_t len)
+{
+    char full[256] = "", shortname[256];
+    if (gethostname(full, sizeof full - 1) != 0 || !full[0])
+        strcpy(full, "localhost");
+    snprintf(shortname, sizeof shortname, "%.*s", (int)strcspn(full, "."), full);
+    size_t used = add(buf, 0, len, shortname);
+    used = add(buf, used, len, full);
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) != 0)
+        return used;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        char addr[INET6_ADDRSTRLEN];
+        if (!i->ifa_addr || (i->ifa_flags & IFF_LOOPBACK))
+            continue;
+        int family = i->ifa_addr->sa_family;
+        const void *a = family == AF_INET ? (void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+                      : family == AF_INET6 ? (void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr
+                                           : NULL;
+        if (a && inet_ntop(family, a, addr, sizeof addr))
+            used = add(buf, used, len, addr);
+    }
+    freeifaddrs(ifs);
+    return used;
+}
+
+bool node_host_standby(const char *names, size_t len)
+{
+    const char *list = getenv("UPVM_STANDBY_HOSTS");
+    if (!list || !*list)
+        return false;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        for (size_t off = 0; off < len; off += strlen(names + off) + 1)
+            if (strlen(names + off) == n && strncmp(names + off, p, n) == 0)
+                return true;
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
