@@ -102,6 +102,14 @@ int pvm_node_by_name(const char *name)
     for (int n = 0; n < node_job_slots(); n++)
         if (node_job_up(n) && strcmp(name, pvm_node_name(n, buf, sizeof buf)) == 0)
             return n;
+    /* "node<n>" names node n in every job (pvm_config's name in a job of
+     * one host, UPVM's own everywhere: upvm migrate, tests) */
+    char *end;
+    if (strncmp(name, "node", 4) == 0 && name[4] >= '0' && name[4] <= '9') {
+        long n = strtol(name + 4, &end, 10);
+        if (!*end && n < node_job_slots() && node_job_up((int)n))
+            return (int)n;
+    }
     /* a host of a job of MPI ranks, by any of its names: this node if it
      * runs there, else its nodes in turn */
     if (node_job_on_host(node_job_self(), name))
