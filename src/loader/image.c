@@ -278,3 +278,51 @@ void loader_image_put(struct loader_image *img)
 size_t loader_image_span(const struct loader_image *img) { return (size_t)img->span; }
 
 const char *loader_image_path(const struct loader_image *img) { return img->path; }
+
+/* FNV-1a, 64 bits. */
+static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The GNU build id note's bytes in the file (bounds checked), or NULL. */
+static const uint8_t *build_id(const struct loader_image *img, size_t *len)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->file;
+    for (unsigned i = 0; i < eh->e_phnum; i++) {
+        const Elf64_Phdr *ph =
+            (const Elf64_Phdr *)(img->file + eh->e_phoff + (size_t)i * eh->e_phentsize);
+        if (ph->p_type != PT_NOTE || ph->p_offset > img->size ||
+            ph->p_filesz > img->size - ph->p_offset)
+            continue;
+        const uint8_t *p = img->file + ph->p_offset, *end = p + ph->p_filesz;
+        while ((size_t)(end - p) >= sizeof(Elf64_Nhdr)) {
+            const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
+            size_t name = (nh->n_namesz + 3u) & ~3u, desc = (nh->n_descsz + 3u) & ~3u;
+            if (name > (size_t)(end - p) - sizeof *nh ||
+                desc > (size_t)(end - p) - sizeof *nh - name)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                memcmp(p + sizeof *nh, "GNU", 4) == 0 && nh->n_descsz > 0) {
+                *len = nh->n_descsz;
+                return p + sizeof *nh + name;
+            }
+            p += sizeof *nh + name + desc;
+        }
+    }
+    return NULL;
+}
+
+uint64_t loader_image_id(struct loader_image *img)
+{
+    if (img->id)
+        return img->id;
+    size_t len = 0;
+    const uint8_t *id = build_id(img, &len);
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = id ? fnv(h, id, len) : fnv(fnv(h, (const uint8_t *)"file", 4), img->file, img->size);
+    img->id = h ? h : 1;
+    return img->id;
+}

@@ -75,6 +75,12 @@ size_t loader_image_span(const struct loader_image *img) HIDDEN;
 /* The path the image was opened with (for reports). */
 const char *loader_image_path(const struct loader_image *img) HIDDEN;
 
+/* What the file is, for a migration between hosts (the same program must
+ * be there): its GNU build id (the linker's NT_GNU_BUILD_ID note) folded
+ * into 64 bits, or, for a file without one, a hash of its bytes.  Computed
+ * once per image; never 0. */
+uint64_t loader_image_id(struct loader_image *img) HIDDEN;
+
 /* One loaded copy of an image. */
 struct loader_instance {
     struct loader_image *img;

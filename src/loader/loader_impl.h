@@ -59,6 +59,7 @@ struct loader_image {
     dev_t dev;
     ino_t ino;
     struct timespec mtime;
+    uint64_t id;           /* loader_image_id, 0 until asked */
     int refs;
     struct loader_image *next; /* in the cache (refs 0: kept idle, image.c) */
 

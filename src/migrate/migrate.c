@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <link.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -345,15 +346,46 @@ static void accept_request_checked(int tid, int to, int origin, int id,
     kick();
 }
 
-/* The libraries of this node and where they are: "address name" lines. */
+/* A loaded object's GNU build id (its note, in memory) folded into 64
+ * bits; 0 when it has none. */
+static uint64_t loaded_build_id(const struct dl_phdr_info *info)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            size_t name = (nh->n_namesz + 3u) & ~3u, desc = (nh->n_descsz + 3u) & ~3u;
+            if (name + desc > (size_t)(end - p) - sizeof *nh)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                memcmp(p + sizeof *nh, "GNU", 4) == 0) {
+                uint64_t h = 0xcbf29ce484222325ull;
+                for (size_t k = 0; k < nh->n_descsz; k++)
+                    h = (h ^ p[sizeof *nh + name + k]) * 0x100000001b3ull;
+                return h;
+            }
+            p += sizeof *nh + name + desc;
+        }
+    }
+    return 0;
+}
+
+/* The libraries of this node, where they are and which build each is:
+ * "address id name" lines.  Not what the MPI transport loaded (MPI, its
+ * components: no ULP code uses them, and the hosts may load different
+ * ones). */
 static int layout_line(struct dl_phdr_info *info, size_t size, void *ctx)
 {
     struct bytes_out *w = ctx;
-    if (!info->dlpi_name || !*info->dlpi_name)
+    if (!info->dlpi_name || !*info->dlpi_name || net_mpi_loaded_object(info->dlpi_name))
         return 0;
     char line[512];
-    int n = snprintf(line, sizeof line, "%lx %s\n", (unsigned long)info->dlpi_addr,
-                     info->dlpi_name);
+    int n = snprintf(line, sizeof line, "%lx %" PRIx64 " %s\n", (unsigned long)info->dlpi_addr,
+                     loaded_build_id(info), info->dlpi_name);
     if (n > 0 && (size_t)n < sizeof line)
         bytes_put(w, line, (size_t)n);
     return 0;
@@ -609,45 +641,72 @@ static struct incoming *incoming_of(int tid)
     return NULL;
 }
 
-/* Is every library of the source's list (lines "address name") at the same
- * address here?  NULL, or the first that is not, described in why. */
+/* One "address id name" line of a layout: false when malformed. */
+static bool layout_parse(const char *line, const char *nl, unsigned long *addr, uint64_t *id,
+                         const char **name, size_t *nlen)
+{
+    char *end;
+    *addr = strtoul(line, &end, 16);
+    if (*end != ' ')
+        return false;
+    *id = strtoull(end + 1, &end, 16);
+    if (*end != ' ' || end >= nl)
+        return false;
+    *name = end + 1;
+    *nlen = (size_t)(nl - *name);
+    return true;
+}
+
+/* My line for the library called name (its length nlen), or NULL. */
+static const char *layout_find(const char *mine, const char *name, size_t nlen)
+{
+    for (const char *m = mine; m && *m;) {
+        /* the name is what follows the second space */
+        const char *mn = strchr(m, '\n'), *first = strchr(m, ' ');
+        const char *second = first ? strchr(first + 1, ' ') : NULL;
+        if (!mn || !second || second > mn)
+            return NULL;
+        if ((size_t)(mn - second - 1) == nlen && memcmp(second + 1, name, nlen) == 0)
+            return m;
+        m = mn + 1;
+    }
+    return NULL;
+}
+
+/* Is every library of the source's list (layout_line) here, at the same
+ * address, the same build (its build id)?  Libraries loaded on one side
+ * only do not count: a program's own are loaded here by now
+ * (proc_move_prepare), at an address of this node's.  False with the
+ * first that differs described in why. */
 static bool layout_matches(const char *theirs, char *why, size_t len)
 {
     struct bytes_out mine = {0};
     layout(&mine);
     bool ok = !mine.oom;
     for (const char *line = theirs; ok && *line;) {
-        const char *nl = strchr(line, '\n');
-        if (!nl)
+        const char *nl = strchr(line, '\n'), *name;
+        unsigned long addr, here_addr;
+        uint64_t id, here_id;
+        size_t nlen, hl;
+        if (!nl || !layout_parse(line, nl, &addr, &id, &name, &nlen))
             break;
-        unsigned long addr = strtoul(line, NULL, 16);
-        const char *name = strchr(line, ' ');
-        if (!name || name > nl)
-            break;
-        name++;
-        size_t nlen = (size_t)(nl - name);
-        const char *at = NULL;
-        for (const char *m = (const char *)mine.p; m && *m;) {
-            const char *mn = strchr(m, '\n'), *sp = strchr(m, ' ');
-            if (!mn || !sp)
-                break;
-            if ((size_t)(mn - sp - 1) == nlen && memcmp(sp + 1, name, nlen) == 0) {
-                at = m;
-                break;
-            }
-            m = mn + 1;
-        }
-        unsigned long here = at ? strtoul(at, NULL, 16) : 0;
-        if (!at || here != addr) {
+        const char *at = layout_find((const char *)mine.p, name, nlen), *hn;
+        line = nl + 1;
+        if (!at || !layout_parse(at, strchr(at, '\n'), &here_addr, &here_id, &hn, &hl))
+            continue;
+        if (here_addr != addr) {
             snprintf(why, len, "the nodes' library layouts differ: %.*s is at %#lx on the "
-                     "source node and %s on node %d; migration needs every library at the "
-                     "same address (start the job's nodes alike)", (int)nlen, name, addr,
-                     at ? "elsewhere" : "not loaded", node_job_self());
-            if (at)
-                snprintf(why + strlen(why), len - strlen(why), " (%#lx)", here);
+                     "source node and at %#lx on node %d; migration needs every library at "
+                     "the same address (the same installation on every host, started alike)",
+                     (int)nlen, name, addr, here_addr, node_job_self());
+            ok = false;
+        } else if (here_id != id) {
+            const char *host = node_job_host(node_job_self());
+            snprintf(why, len, "%.*s is another build on node %d (%s) than on the source "
+                     "node: migration needs the same libraries on every host", (int)nlen, name,
+                     node_job_self(), host ? host : "this host");
             ok = false;
         }
-        line = nl + 1;
     }
     free(mine.p);
     return ok;

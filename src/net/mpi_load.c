@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,60 @@ static plugin_fn *plugin(void)
     return fn;
 }
 
+/* The objects loaded before the plugin (a snapshot), then those it and
+ * MPI_Init loaded: net_mpi_loaded_object. */
+static struct {
+    char **names;
+    int n, cap;
+    bool snapshot_done;
+} objs;
+
+static int count_object(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    bool *before = ctx;
+    const char *name = info->dlpi_name;
+    if (!name || !*name)
+        return 0;
+    for (int i = 0; i < objs.n; i++)
+        if (!strcmp(objs.names[i] + 1, name))
+            return 0;
+    if (objs.n == objs.cap) {
+        int cap = objs.cap ? 2 * objs.cap : 64;
+        char **v = realloc(objs.names, (size_t)cap * sizeof *v);
+        if (!v)
+            return 1;
+        objs.names = v;
+        objs.cap = cap;
+    }
+    char *copy = malloc(strlen(name) + 2); /* a mark, then the name */
+    if (!copy)
+        return 1;
+    copy[0] = *before ? 'b' : 'm';
+    strcpy(copy + 1, name);
+    objs.names[objs.n++] = copy;
+    return 0;
+}
+
+/* before: the objects there now are not MPI's; else: the new ones are. */
+static void list_objects(bool before)
+{
+    dl_iterate_phdr(count_object, &before);
+}
+
+bool net_mpi_loaded_object(const char *path)
+{
+    for (int i = 0; i < objs.n; i++)
+        if (!strcmp(objs.names[i] + 1, path))
+            return objs.names[i][0] == 'm';
+    return false;
+}
+
 static int load_and_call(int start, const net_config_t *cfg)
 {
+    if (!objs.snapshot_done) {
+        list_objects(true);
+        objs.snapshot_done = true;
+    }
     plugin_fn *fn = plugin();
     if (!fn)
         return -ENOSYS;
@@ -66,7 +119,9 @@ static int load_and_call(int start, const net_config_t *cfg)
     net_config_t c;
     if (!cfg)
         (void)net_config_from_env(&c);
-    return fn(&net_cur, start, cfg ? cfg : &c);
+    int rc = fn(&net_cur, start, cfg ? cfg : &c);
+    list_objects(false); /* the plugin, MPI, and what MPI_Init opened */
+    return rc;
 }
 
 int net_init_mpi(const net_config_t *cfg)

@@ -163,6 +163,12 @@ void net_mpi_set_block(size_t bytes)
 {
     (void)bytes;
 }
+
+bool net_mpi_loaded_object(const char *path)
+{
+    (void)path;
+    return false;
+}
 #endif
 
 void net_spin_until(uint64_t deadline_ns)

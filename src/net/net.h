@@ -44,6 +44,7 @@
 #ifndef UPVM_NET_NET_H
 #define UPVM_NET_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -186,6 +187,12 @@ HIDDEN int net_init_mpi(const net_config_t *cfg);
  * dlopen's reason); -EIO when MPI_Init_thread fails.
  */
 HIDDEN int net_start_mpi(const net_config_t *cfg);
+
+/* Did net_start_mpi / net_init_mpi load the object at path (the plugin,
+ * MPI's libraries, the components MPI_Init opened)?  Such objects are the
+ * transport's: no ULP code uses them, and hosts may load different ones
+ * (migration compares the others' layouts).  False without MPI. */
+HIDDEN bool net_mpi_loaded_object(const char *path);
 
 /* Tests only: frames above `bytes` go as one MPI message of a derived
  * datatype made of `bytes`-byte blocks, as frames above INT_MAX bytes (MPI

@@ -57,7 +57,8 @@ void proc_move_info(const struct proc *p, struct proc_move *out)
     struct mem_heap_stats hs;
     mem_heap_stats(p->heap, &hs);
     *out = (struct proc_move){.slot = p->slot, .stack_size = p->stack_size,
-                              .heap_committed = hs.committed};
+                              .heap_committed = hs.committed,
+                              .image_id = loader_image_id(p->inst.img)};
     snprintf(out->path, sizeof out->path, "%s", loader_image_path(p->inst.img));
 }
 
@@ -111,6 +112,14 @@ int proc_move_prepare(const struct proc_move *m, struct loader_image **imgp,
     struct loader_image *img = loader_image_open(m->path, err);
     if (!img)
         return err->code;
+    if (loader_image_id(img) != m->image_id) {
+        err->code = -ESTALE;
+        snprintf(err->msg, sizeof err->msg, "%.300s here is not the program the task runs (its "
+                 "build id differs): every host needs the same build of it at the same path",
+                 m->path);
+        loader_image_put(img);
+        return err->code;
+    }
     char *base = mem_slot_base(mem_window(), m->slot);
     char *guard = base + up(loader_image_span(img), page());
     char *heap_lo = guard + page() + m->stack_size;

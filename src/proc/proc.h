@@ -151,6 +151,7 @@ struct proc_move {
     int32_t slot;
     uint64_t stack_size;
     uint64_t heap_committed;
+    uint64_t image_id;     /* loader_image_id of the program's file */
     char path[PATH_MAX];   /* the program's file */
 };
 
@@ -169,7 +170,9 @@ void proc_move_out(struct proc *p) HIDDEN;
  * stays the job's), with the image reference. */
 void proc_move_gone(int slot, struct loader_image *img) HIDDEN;
 /* The destination: open the program, map its text at the slot and commit
- * the writable part, zero.  0 and *img, or an error in *err. */
+ * the writable part, zero.  0 and *img, or an error in *err (also when the
+ * file at that path here is another program than the task's: another
+ * host, another build). */
 int proc_move_prepare(const struct proc_move *m, struct loader_image **img,
                       struct loader_error *err) HIDDEN NODISCARD;
 /* The destination, when the move does not happen after all. */
