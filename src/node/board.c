@@ -49,6 +49,11 @@ void node_board_open(void *board)
         atomic_store(&own->pid, (int32_t)getpid());
 }
 
+const void *node_board_own(void)
+{
+    return own;
+}
+
 static unsigned slot_of(int tid, int probe)
 {
     return ((unsigned)tid + (unsigned)probe) % NODE_BOARD_TASKS;

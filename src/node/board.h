@@ -37,6 +37,11 @@
  * is then a no-op).  Records the calling process's pid on it. */
 void node_board_open(void *board) HIDDEN;
 
+/* This node's board (NULL: none): in a job of MPI ranks, which shares no
+ * segment, it lies in the node's own memory, and node 0 asks for copies
+ * (control_server.c). */
+const void *node_board_own(void) HIDDEN;
+
 /* A task of this node started / ended.  name may be NULL or "" (listed
  * without one); it is copied (up to 27 bytes). */
 void node_board_add(int tid, const char *name) HIDDEN;

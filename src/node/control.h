@@ -45,6 +45,11 @@ extern struct node_ctl_where node_ctl_where HIDDEN;
  * created here). */
 void node_ctl_prepare(pid_t launcher) HIDDEN;
 
+/* Every node of a job of several: the control requests' frames (node 0
+ * asks the others for their boards when they are not in a shared
+ * segment). */
+void node_ctl_register_frames(void) HIDDEN;
+
 /* The launcher, when every node is gone: remove the socket (and its
  * directory if it is empty now).  Safe to call when there is none. */
 void node_ctl_cleanup(void) HIDDEN;

@@ -34,6 +34,7 @@
 #include "net/net.h"
 #include "node/control.h"
 #include "node/board.h"
+#include "node/kinds.h"
 #include "node/job.h"
 
 #define CONN_MAX        16       /* connections served at once; more wait in the backlog */
@@ -256,13 +257,8 @@ static void serve_migrate(struct ctl_req *r)
     }
 }
 
-/*
- * Every running node's tasks, read from the boards in the job's shared
- * segment (node/board.h): no node is asked, so the listing costs node 0 a
- * few µs and no other node anything.  A snapshot: a task that starts,
- * ends or moves at that instant may be missing, or listed on both nodes.
- */
-static void serve_tasks(struct ctl_req *r)
+/* The listing of boards (node n's in boards[n]; NULL: none) into r. */
+static void list_boards(struct ctl_req *r, const void *const *boards)
 {
     size_t len = 0;
     FILE *f = open_memstream(&r->text, &len);
@@ -273,10 +269,13 @@ static void serve_tasks(struct ctl_req *r)
     for (int n = 0; n < node_job_slots(); n++) {
         if (!node_job_up(n))
             continue;
-        const void *board = net_board(n);
+        const void *board = boards[n];
         int ntasks = node_board_ntasks(board);
-        fprintf(f, "node%d pid %d: %d task%s\n", n, node_board_pid(board),
-                ntasks > 0 ? ntasks : 0, ntasks == 1 ? "" : "s");
+        char name[NODE_HOST_MAX + 16];
+        fprintf(f, "node%d pid %d", n, node_board_pid(board));
+        if (node_job_host(n)) /* a job of several hosts: where it runs */
+            fprintf(f, " on %s", node_job_name(n, name, sizeof name));
+        fprintf(f, ": %d task%s\n", ntasks > 0 ? ntasks : 0, ntasks == 1 ? "" : "s");
         (void)node_board_print(f, board, "");
     }
     if (fclose(f) != 0 || !r->text) {
@@ -284,6 +283,114 @@ static void serve_tasks(struct ctl_req *r)
         r->text = NULL;
         snprintf(r->reply, sizeof r->reply, "error: out of memory");
     }
+}
+
+/*
+ * Every running node's tasks, read from the boards in the job's shared
+ * segment (node/board.h): no node is asked, so the listing costs node 0 a
+ * few µs and no other node anything.  A snapshot: a task that starts,
+ * ends or moves at that instant may be missing, or listed on both nodes.
+ *
+ * A job of MPI ranks shares no segment: each node keeps its board in its
+ * own memory, and node 0 asks every node for a copy (K_BOARD_ASK) and
+ * lists them when all have come (K_BOARD); requests that come meanwhile
+ * wait for that listing.
+ */
+static struct {
+    struct ctl_req *waiting, **tail;
+    int missing;
+    bool asked[NODE_MAX];
+    void *copy[NODE_MAX];
+} gather;
+
+static void gather_done(void)
+{
+    const void *boards[NODE_MAX] = {0};
+    boards[0] = net_board(0) ? net_board(0) : node_board_own();
+    for (int n = 1; n < node_job_slots(); n++)
+        boards[n] = gather.copy[n];
+    for (struct ctl_req *r = gather.waiting, *next; r; r = next) {
+        next = r->next;
+        list_boards(r, boards);
+        to_server(r);
+    }
+    gather.waiting = NULL;
+    for (int n = 0; n < NODE_MAX; n++) {
+        free(gather.copy[n]);
+        gather.copy[n] = NULL;
+        gather.asked[n] = false;
+    }
+}
+
+static void gather_count(int n)
+{
+    if (n > 0 && n < NODE_MAX && gather.asked[n]) {
+        gather.asked[n] = false;
+        if (--gather.missing == 0)
+            gather_done();
+    }
+}
+
+static void on_board(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    if (src <= 0 || src >= NODE_MAX || !gather.asked[src])
+        return;
+    free(gather.copy[src]);
+    gather.copy[src] = calloc(1, NET_BOARD_BYTES);
+    if (gather.copy[src])
+        memcpy(gather.copy[src], p, len < NET_BOARD_BYTES ? len : NET_BOARD_BYTES);
+    gather_count(src);
+}
+
+static void on_board_ask(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    struct node_frame ans = {K_BOARD, 0, 0, 0};
+    (void)node_send(src, &ans, node_board_own(), node_board_own() ? NET_BOARD_BYTES : 0,
+                    NULL, 0);
+}
+
+static void serve_tasks(struct ctl_req *r)
+{
+    if (net_board(0)) { /* the shared segment has them all */
+        const void *boards[NODE_MAX] = {0};
+        for (int n = 0; n < node_job_slots(); n++)
+            boards[n] = net_board(n);
+        list_boards(r, boards);
+        to_server(r);
+        return;
+    }
+    r->next = NULL;
+    bool running = gather.waiting != NULL;
+    if (!running)
+        gather.tail = &gather.waiting;
+    *gather.tail = r;
+    gather.tail = &r->next;
+    if (running)
+        return;
+    for (int n = 1; n < node_job_slots() && n < NODE_MAX; n++) {
+        struct node_frame ask = {K_BOARD_ASK, 0, 0, 0};
+        if (node_job_up(n) && node_send(n, &ask, NULL, 0, NULL, 0) == 0) {
+            gather.asked[n] = true;
+            gather.missing++;
+        }
+    }
+    if (gather.missing == 0)
+        gather_done();
+}
+
+/* A node that died or left answers no more. */
+static int gather_peer_gone(int n, int status, bool deleted)
+{
+    gather_count(n);
+    return 0;
+}
+
+void node_ctl_register_frames(void)
+{
+    static const struct node_job_hooks hooks = {.peer_gone = gather_peer_gone};
+    node_on_frame(K_BOARD_ASK, on_board_ask);
+    node_on_frame(K_BOARD, on_board);
+    (void)node_job_add_hooks(&hooks);
 }
 
 void node_ctl_serve(void)
@@ -295,8 +402,7 @@ void node_ctl_serve(void)
     while (r) {
         struct ctl_req *next = r->next;
         if (r->kind == REQ_TASKS) {
-            serve_tasks(r);
-            to_server(r);
+            serve_tasks(r); /* hands r to the server when it is complete */
         } else if (r->kind == REQ_PING) {
             snprintf(r->reply, sizeof r->reply, "job %ld nodes %d program %s",
                      node_ctl_where.pid, count_up(), ctl.program);

@@ -883,7 +883,9 @@ static void job_begin(int node)
     job.events_seen = net_events();
     for (int n = 0; n < job.slots; n++)
         job.known[n] = net_peer_state(n);
-    node_board_open(net_board(node));
+    /* (no shared segment: the board lies in this node's memory, for good) */
+    node_board_open(net_board(node) ? net_board(node) : calloc(1, NET_BOARD_BYTES));
+    node_ctl_register_frames();
     node_on_frame(K_PROBE, on_probe);
     node_on_frame(K_PROBE_ACK, on_probe_ack);
     node_on_frame(K_SHUTDOWN, on_shutdown);

@@ -17,6 +17,8 @@ enum node_kind {
     K_HOST,       /* a job of MPI ranks, at its start; a: standby; payload: the
                      sender's host names (hostname.h) */
     K_NODE_STATE, /* a job of MPI ranks, from node 0: a: node, b: its new state */
+    K_BOARD_ASK,  /* a job of MPI ranks, node 0 lists the tasks: send your board */
+    K_BOARD,      /* the answer; payload: the board's bytes */
     K_SLOT_FREE,  /* a: a slot of the receiver's share of the window, free again */
 };
 
