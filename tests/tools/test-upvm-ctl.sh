@@ -23,6 +23,9 @@
 #               job says so and runs on
 #   migrate     a migration there and back (the worker answers after it), and
 #               one of the job's first task (started from the shell)
+#   mpi         the same from a job of two MPI ranks (mpirun -np 2 over TCP):
+#               its socket is node 0's (no launcher of ours), upvm tasks
+#               asks every node, names their hosts; nothing left at the end
 set -u
 build=$(cd "$1" && pwd)
 case=$2
@@ -69,6 +72,7 @@ start() {
     local n=$1 how=$2 pre=${3:-:} out="$work/out$1"
     local cmd=(./ctl-job "$work/stop$n" "$mark")
     [ "$how" = run ] && cmd=("$upvm" run --nodes 2 "${cmd[@]}")
+    [ "$how" = mpirun ] && cmd=($MPIRUN -np 2 "${cmd[@]}")
     (cd "$work" && eval "$pre" && UPVM_NODES=2 exec setsid "${cmd[@]}") >"$out" 2>&1 &
     L[n]=$!
     launchers+=("${L[n]}")
@@ -81,6 +85,7 @@ start() {
     W[n]=$(awk '$1 == "worker" { print $2 }' "$out")
     P0[n]=$(awk '$1 == "node0" && $2 == "pid" { print $3 }' "$out")
     S[n]=$sockdir/job-${L[n]}.sock
+    [ "$how" = mpirun ] && S[n]=$sockdir/job-${P0[n]}.sock # node 0 made it
 }
 
 # end N [SIGNAL PID]: make job N end (its stop file, or SIGNAL to PID), wait
@@ -294,6 +299,26 @@ migrate)
     # still gets its exit status
     run 0 "^ok [t0-9a-f]+ node0 -> node1 in " \
         "$upvm" migrate "$(awk '$1 == "master" { print $2 }' "$work/out0")" 1
+    end 0
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    grep -q "^worker answered$" "$work/out0" || fail "the worker did not answer after its moves"
+    expect_gone "${S[0]}"
+    ;;
+mpi)
+    [ -e "$build/src/libupvm-mpi.so" ] && [ -n "${UPVM_TEST_MPIRUN:-}" ] ||
+        { echo "SKIP: no MPI transport in this build"; exit 77; }
+    MPIRUN="$UPVM_TEST_MPIRUN --mca btl tcp,self"
+    start 0 mpirun
+    expect_private "${S[0]}"
+    run 0 "^ +${P0[0]} +2 +ctl-job$" "$upvm" jobs
+    host=$(hostname -s)
+    run 0 "^node1 pid [0-9]+ on $host(:1)?: 1 task$" "$upvm" tasks
+    grep -Eq "^node0 pid ${P0[0]} on $host(:0)?: " <<<"$out" || fail "upvm tasks: node 0: $out"
+    [ "$(grep -A1 '^node1 ' <<<"$out" | tail -1)" = " ${W[0]}/ctl-job" ] ||
+        fail "upvm tasks: ${W[0]} is not listed on node1: $out"
+    run 0 "^ok ${W[0]} node1 -> node0 in " "$upvm" migrate "${W[0]}" 0
+    run 0 "^node1 pid [0-9]+ on .*: 0 tasks$" "$upvm" tasks
+    run 0 "^ok ${W[0]} node0 -> node1 in " "$upvm" migrate "${W[0]}" node1
     end 0
     [ "$status" -eq 0 ] || fail "exit status $status"
     grep -q "^worker answered$" "$work/out0" || fail "the worker did not answer after its moves"
