@@ -2,7 +2,9 @@
  * control.c - the launcher's part of the control socket (control.h): the
  * socket's name, and its removal when the job is over.
  */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,4 +47,29 @@ void node_ctl_cleanup(void)
      * starts meanwhile recreates the directory (control_server.c). */
     (void)rmdir(w->dir);
     w->path[0] = '\0';
+}
+
+/* The signal ends node 0: its socket goes first (unlink is safe in a
+ * handler; the name is ours), then the signal does what it does. */
+static void remove_and_die(int sig)
+{
+    if (node_ctl_where.path[0])
+        (void)unlink(node_ctl_where.path);
+    (void)raise(sig); /* SA_RESETHAND: the default action now */
+}
+
+void node_ctl_remove_on_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_and_die;
+    sa.sa_flags = (int)SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* a handler of the program's own stays */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            (void)sigaction(sigs[i], &sa, NULL);
+    }
 }

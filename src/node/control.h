@@ -45,6 +45,12 @@ extern struct node_ctl_where node_ctl_where HIDDEN;
  * created here). */
 void node_ctl_prepare(pid_t launcher) HIDDEN;
 
+/* Node 0 of a job with no launcher of ours (MPI ranks: mpirun ends them
+ * with SIGTERM): SIGINT, SIGTERM and SIGHUP remove the socket before they
+ * end the process.  (SIGKILL cannot: the next job's node 0 removes what it
+ * leaves.) */
+void node_ctl_remove_on_signals(void) HIDDEN;
+
 /* Every node of a job of several: the control requests' frames (node 0
  * asks the others for their boards when they are not in a shared
  * segment). */

@@ -1023,5 +1023,6 @@ void node_job_ready(void)
     if (job.self == 0) { /* no launcher: node 0 makes the socket and removes it */
         node_ctl_prepare(getpid());
         node_ctl_start();
+        node_ctl_remove_on_signals();
     }
 }
