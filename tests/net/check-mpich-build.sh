@@ -3,7 +3,9 @@
 # libupvm and test-net-mpi against MPICH in a temporary directory (with
 # -DMPI_C_COMPILER=mpicc.mpich, as cmake/mpi.cmake says), check that
 # src/net/mpi.c went in (its object; libmpich among test-net-mpi's libraries),
-# and run test-net-mpi with 2 ranks under MPICH's mpiexec.
+# and run test-net-mpi with 2 ranks under MPICH's mpiexec; then a UPVM job
+# of two MPICH ranks (mpiexec.mpich -n 2 ./family, built with upvmcc:
+# its plugin libupvm-mpi.so is MPICH's, PMI_SIZE says how many ranks).
 #
 #   tests/net/check-mpich-build.sh SOURCE_DIR
 #
@@ -31,7 +33,8 @@ cmake -S "$src" -B "$tmp/build" -G Ninja -DUPVM_BUILD_BENCH=OFF \
     fail "configuring with MPICH failed" "$tmp/configure.log"
 grep -q "UPVM: MPI transport: yes (MPICH" "$tmp/configure.log" ||
     fail "configure did not take MPICH for the MPI transport" "$tmp/configure.log"
-nice -n 10 cmake --build "$tmp/build" --target upvm test-net-mpi >"$tmp/build.log" 2>&1 ||
+nice -n 10 cmake --build "$tmp/build" --target upvm upvm-mpi upvm_cmd upvm_start test-net-mpi \
+    >"$tmp/build.log" 2>&1 ||
     fail "building against MPICH failed" "$tmp/build.log"
 [ -f "$tmp/build/src/net/CMakeFiles/upvm_net_mpi.dir/mpi.c.o" ] ||
     fail "src/net/mpi.c was not compiled"
@@ -39,4 +42,12 @@ readelf -d "$tmp/build/tests/net/test-net-mpi" | grep -q 'NEEDED.*libmpich' ||
     fail "test-net-mpi does not link libmpich"
 timeout 240 mpiexec.mpich -n 2 "$tmp/build/tests/net/test-net-mpi" >"$tmp/run.log" 2>&1 ||
     fail "test-net-mpi under MPICH (mpiexec.mpich -n 2) failed" "$tmp/run.log"
-echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks"
+readelf -d "$tmp/build/src/libupvm-mpi.so" | grep -q 'NEEDED.*libmpich' ||
+    fail "the plugin libupvm-mpi.so does not link libmpich"
+"$tmp/build/tools/upvmcc/upvmcc" -O1 -o "$tmp/family" "$src/tests/proc/family.c" \
+    >"$tmp/upvmcc.log" 2>&1 || fail "upvmcc family.c failed" "$tmp/upvmcc.log"
+(cd "$tmp" && timeout 120 mpiexec.mpich -n 2 ./family) >"$tmp/job.log" 2>&1 ||
+    fail "a UPVM job of two MPICH ranks (mpiexec.mpich -n 2 ./family) failed" "$tmp/job.log"
+grep -q '^OK$' "$tmp/job.log" || fail "the job of two MPICH ranks did not say OK" "$tmp/job.log"
+[ "$(grep -c '^OK$' "$tmp/job.log")" = 1 ] || fail "the program ran more than once" "$tmp/job.log"
+echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks; a UPVM job of 2 MPICH ranks runs"

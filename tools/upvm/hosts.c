@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef UPVM_MPIRUN_DEFAULT
-#define UPVM_MPIRUN_DEFAULT "mpirun"
+#ifndef UPVM_MPIRUN_DEFAULT /* a build without the MPI transport */
+#define UPVM_MPIRUN_DEFAULT NULL
 #endif
 #ifndef UPVM_MPI_IS_OPENMPI
 #define UPVM_MPI_IS_OPENMPI 1
@@ -282,12 +282,18 @@ static void forward_signal(int sig)
 int hosts_launch(const struct upvm_hosts *h, int nranks, char **argv)
 {
     char hostfile[PATH_MAX], np[16];
+    const char *mpirun = getenv("UPVM_MPIRUN");
+    if (!UPVM_MPIRUN_DEFAULT) {
+        fprintf(stderr, "upvm run: --hosts / --hostfile: this UPVM was built without its MPI "
+                        "transport, so a job cannot span hosts (install libopenmpi-dev and "
+                        "rebuild; CMake then says \"MPI transport: yes\")\n");
+        return 1;
+    }
     if (write_hostfile(h, hostfile, sizeof hostfile) != 0) {
         fprintf(stderr, "upvm run: cannot write a hostfile for mpirun: %s\n", strerror(errno));
         return 1;
     }
     export_standby(h);
-    const char *mpirun = getenv("UPVM_MPIRUN");
     struct argv_buf a = {0};
     push(&a, mpirun && *mpirun ? mpirun : UPVM_MPIRUN_DEFAULT);
     if (UPVM_MPI_IS_OPENMPI) {
