@@ -560,6 +560,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version")) {
         printf("upvm (UPVM) 0.1.0\n");
+#ifdef UPVM_MPI_FLAVOR
+        printf("MPI transport: yes (%s; jobs of several hosts through %s)\n", UPVM_MPI_FLAVOR,
+               UPVM_MPIRUN_DEFAULT);
+#else
+        printf("MPI transport: no (jobs of one host only)\n");
+#endif
         return 0;
     }
     if (!strcmp(argv[1], "migrate"))
