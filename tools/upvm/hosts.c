@@ -295,9 +295,17 @@ int hosts_launch(const struct upvm_hosts *h, int nranks, char **argv)
     }
     export_standby(h);
     struct argv_buf a = {0};
-    push(&a, mpirun && *mpirun ? mpirun : UPVM_MPIRUN_DEFAULT);
+    char *words = mpirun && *mpirun ? strdup(mpirun) : NULL, *save;
+    if (words) /* UPVM_MPIRUN="mpirun --mca ...": the command and options */
+        for (char *w = strtok_r(words, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+            push(&a, w);
+    if (a.n == 0)
+        push(&a, UPVM_MPIRUN_DEFAULT);
     if (UPVM_MPI_IS_OPENMPI) {
-        if (geteuid() == 0) /* Open MPI refuses root unless told */
+        bool told = false;
+        for (int i = 0; i < a.n; i++)
+            told = told || !strcmp(a.v[i], "--allow-run-as-root");
+        if (geteuid() == 0 && !told) /* Open MPI refuses root unless told */
             push(&a, "--allow-run-as-root");
         push(&a, "--hostfile");
         push(&a, hostfile);
@@ -337,5 +345,6 @@ int hosts_launch(const struct upvm_hosts *h, int nranks, char **argv)
     }
     unlink(hostfile);
     free(a.v);
+    free(words);
     return status;
 }

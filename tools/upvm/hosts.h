@@ -44,7 +44,8 @@ void hosts_free(struct upvm_hosts *h);
 
 /*
  * Run the job on hosts h: mpirun (the one this UPVM was built with, or
- * $UPVM_MPIRUN) with a hostfile made of h, nranks ranks (0: one per slot),
+ * $UPVM_MPIRUN: a command and its options, split at blanks) with a
+ * hostfile made of h, nranks ranks (0: one per slot),
  * each running argv (this upvm run, without the host options).  Says the
  * command on stderr first.  Returns mpirun's exit status, or 1 when it
  * could not be started (said why).
