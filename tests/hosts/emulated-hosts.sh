@@ -155,10 +155,32 @@ down() {
             { say "cannot remove the link $l"; bad=1; }
     done
     rm -rf "$STATE" 2>/dev/null || { say "cannot remove $STATE"; bad=1; }
-    # Open MPI's session directories of the hosts (/tmp is the machine's):
-    # an orted that was killed leaves its own
-    rm -rf /tmp/ompi."$NAME"[0-9]*."$(id -u)"
+    ompi_stale
     return $bad
+}
+
+# Open MPI's session directories of the hosts (/tmp is the machine's): an
+# orted that was killed leaves its own, /tmp/ompi.HOST.UID/jf.JOBFAMILY.
+# Only those whose orted is gone go (another set of hosts of this machine,
+# with another prefix, may have the same host names): a jf directory with
+# pmix_dstor_*_PID entries (PID: its orted) none of which runs.
+ompi_stale() {
+    local d jf s p live
+    for d in /tmp/ompi."$NAME"[0-9]*."$(id -u)"; do
+        [ -d "$d" ] || continue
+        for jf in "$d"/jf.*; do
+            [ -d "$jf" ] || continue
+            live=
+            for s in "$jf"/pmix_dstor_*_*; do
+                p=${s##*_}
+                [[ $p =~ ^[0-9]+$ ]] || continue
+                [ -n "$live" ] || live=0
+                ! kill -0 "$p" 2>/dev/null || live=1
+            done
+            [ "$live" != 0 ] || rm -rf "$jf"
+        done
+        rmdir "$d" 2>/dev/null
+    done
 }
 
 # ------------------------------------------------------------------- up

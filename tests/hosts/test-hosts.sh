@@ -122,7 +122,7 @@ check_left() {
     # the job's (emulated-hosts.sh down removes it); said, not failed
     for k in $(seq 1 "$UPVM_HOSTS_N"); do
         [ ! -e "/tmp/ompi.${name[k-1]}.$(id -u)" ] ||
-            info "note: Open MPI left its session directory /tmp/ompi.${name[k-1]}.$(id -u)"
+            info "note: /tmp/ompi.${name[k-1]}.$(id -u) is there (Open MPI's session directory: a killed orted leaves it; emulated-hosts.sh down removes it)"
     done
 }
 
