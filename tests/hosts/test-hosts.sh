@@ -16,6 +16,16 @@
 #   kill           (2 hosts) hosts-loop runs on both hosts; every process of
 #                  host 2 gets SIGKILL; mpirun must end within END_S with a
 #                  non-zero status
+#   addhost        (2 hosts) upvm run --hostfile F, F naming host 2 as "&":
+#                  addhost.c adds it with pvm_addhosts, spawns there by its
+#                  name, deletes it (notifications), and adding an unknown
+#                  host says why
+#   fire           (2 hosts) migration under fire (tests/migrate/fire.c) on 3
+#                  nodes, 2 on host 1 and 1 on host 2: hundreds of moves,
+#                  many between hosts; the results equal a run without moves
+#   migrate-build  (2 hosts) host 2 has another build of the program at the
+#                  same path: a move of a task of host 1 there is refused
+#                  with the reason, a move between host 1's nodes is not
 # Every case then checks that nothing of the job is left: no process in any
 # host or with the job's program or agent in its command line, no control
 # socket of UPVM's (job-PID.sock, made by node 0 = rank 0: the test gives the
@@ -268,8 +278,86 @@ case_kill() {
     fi
 }
 
+case_addhost() {
+    local prog=$build/tests/hosts/addhost
+    printf '# host 1, then host 2 kept out of the VM until pvm_addhosts\n%s slots=1\n&%s slots=1\n' \
+        "${addr[0]}" "${addr[1]}" >"$work/hostfile"
+    (cd "$work" && UPVM_MPIRUN="${mpirun[*]}" timeout -k 5 120 "$build/tools/upvm/upvm" run \
+        --hostfile hostfile "$prog" "${addr[1]}" "${name[1]}") >"$out" 2>&1
+    local st=$?
+    sed 's/^/     /' "$out"
+    [ $st = 0 ] || fail "upvm run --hostfile ... addhost: exit status $st"
+    grep -qx "added ${addr[1]}: host t[0-9a-f]*, named ${name[1]}" "$out" || fail "no add of ${addr[1]}"
+    grep -qx "a task spawned on ${name[1]} runs on ${name[1]}" "$out" || fail "no spawn there"
+    grep -qx "deleted ${name[1]}: its task ended" "$out" || fail "no delete"
+    grep -q "cannot add host nosuchhost.invalid: it is not one of this MPI job's hosts" "$out" ||
+        fail "no reason for the unknown host"
+    grep -qx OK "$out" || fail "addhost did not say OK"
+}
+
+case_fire() {
+    local prog=$build/tests/migrate/progs/fire seed=${MTEST_SEED:-$(( $(now_ms) % 1000000 ))}
+    local m
+    for m in nomig mig; do
+        (cd "$work" && MTEST_SEED=$seed timeout -k 5 200 "${mpirun[@]}" -x MTEST_SEED \
+            -H "${addr[0]}:2,${addr[1]}:1" -np 3 "$prog" $m) >"$work/$m.out" 2>&1
+        local st=$?
+        grep -v '^RESULT' "$work/$m.out" | sed 's/^/     /'
+        [ $st = 0 ] || fail "fire $m over 2 hosts: exit status $st (seed $seed)"
+    done
+    grep -qx OK "$work/mig.out" || fail "fire mig: no OK"
+    diff <(grep '^RESULT' "$work/nomig.out") <(grep '^RESULT' "$work/mig.out") >/dev/null ||
+        fail "fire: the results differ with migration (MTEST_SEED=$seed)"
+    [ "$(grep -c '^RESULT' "$work/mig.out")" -gt 2 ] || fail "fire: no results"
+}
+
+case_migrate_build() {
+    local prog=$work/ctl-job st
+    cp "$build/tests/tools/ctl-job" "$prog" || { fail "no tests/tools/ctl-job"; return; }
+    # host 2 sees another build of it at the same path (a bind mount in its
+    # mount namespace; nodes 0 and 1 are host 1's, node 2 host 2's)
+    "$build/tools/upvmcc/upvmcc" -O0 -DANOTHER_BUILD -o "$work/ctl-job.other" \
+        "$repo/tests/tools/ctl-job.c" || { fail "upvmcc ctl-job.c"; return; }
+    on_host 2 mount --bind "$work/ctl-job.other" "$prog" || { fail "bind mount on host 2"; return; }
+    (cd "$work" && exec "${mpirun[@]}" -H "${addr[0]}:2,${addr[1]}:1" -np 3 \
+        "$prog" "$work/stop" upvm-hosts-mark) >"$out" 2>&1 &
+    job=$!
+    ready() { grep -qx READY "$out"; }
+    if ! poll $START_S ready; then
+        fail "ctl-job did not start"; sed 's/^/     /' "$out"; kill -KILL "$job"; job=; return
+    fi
+    local worker master
+    worker=$(awk '$1 == "worker" { print $2 }' "$out")
+    master=$(awk '$1 == "master" { print $2 }' "$out")
+    "$build/tools/upvm/upvm" tasks >"$work/tasks" 2>&1
+    sed 's/^/     /' "$work/tasks"
+    # the worker runs on node1 (host 1)
+    local r
+    r=$("$build/tools/upvm/upvm" migrate "$worker" 2 2>&1)
+    info "upvm migrate $worker 2 (to ${name[1]}): $r"
+    grep -q "is not the program the task runs (its build id differs)" <<<"$r" ||
+        fail "a move to the host with another build was not refused with the reason: $r"
+    r=$("$build/tools/upvm/upvm" migrate "$worker" 0 2>&1)
+    info "upvm migrate $worker 0 (within ${name[0]}): $r"
+    grep -q "^ok $worker node1 -> node0" <<<"$r" || fail "a move within host 1 failed: $r"
+    touch "$work/stop"
+    job_ended() { ! kill -0 "$job" 2>/dev/null; }
+    poll $END_S job_ended || fail "ctl-job did not end"
+    wait "$job"
+    st=$?
+    job=
+    sed 's/^/     /' "$out"
+    [ $st = 0 ] || fail "ctl-job: exit status $st"
+    grep -qx "worker answered" "$out" || fail "the worker did not answer after the moves"
+    on_host 2 umount "$prog"
+    : "$master"
+}
+
 case $case in
     isolated) case_isolated ;;
+    addhost) case_addhost ;;
+    fire) case_fire ;;
+    migrate-build) case_migrate_build ;;
     pvm-examples) case_pvm_examples "$@" ;;
     kill) case_kill ;;
     *) echo "test-hosts: no case '$case'" >&2; exit 2 ;;
