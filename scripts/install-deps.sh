@@ -40,6 +40,8 @@ want ninja ninja-build
 want make make
 want python3 python3
 want taskset util-linux
+want nsenter util-linux  # tests/hosts: emulated hosts (with unshare, mount)
+want ip iproute2         # tests/hosts: network namespaces, veth, bridge
 want gdb gdb          # tests/tools: the gdb extension
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
