@@ -53,6 +53,12 @@ void node_ctl_cleanup(void)
  * handler; the name is ours), then the signal does what it does. */
 static void remove_and_die(int sig)
 {
+    static const char said[] =
+        "upvm: node 0 is ended by a signal from outside: mpirun ends a job so when one of its "
+        "ranks dies or a host is unreachable (mpirun's lines say which), or when it is "
+        "interrupted\n";
+    if (sig == SIGTERM)
+        (void)!write(2, said, sizeof said - 1);
     if (node_ctl_where.path[0])
         (void)unlink(node_ctl_where.path);
     (void)raise(sig); /* SA_RESETHAND: the default action now */

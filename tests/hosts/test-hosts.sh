@@ -16,6 +16,10 @@
 #   kill           (2 hosts) hosts-loop runs on both hosts; every process of
 #                  host 2 gets SIGKILL; mpirun must end within END_S with a
 #                  non-zero status
+#   netgone        (2 hosts) hosts-loop runs on both hosts; host 2's network
+#                  goes (its eth0 down): with the TCP keepalive `upvm run
+#                  --hosts` gives mpirun (shortened here), mpirun notices
+#                  the lost daemon and ends the job within END_S
 #   addhost        (2 hosts) upvm run --hostfile F, F naming host 2 as "&":
 #                  addhost.c adds it with pvm_addhosts, spawns there by its
 #                  name, deletes it (notifications), and adding an unknown
@@ -353,8 +357,39 @@ case_migrate_build() {
     : "$master"
 }
 
+case_netgone() {
+    local t1 st
+    # upvm run --hosts passes 10 s / 5 s x 3; shorter here, for the test's time
+    "${mpirun[@]}" --mca oob_tcp_keepalive_time 3 --mca oob_tcp_keepalive_intvl 1 \
+        --mca oob_tcp_keepalive_probes 3 -H "${addr[0]},${addr[1]}" -np 2 \
+        "$loop" -n 0 -s 1000 -t 120 >"$out" 2>&1 &
+    job=$!
+    started() { grep -qx "hosts-loop: 2 nodes exchanging: node0=${name[0]} node1=${name[1]}" "$out"; }
+    if ! poll $START_S started; then
+        fail "the job did not start on both hosts"; cat "$out"; kill -KILL "$job"; job=; return
+    fi
+    on_host 2 ip link set eth0 down || { fail "cannot take host 2's eth0 down"; return; }
+    t1=$(now_ms)
+    info "${name[1]}'s network is gone (eth0 down)"
+    job_ended() { ! kill -0 "$job" 2>/dev/null; }
+    if poll $END_S job_ended; then
+        wait "$job"
+        st=$?
+        job=
+        info "mpirun ended $(( $(now_ms) - t1 )) ms later, exit status $st; its output:"
+        sed 's/^/     /' "$out"
+        [ $st != 0 ] || fail "mpirun's exit status is 0 after a host's network went"
+    else
+        fail "mpirun still runs ${END_S}s after ${name[1]}'s network went"
+        kill -KILL "$job" 2>/dev/null
+        wait "$job" 2>/dev/null
+        job=
+    fi
+}
+
 case $case in
     isolated) case_isolated ;;
+    netgone) case_netgone ;;
     addhost) case_addhost ;;
     fire) case_fire ;;
     migrate-build) case_migrate_build ;;

@@ -263,6 +263,32 @@ static void forward_env(struct argv_buf *a)
     }
 }
 
+/* A host whose network goes away must not hang the job: Open MPI notices
+ * a daemon it lost only by TCP keepalive on its control connections,
+ * after 300 + 9 x 20 s by default.  Unless the user set them (here or in
+ * Open MPI's own parameter files, which the environment overrides), the
+ * job gets ~25 s: idle 10 s, then 3 probes 5 s apart. */
+static void keepalive(struct argv_buf *a)
+{
+    static const char *const params[][2] = {
+        {"oob_tcp_keepalive_time", "10"},
+        {"oob_tcp_keepalive_intvl", "5"},
+        {"oob_tcp_keepalive_probes", "3"},
+    };
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        char env[64];
+        snprintf(env, sizeof env, "OMPI_MCA_%s", params[i][0]);
+        bool given = getenv(env) != NULL;
+        for (int k = 0; k + 1 < a->n && !given; k++)
+            given = !strcmp(a->v[k + 1], params[i][0]);
+        if (given)
+            continue;
+        push(a, "--mca");
+        push(a, params[i][0]);
+        push(a, params[i][1]);
+    }
+}
+
 static void say_command(char **v)
 {
     fprintf(stderr, "upvm run: starting the job with:");
@@ -310,6 +336,7 @@ int hosts_launch(const struct upvm_hosts *h, int nranks, char **argv)
         push(&a, "--hostfile");
         push(&a, hostfile);
         forward_env(&a);
+        keepalive(&a);
     } else {
         push(&a, "-f");
         push(&a, hostfile);
