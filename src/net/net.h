@@ -61,12 +61,19 @@ typedef enum net_idle {
     NET_IDLE_ADAPTIVE,  /* spin a while, then sleep (the default) */
 } net_idle_t;
 
+/* How the ranks of one host reach each other in a job of MPI ranks. */
+typedef enum net_local {
+    NET_LOCAL_SHM,      /* shared memory, as nodes forked by one launcher (the default) */
+    NET_LOCAL_MPI,      /* MPI, as ranks on different hosts */
+} net_local_t;
+
 typedef struct net_config {
     size_t ring_bytes;  /* shm: bytes of ring per ordered node pair; MPI: bytes in
                            flight to one node (net_init_mpi) */
     net_idle_t idle;
     uint64_t spin_ns;   /* adaptive: how long to spin before sleeping, at least */
     uint64_t spin_max_ns; /* adaptive: at most (below spin_ns: spin_ns) */
+    net_local_t local;  /* net_init_mpi / net_start_mpi: ranks of one host (0: shm) */
 } net_config_t;
 
 #define NET_RING_DEFAULT   ((size_t)1 << 20)
@@ -78,7 +85,8 @@ typedef struct net_config {
 /*
  * The defaults, overridden by the environment: UPVM_NET_RING (a size,
  * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS,
- * UPVM_NET_SPIN_MAX_NS.
+ * UPVM_NET_SPIN_MAX_NS, UPVM_NET_LOCAL (shm, mpi; a bad value is said and
+ * gives shm, but is no error: it matters only under mpirun).
  *
  * adaptive: a wait spins for a window of spin_ns (5 µs) to spin_max_ns
  * (100 µs), then sleeps.  The window follows the traffic: when a sleep
@@ -310,5 +318,11 @@ HIDDEN void net_wake(int node);
 
 /* Push pending backlogs: 0 when none is left, -EAGAIN otherwise. */
 HIDDEN int net_flush(void);
+
+/* How frames to node dst go: through a shared-memory ring, or by MPI (for
+ * tests and diagnostics).  -EINVAL: dst is not a peer; -ENOTCONN: no
+ * transport up. */
+enum net_path { NET_PATH_SHM = 1, NET_PATH_MPI = 2 };
+HIDDEN int net_path(int dst);
 
 #endif /* UPVM_NET_NET_H */
