@@ -724,9 +724,9 @@ static void *waker_main(void *arg)
 
 /* net_wake from another thread ends a net_wait(-1) of this node (the
  * control socket's thread does so on node 0); net_wake of another node
- * from the scheduler thread, then from another thread (handed to the
- * scheduler thread), ends that node's net_wait(-1), and no frame comes of
- * it. */
+ * from the scheduler thread, then from another thread (by MPI: handed to
+ * the scheduler thread), ends that node's net_wait(-1), and no frame
+ * comes of it. */
 static void test_wake(void)
 {
     up(NET_RING_DEFAULT, NET_IDLE_BLOCK);
@@ -765,6 +765,25 @@ static void test_wake(void)
         CHECK_EQ(pthread_join(t, NULL), 0);
         CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
     } else if (me == 1) {
+        CHECK_EQ(net_wait(-1), 1);
+        CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* the same from node 1 to node 2 (in the hybrid with rank 2 on a host
+     * of its own: by MPI, from a node that sleeps on its shared futex word) */
+    if (nn > 2 && me == 1) {
+        struct waker o = {.tid = w.tid, .node = 2};
+        CHECK_EQ(pthread_create(&t, NULL, waker_main, &o), 0);
+        if (net_path(2) == NET_PATH_MPI) {
+            CHECK_EQ(net_wait(-1), 1);
+        } else {
+            while (!atomic_load(&o.woke_at))
+                (void)net_wait(20000000);
+        }
+        CHECK_EQ(pthread_join(t, NULL), 0);
+        CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
+    } else if (nn > 2 && me == 2) {
         CHECK_EQ(net_wait(-1), 1);
         CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
     }
