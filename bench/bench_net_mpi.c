@@ -249,7 +249,7 @@ static void idle(void)
         double cpu = cpu_s() - c0, wall = (now_us() - t0) / 1e6;
         printf("idle node %d (%s), %-8s: net_wait(2 s) = %d after %.2f s, CPU %.3f s = %.2f%% "
                "of a core\n",
-               me, net_path(1 - me) == NET_PATH_SHM ? "shm" : "MPI", names[i], rc, wall, cpu,
+               me, net_path(me ? 0 : 1) == NET_PATH_SHM ? "shm" : "MPI", names[i], rc, wall, cpu,
                100 * cpu / wall);
         fflush(stdout);
         MPI_Barrier(MPI_COMM_WORLD);

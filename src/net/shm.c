@@ -767,7 +767,7 @@ static bool spin_for(struct net_wait_clock *c, uint64_t ns)
     }
 }
 
-int shm_sleep_until(uint64_t deadline)
+static int sleep_until(uint64_t deadline)
 {
     _Atomic uint32_t *w = &node_shm.slots[node_shm.self].word;
     if (atomic_exchange(w, W_SLEEPING) == W_WAKE_PENDING) {
@@ -797,7 +797,7 @@ int shm_sleep_until(uint64_t deadline)
  * have kept it off the cpu (measured: 0 B ping-pong on two busy cores,
  * 13 µs with a fixed window, 30 µs growing it regardless).
  */
-uint64_t shm_adapt_after_spin(uint64_t win, struct net_wait_clock *c)
+static uint64_t adapt_after_spin(uint64_t win, struct net_wait_clock *c)
 {
     uint64_t lo = net_cur.cfg.spin_ns;
     if (win > lo && (!c->t0 || net_clock_since(c) < win / 4))
@@ -805,7 +805,7 @@ uint64_t shm_adapt_after_spin(uint64_t win, struct net_wait_clock *c)
     return win;
 }
 
-uint64_t shm_adapt_after_sleep(uint64_t win, uint64_t gap)
+static uint64_t adapt_after_sleep(uint64_t win, uint64_t gap)
 {
     _Atomic int32_t *wc = &node_shm.slots[node_shm.self].waker_cpu;
     int waker = atomic_exchange_explicit(wc, -1, memory_order_relaxed);
@@ -827,15 +827,15 @@ static int shm_wait(int64_t timeout_ns)
     spin = net_spin_window(spin, limit);
     if (spin && spin_for(&c, spin)) {
         if (idle == NET_IDLE_ADAPTIVE)
-            node_shm.spin_win = shm_adapt_after_spin(node_shm.spin_win, &c);
+            node_shm.spin_win = adapt_after_spin(node_shm.spin_win, &c);
         return 1;
     }
     if (spin == limit)
         return 0;
     (void)net_clock_since(&c); /* the start, for the deadline and the gap */
-    int woke = shm_sleep_until(timeout_ns < 0 ? 0 : c.t0 + limit);
+    int woke = sleep_until(timeout_ns < 0 ? 0 : c.t0 + limit);
     if (woke && idle == NET_IDLE_ADAPTIVE)
-        node_shm.spin_win = shm_adapt_after_sleep(node_shm.spin_win, net_clock_since(&c));
+        node_shm.spin_win = adapt_after_sleep(node_shm.spin_win, net_clock_since(&c));
     return woke;
 }
 
@@ -1006,9 +1006,25 @@ int shm_part_init_fd(int fd, int node)
     return 0;
 }
 
+/* (The static ones stay shm_wait's to inline, as before the hybrid.) */
 bool shm_look(void)
 {
     return take_pending_wake() || ready();
+}
+
+int shm_sleep_until(uint64_t deadline)
+{
+    return sleep_until(deadline);
+}
+
+uint64_t shm_adapt_after_spin(uint64_t win, struct net_wait_clock *c)
+{
+    return adapt_after_spin(win, c);
+}
+
+uint64_t shm_adapt_after_sleep(uint64_t win, uint64_t gap)
+{
+    return adapt_after_sleep(win, gap);
 }
 
 _Atomic uint32_t *shm_word(void)

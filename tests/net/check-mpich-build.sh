@@ -3,7 +3,9 @@
 # libupvm and test-net-mpi against MPICH in a temporary directory (with
 # -DMPI_C_COMPILER=mpicc.mpich, as cmake/mpi.cmake says), check that
 # src/net/mpi.c went in (its object; libmpich among test-net-mpi's libraries),
-# and run test-net-mpi with 2 ranks under MPICH's mpiexec.
+# and run test-net-mpi with 2 ranks under MPICH's mpiexec: as the hybrid
+# (the default: the two ranks of this host share memory), and with
+# UPVM_NET_LOCAL=mpi (every frame by MPI).
 #
 #   tests/net/check-mpich-build.sh SOURCE_DIR
 #
@@ -39,4 +41,7 @@ readelf -d "$tmp/build/tests/net/test-net-mpi" | grep -q 'NEEDED.*libmpich' ||
     fail "test-net-mpi does not link libmpich"
 timeout 240 mpiexec.mpich -n 2 "$tmp/build/tests/net/test-net-mpi" >"$tmp/run.log" 2>&1 ||
     fail "test-net-mpi under MPICH (mpiexec.mpich -n 2) failed" "$tmp/run.log"
-echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks"
+UPVM_NET_LOCAL=mpi timeout 240 mpiexec.mpich -n 2 "$tmp/build/tests/net/test-net-mpi" \
+    >"$tmp/run-mpi.log" 2>&1 ||
+    fail "test-net-mpi under MPICH with UPVM_NET_LOCAL=mpi failed" "$tmp/run-mpi.log"
+echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks, hybrid and MPI alone"
