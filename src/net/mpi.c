@@ -151,12 +151,19 @@ static struct {
     uint8_t *scratch;         /* the receive buffer */
     size_t scratch_cap;
     /* waking */
-    _Atomic uint32_t word;    /* W_*: the scheduler's futex word */
+    _Atomic uint32_t *word;   /* W_*: the scheduler's futex word: own_word, or in a
+                                 hybrid its slot in the host's segment (use_word) */
+    _Atomic uint32_t own_word;
+    int futex_private;        /* FUTEX_PRIVATE_FLAG for own_word, 0 for a shared one */
     _Atomic uint8_t *wake_req; /* net_wake of another node from another thread */
     _Atomic int any_wake_req;
     uint64_t spin_win;        /* adaptive: how long a wait spins now */
     int64_t oversleep;        /* how much longer than asked the shortest sleeps last */
     bool said_error;
+    /* the ranks of this host (MPI_Comm_split_type): the hybrid's (hybrid.c) */
+    MPI_Comm local;
+    int local_rank, local_size;
+    int *local_ranks;         /* by local rank: node numbers */
 } node_mpi;
 
 static bool started_mpi; /* MPI_Init was ours (mpi_start): net_fini finalises */
@@ -231,32 +238,34 @@ static void type_done(MPI_Datatype *t)
 
 static void futex_wake_word(void)
 {
-    syscall(SYS_futex, (uint32_t *)&node_mpi.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, (uint32_t *)node_mpi.word, FUTEX_WAKE | node_mpi.futex_private, 1, NULL,
+            NULL, 0);
 }
 
 /* Sleeps at most ns unless woken; true when net_wake woke it. */
 static bool nap(uint64_t ns)
 {
-    _Atomic uint32_t *w = &node_mpi.word;
+    _Atomic uint32_t *w = node_mpi.word;
     if (atomic_exchange(w, W_SLEEPING) == W_WAKE_PENDING) {
         atomic_store(w, W_AWAKE);
         return true;
     }
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, W_SLEEPING, &ts, NULL, 0);
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT | node_mpi.futex_private, W_SLEEPING, &ts, NULL,
+            0);
     /* Anything but SLEEPING means someone woke us. */
     return atomic_exchange(w, W_AWAKE) != W_SLEEPING;
 }
 
 static void wake_self(void)
 {
-    if (atomic_exchange(&node_mpi.word, W_WAKE_PENDING) == W_SLEEPING)
+    if (atomic_exchange(node_mpi.word, W_WAKE_PENDING) == W_SLEEPING)
         futex_wake_word();
 }
 
 static bool take_pending_wake(void)
 {
-    _Atomic uint32_t *w = &node_mpi.word;
+    _Atomic uint32_t *w = node_mpi.word;
     uint32_t v = W_WAKE_PENDING;
     return atomic_load_explicit(w, memory_order_relaxed) == W_WAKE_PENDING &&
            atomic_compare_exchange_strong(w, &v, W_AWAKE);
@@ -608,7 +617,7 @@ static int mpi_poll(net_handler_fn fn, void *ctx, int max)
         if (what == PROBE_NONE)
             break;
         if (what == PROBE_WAKE) { /* for the next net_wait */
-            atomic_store(&node_mpi.word, W_WAKE_PENDING);
+            atomic_store(node_mpi.word, W_WAKE_PENDING);
             continue;
         }
         int rc = take_held(fn, ctx);
@@ -667,6 +676,14 @@ static uint64_t nap_ns(uint64_t now, uint64_t t0)
     return ns < BACKOFF_MIN_NS ? BACKOFF_MIN_NS : ns > cap ? cap : ns;
 }
 
+/* A sleep of asked ns that nobody woke took `took`: how much longer than
+ * asked the shortest sleep takes (oversleep, adapt_after_sleep). */
+static void slept(uint64_t asked, uint64_t took)
+{
+    if (asked == BACKOFF_MIN_NS)
+        node_mpi.oversleep += ((int64_t)(took - asked) - node_mpi.oversleep) / 8;
+}
+
 /* Sleeps between probes until something is ready (1) or deadline (0:
  * none) passed (0). */
 static int backoff(uint64_t t0, uint64_t deadline)
@@ -680,8 +697,8 @@ static int backoff(uint64_t t0, uint64_t deadline)
                 d = deadline - now;
         }
         bool woken = nap(d);
-        if (d == BACKOFF_MIN_NS && !woken) /* how much longer the shortest sleep takes */
-            node_mpi.oversleep += ((int64_t)(net_now_ns() - now - d) - node_mpi.oversleep) / 8;
+        if (!woken)
+            slept(d, net_now_ns() - now);
         if (woken || ready())
             return 1;
     }
@@ -820,6 +837,8 @@ static void mpi_fini(void)
     MPI_Finalized(&finalized);
     if (!finalized) { /* else MPI took everything down already */
         settle();
+        if (node_mpi.local != MPI_COMM_NULL)
+            MPI_Comm_free(&node_mpi.local);
         MPI_Comm_free(&node_mpi.comm);
         if (started_mpi)
             MPI_Finalize(); /* waits for every rank to finalise */
@@ -834,12 +853,19 @@ static void mpi_fini(void)
     free(node_mpi.rx_spare);
     free(node_mpi.scratch);
     free((void *)node_mpi.wake_req);
+    free(node_mpi.local_ranks);
     memset(&node_mpi, 0, sizeof node_mpi);
+}
+
+static int mpi_path(int node)
+{
+    (void)node;
+    return NET_PATH_MPI;
 }
 
 static const struct net_ops mpi_ops = {
     .sendv = mpi_sendv, .poll = mpi_poll, .wait = mpi_wait,
-    .wake = mpi_wake, .flush = mpi_flush, .fini = mpi_fini,
+    .wake = mpi_wake, .flush = mpi_flush, .fini = mpi_fini, .path = mpi_path,
     /* no membership ops: every rank is UP (net.h) */
 };
 
@@ -862,13 +888,63 @@ static int alloc_state(int n)
     node_mpi.rx_npend = calloc((size_t)n, sizeof *node_mpi.rx_npend);
     node_mpi.rx_blocked = calloc((size_t)n, sizeof *node_mpi.rx_blocked);
     node_mpi.wake_req = calloc((size_t)n, sizeof *node_mpi.wake_req);
-    if (node_mpi.peers && node_mpi.rx_npend && node_mpi.rx_blocked && node_mpi.wake_req)
+    node_mpi.local_ranks = calloc((size_t)n, sizeof *node_mpi.local_ranks);
+    if (node_mpi.peers && node_mpi.rx_npend && node_mpi.rx_blocked && node_mpi.wake_req &&
+        node_mpi.local_ranks)
         return 0;
     free(node_mpi.peers);
     free(node_mpi.rx_npend);
     free(node_mpi.rx_blocked);
     free((void *)node_mpi.wake_req);
+    free(node_mpi.local_ranks);
     return -ENOMEM;
+}
+
+/*
+ * Tests only: UPVM_TEST_NET_HOSTS="0,0,1" puts rank i on pretend host
+ * number i of the list (ranks past its end: on the last one), within what
+ * MPI says is one host.  A test on one machine thus makes ranks "remote"
+ * (here rank 2): the MPI library still sees one host, and MPI's info keys
+ * for MPI_Comm_split_type (Open MPI's OMPI_COMM_TYPE_*, MPI 4's
+ * "mpi_hw_subdomain_type") can only split by hardware, not by rank.
+ */
+static int test_host(int rank)
+{
+    const char *s = getenv("UPVM_TEST_NET_HOSTS");
+    int host = 0;
+    for (int i = 0; s && *s; i++) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s)
+            break;
+        host = (int)v;
+        if (i == rank || *end != ',')
+            break;
+        s = end + 1;
+    }
+    return host;
+}
+
+/* The ranks of this host (net_mpi_part): MPI's notion, never ours (hosts
+ * emulated on one machine, in their own namespaces, are told apart by
+ * Open MPI by their node names; the kernel is the same). */
+static int find_local(int rank)
+{
+    MPI_Comm shared;
+    if (MPI_Comm_split_type(node_mpi.comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                            &shared) != MPI_SUCCESS)
+        return -EIO;
+    int rc = MPI_Comm_split(shared, test_host(rank), rank, &node_mpi.local);
+    MPI_Comm_free(&shared);
+    if (rc != MPI_SUCCESS)
+        return -EIO;
+    MPI_Comm_set_errhandler(node_mpi.local, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(node_mpi.local, &node_mpi.local_rank);
+    MPI_Comm_size(node_mpi.local, &node_mpi.local_size);
+    if (MPI_Allgather(&rank, 1, MPI_INT, node_mpi.local_ranks, 1, MPI_INT, node_mpi.local) !=
+        MPI_SUCCESS)
+        return -EIO;
+    return 0;
 }
 
 /* Joins the job as node `rank` of MPI_COMM_WORLD (net_init_mpi, with cfg
@@ -892,6 +968,21 @@ static int mpi_join(const net_config_t *cfg)
         return -ENOMEM;
     }
     node_mpi.comm = comm;
+    node_mpi.local = MPI_COMM_NULL;
+    if (find_local(rank) < 0) {
+        if (node_mpi.local != MPI_COMM_NULL)
+            MPI_Comm_free(&node_mpi.local);
+        MPI_Comm_free(&comm);
+        free(node_mpi.peers);
+        free(node_mpi.rx_npend);
+        free(node_mpi.rx_blocked);
+        free((void *)node_mpi.wake_req);
+        free(node_mpi.local_ranks);
+        memset(&node_mpi, 0, sizeof node_mpi);
+        return -EIO;
+    }
+    node_mpi.word = &node_mpi.own_word;
+    node_mpi.futex_private = FUTEX_PRIVATE_FLAG;
     node_mpi.sched = pthread_self();
     node_mpi.rx_tail = &node_mpi.rx_head;
     net_cur.cfg = *cfg;
@@ -927,29 +1018,78 @@ static int mpi_start(const net_config_t *cfg)
     return rc;
 }
 
+/* -------------------------------------------------- what the hybrid uses */
+
+static int local_bcast(void *buf, int len, int root)
+{
+    int rc = MPI_Bcast(buf, len, MPI_BYTE, root, node_mpi.local);
+    return rc == MPI_SUCCESS ? 0 : mpi_failed("MPI_Bcast", rc, -1);
+}
+
+static int local_max(int *v)
+{
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MAX, node_mpi.local);
+    return rc == MPI_SUCCESS ? 0 : mpi_failed("MPI_Allreduce", rc, -1);
+}
+
+/* The hybrid sleeps on its futex word in the host's segment: wakes of this
+ * node (net_wake from another thread, a TAG_WAKE taken by a poll) go there
+ * too, with a futex call that reaches another process's view of it. */
+static void use_word(_Atomic uint32_t *w)
+{
+    node_mpi.word = w ? w : &node_mpi.own_word;
+    node_mpi.futex_private = w ? 0 : FUTEX_PRIVATE_FLAG;
+}
+
+static bool look(void)
+{
+    return take_pending_wake() || ready();
+}
+
+static uint64_t busy_spin(void)
+{
+    return busy() ? BUSY_SPIN_NS : 0;
+}
+
+static uint64_t spin_after_sleep(uint64_t gap)
+{
+    adapt_after_sleep(gap);
+    return node_mpi.spin_win;
+}
+
+/* net_start_mpi (start) or net_init_mpi, and what the hybrid needs. */
+static int enter(int start, const net_config_t *cfg, struct net_mpi_part *part)
+{
+    if (!part || part->size != sizeof *part)
+        return -ENOSYS; /* libupvm of another build */
+    int rc = start ? mpi_start(cfg) : mpi_join(cfg);
+    if (rc != 0)
+        return rc;
+    *part = (struct net_mpi_part){
+        .size = sizeof *part, .ops = &mpi_ops,
+        .local_rank = node_mpi.local_rank, .local_size = node_mpi.local_size,
+        .local_ranks = node_mpi.local_ranks,
+        .local_bcast = local_bcast, .local_max = local_max,
+        .use_word = use_word, .look = look, .busy_spin = busy_spin, .nap_ns = nap_ns,
+        .slept = slept, .spin_after_sleep = spin_after_sleep,
+    };
+    return 0;
+}
+
 #ifdef UPVM_NET_MPI_PLUGIN
 struct net_running *net_plugin_cur;
 
-int upvm_net_mpi_plugin(struct net_running *cur, int start, const net_config_t *cfg)
+int upvm_net_mpi_plugin_v2(struct net_running *cur, int start, const net_config_t *cfg,
+                           struct net_mpi_part *part)
 {
     net_plugin_cur = cur;
-    return start ? mpi_start(cfg) : mpi_join(cfg);
+    return enter(start, cfg, part);
 }
 #else
-/* Linked straight into what uses it (tests, benchmarks). */
-int net_init_mpi(const net_config_t *cfg)
+/* Linked straight into what uses it (tests, benchmarks): hybrid.c's
+ * net_init_mpi / net_start_mpi call this instead of the plugin. */
+int net_mpi_enter(int start, const net_config_t *cfg, struct net_mpi_part *part)
 {
-    net_config_t c;
-    if (!cfg)
-        (void)net_config_from_env(&c);
-    return mpi_join(cfg ? cfg : &c);
-}
-
-int net_start_mpi(const net_config_t *cfg)
-{
-    net_config_t c;
-    if (!cfg)
-        (void)net_config_from_env(&c);
-    return mpi_start(cfg ? cfg : &c);
+    return enter(start, cfg, part);
 }
 #endif

@@ -1,10 +1,12 @@
 /*
  * mpi_load.c - libupvm's MPI transport: mpi.c built as a plugin,
- * libupvm-mpi.so, loaded by the first net_init_mpi / net_start_mpi from the
- * folder libupvm.so itself was loaded from (net.h says why it is not linked
- * in).  The plugin runs the transport in libupvm's net_cur: its one entry,
- * upvm_net_mpi_plugin, receives a pointer to it, so net.c's calls reach
- * the plugin's ops like any transport's.
+ * libupvm-mpi.so, loaded by the first net_init_mpi / net_start_mpi
+ * (hybrid.c, through net_mpi_enter) from the folder libupvm.so itself was
+ * loaded from (net.h says why it is not linked in).  The plugin runs the
+ * transport in libupvm's net_cur: its one entry, upvm_net_mpi_plugin_v2,
+ * receives a pointer to it, so net.c's calls reach the plugin's ops like
+ * any transport's, and fills a struct net_mpi_part with what the hybrid
+ * needs of MPI (net_impl.h).
  *
  * UPVM_MPI_PLUGIN names another file (a test of a missing plugin, an
  * installation that moved it).
@@ -105,7 +107,7 @@ bool net_mpi_loaded_object(const char *path)
     return false;
 }
 
-static int load_and_call(int start, const net_config_t *cfg)
+int net_mpi_enter(int start, const net_config_t *cfg, struct net_mpi_part *part)
 {
     if (!objs.snapshot_done) {
         list_objects(true);
@@ -116,20 +118,7 @@ static int load_and_call(int start, const net_config_t *cfg)
         return -ENOSYS;
     if (net_cur.ops)
         return -EBUSY;
-    net_config_t c;
-    if (!cfg)
-        (void)net_config_from_env(&c);
-    int rc = fn(&net_cur, start, cfg ? cfg : &c);
+    int rc = fn(&net_cur, start, cfg, part);
     list_objects(false); /* the plugin, MPI, and what MPI_Init opened */
     return rc;
-}
-
-int net_init_mpi(const net_config_t *cfg)
-{
-    return load_and_call(0, cfg);
-}
-
-int net_start_mpi(const net_config_t *cfg)
-{
-    return load_and_call(1, cfg);
 }

@@ -22,6 +22,7 @@ HIDDEN struct net_running net_cur = {.ops = NULL, .node = -1, .nnodes = 0};
 int net_config_from_env(net_config_t *c)
 {
     static const char *const idles[] = {"adaptive", "spin", "block", NULL};
+    static const char *const locals[] = {"shm", "mpi", NULL};
     static const net_idle_t idle_of[] = {NET_IDLE_ADAPTIVE, NET_IDLE_SPIN, NET_IDLE_BLOCK};
     static const struct env_num ring = {.min = NET_RING_MIN, .max = NET_RING_MAX,
                                         .dflt = NET_RING_DEFAULT, .flags = ENV_FAIL};
@@ -38,6 +39,11 @@ int net_config_from_env(net_config_t *c)
     c->idle = idle_of[idle];
     bad |= env_size("UPVM_NET_SPIN_NS", &spin, &c->spin_ns) < 0;
     bad |= env_size("UPVM_NET_SPIN_MAX_NS", &spin_max, &c->spin_max_ns) < 0;
+    /* Not ENV_FAIL: it matters only to a job of MPI ranks, which starts
+     * whatever the others say (net_start_mpi), so a bad value gives shm. */
+    int local;
+    (void)env_choice("UPVM_NET_LOCAL", locals, 0, 0, &local);
+    c->local = local == 1 ? NET_LOCAL_MPI : NET_LOCAL_SHM;
     return bad ? -EINVAL : 0;
 }
 
@@ -91,6 +97,15 @@ int net_flush(void)
     if (unlikely(!net_cur.ops))
         return -ENOTCONN;
     return net_cur.ops->flush();
+}
+
+int net_path(int dst)
+{
+    if (!net_cur.ops)
+        return -ENOTCONN;
+    if (dst < 0 || dst >= net_cur.nnodes || dst == net_cur.node)
+        return -EINVAL;
+    return net_cur.ops->path(dst);
 }
 
 void net_fini(void)

@@ -9,10 +9,12 @@
  * message's serialised form, msg_buf_serialize) and get byte strings back.
  *
  * The interface is the same for every implementation; which one runs is
- * chosen once, at net_init_*: the shared-memory one for the nodes of one
- * host (shm.c, net_init_shm), or MPI point-to-point between the ranks of an
- * MPI job, for several hosts (mpi.c, net_init_mpi; DESIGN.md decisions 8
- * and 11).  Callers of net_send / net_poll / net_wait do not change.
+ * chosen once, at net_init_*: the shared-memory one for the nodes a
+ * launcher forks on one host (shm.c, net_init_shm), or, for the ranks of an
+ * MPI job on several hosts (net_init_mpi; DESIGN.md decisions 8 and 11),
+ * MPI point-to-point between hosts (mpi.c) and the same shared memory
+ * between the ranks of one host (hybrid.c), the path chosen per
+ * destination.  Callers of net_send / net_poll / net_wait do not change.
  *
  * Contract, for every implementation:
  *   - net_send copies the frame: the caller may reuse its bytes at once.
@@ -61,12 +63,19 @@ typedef enum net_idle {
     NET_IDLE_ADAPTIVE,  /* spin a while, then sleep (the default) */
 } net_idle_t;
 
+/* How the ranks of one host reach each other in a job of MPI ranks. */
+typedef enum net_local {
+    NET_LOCAL_SHM,      /* shared memory, as nodes forked by one launcher (the default) */
+    NET_LOCAL_MPI,      /* MPI, as ranks on different hosts */
+} net_local_t;
+
 typedef struct net_config {
     size_t ring_bytes;  /* shm: bytes of ring per ordered node pair; MPI: bytes in
                            flight to one node (net_init_mpi) */
     net_idle_t idle;
     uint64_t spin_ns;   /* adaptive: how long to spin before sleeping, at least */
     uint64_t spin_max_ns; /* adaptive: at most (below spin_ns: spin_ns) */
+    net_local_t local;  /* net_init_mpi / net_start_mpi: ranks of one host (0: shm) */
 } net_config_t;
 
 #define NET_RING_DEFAULT   ((size_t)1 << 20)
@@ -78,7 +87,8 @@ typedef struct net_config {
 /*
  * The defaults, overridden by the environment: UPVM_NET_RING (a size,
  * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS,
- * UPVM_NET_SPIN_MAX_NS.
+ * UPVM_NET_SPIN_MAX_NS, UPVM_NET_LOCAL (shm, mpi; a bad value is said and
+ * gives shm, but is no error: it matters only under mpirun).
  *
  * adaptive: a wait spins for a window of spin_ns (5 µs) to spin_max_ns
  * (100 µs), then sleeps.  The window follows the traffic: when a sleep
@@ -132,11 +142,21 @@ HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
 
 /*
  * net_init_mpi - this process becomes node `rank` of a job of `size` nodes,
- * its rank and size in MPI_COMM_WORLD; every frame then goes by MPI
- * point-to-point (mpi.c; src/net/README.md says how it meets the contract).
- * cfg as for net_init_shm (NULL = environment): ring_bytes bounds the bytes
- * in flight to one destination (sent, not yet known to be received), the
- * idle policy says how net_wait waits.
+ * its rank and size in MPI_COMM_WORLD.  Frames to the ranks of other hosts
+ * go by MPI point-to-point (mpi.c); frames to the ranks of this host
+ * through a shared-memory ring, as between forked nodes (shm.c, in
+ * hybrid.c), unless cfg->local is NET_LOCAL_MPI (UPVM_NET_LOCAL=mpi): then
+ * every frame goes by MPI.  The ranks of one host are those the MPI
+ * library puts together (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED): hosts
+ * emulated on one machine stay apart.  The lowest of them creates the
+ * segment (a memfd), the others open it through /proc/<pid>/fd/<fd>; where
+ * one of them cannot (a hardened /proc, no memfd), every frame of that
+ * host goes by MPI and one line on stderr says why.  Each pair of nodes
+ * uses one path for good (net_path says which), so pairwise FIFO holds.
+ * src/net/README.md says how each path meets the contract.  cfg as for
+ * net_init_shm (NULL = environment): ring_bytes is the size of a shared
+ * ring, and by MPI bounds the bytes in flight to one destination (sent,
+ * not yet known to be received); the idle policy says how net_wait waits.
  *
  * The caller initialises MPI first (MPI_Init_thread with at least
  * MPI_THREAD_FUNNELED) and calls MPI_Finalize after net_fini; every rank of
@@ -146,28 +166,33 @@ HIDDEN int net_init_shm_fd(int fd, int node, const net_config_t *cfg);
  * net_wake of this node, come from the thread that initialised MPI (the
  * scheduler thread); with SERIALIZED or MULTIPLE, from one thread at a time.
  *
- * net_wake(this node) may come from any thread, as with shm.  net_wake of
- * another node sends it a message, so it belongs to the scheduler thread;
- * from another thread it is handed to the scheduler thread (which is woken)
- * and sent at its next net_* call.
+ * net_wake(this node) may come from any thread, as with shm, and so may
+ * net_wake of a node of this host reached through shared memory.  net_wake
+ * of a node reached by MPI sends it a message, so it belongs to the
+ * scheduler thread; from another thread it is handed to the scheduler
+ * thread (which is woken) and sent at its next net_* call.
  *
- * The contract above holds, with what MPI makes of three of its words: a
- * send costs what an MPI_Isend costs (a system call over TCP, none over
- * shared memory); net_sendv copies its pieces once, into the buffer MPI
- * sends from; a dead rank is MPI's to handle (Open MPI ends the job;
- * otherwise calls return -EIO).  And MPI cannot wake a sleeping node: with
- * block and adaptive, net_wait sleeps between probes (up to a tenth of the
- * time waited, 10 ms at most), so a frame to a sleeping node waits for its
- * next probe.  src/net/README.md has the details.
+ * Through shared memory the contract holds as with net_init_shm.  By MPI,
+ * with what MPI makes of three of its words: a send costs what an
+ * MPI_Isend costs (a system call over TCP); net_sendv copies its pieces
+ * once, into the buffer MPI sends from; a dead rank is MPI's to handle
+ * (Open MPI ends the job; otherwise calls return -EIO).  And MPI cannot
+ * wake a sleeping node: with block and adaptive, net_wait sleeps between
+ * probes (up to a tenth of the time waited, 10 ms at most), so a frame
+ * from another host to a sleeping node waits for its next probe (a frame
+ * from this host wakes it at once: it sleeps on its futex word in the
+ * shared segment).  An idle node thus costs well under 1% of a core.
  *
  * Membership with MPI: the job is MPI_COMM_WORLD, fixed at start.  Every
- * rank is NET_PEER_UP, net_events never changes (0), net_board is NULL,
- * net_request_start answers -EBUSY (no absent slot to start; -EINVAL out of
- * range) and net_peer_status 0.
+ * rank is NET_PEER_UP, net_events never changes (0), net_board is NULL
+ * (the shared segment of a host has none), net_request_start answers
+ * -EBUSY (no absent slot to start; -EINVAL out of range) and
+ * net_peer_status 0.
  *
  * Errors: -EBUSY (a transport is up), -EINVAL (MPI not initialised, already
  * finalised, or below MPI_THREAD_FUNNELED, or not called from the main
- * thread under FUNNELED), -ENOMEM, -EIO (MPI_Comm_dup failed), -ENOSYS
+ * thread under FUNNELED), -ENOMEM, -EIO (MPI_Comm_dup or the split of the
+ * ranks by host failed), -ENOSYS
  * (this build has no MPI transport: no MPI library was found, or
  * UPVM_WITH_MPI=OFF).  Once up, net_send / net_poll may also return -EIO
  * when MPI reports an error (said once on stderr).
@@ -203,7 +228,8 @@ HIDDEN void net_mpi_set_block(size_t bytes);
 /* ------------------------------------------------------------ membership */
 
 /* Membership is shm's: a launcher forks the nodes and writes their states
- * into the segment.  With MPI every node is UP for good (net_init_mpi). */
+ * into the segment.  With MPI every node is UP for good (net_init_mpi),
+ * those of one host sharing memory included. */
 
 /* What the launcher says of a node: not started (yet), asked for by a node
  * (net_request_start), running, gone (it ended or died; its slot is never
@@ -310,5 +336,11 @@ HIDDEN void net_wake(int node);
 
 /* Push pending backlogs: 0 when none is left, -EAGAIN otherwise. */
 HIDDEN int net_flush(void);
+
+/* How frames to node dst go: through a shared-memory ring, or by MPI (for
+ * tests and diagnostics).  -EINVAL: dst is not a peer; -ENOTCONN: no
+ * transport up. */
+enum net_path { NET_PATH_SHM = 1, NET_PATH_MPI = 2 };
+HIDDEN int net_path(int dst);
 
 #endif /* UPVM_NET_NET_H */

@@ -136,6 +136,7 @@ struct in {
 };
 
 static struct {
+    int self, n;             /* this node, the segment's node count */
     struct seg_hdr *hdr;
     struct node_slot *slots;
     void *map;               /* mapped by net_init_shm_fd: ours to unmap */
@@ -307,7 +308,7 @@ static int shm_request_start(int node)
 
 static void *shm_board(int node)
 {
-    return (char *)node_shm.hdr + boards_off(net_cur.nnodes) + (size_t)node * NET_BOARD_BYTES;
+    return (char *)node_shm.hdr + boards_off(node_shm.n) + (size_t)node * NET_BOARD_BYTES;
 }
 
 void *net_shm_board(net_shm_seg_t *seg, int node)
@@ -350,7 +351,7 @@ static void wake_sleeper(int node)
 }
 
 /* Wake `node` if it sleeps; otherwise leave it a pending wake-up. */
-static void shm_wake(int node)
+void shm_wake(int node)
 {
     _Atomic uint32_t *w = &node_shm.slots[node].word;
     if (atomic_exchange(w, W_WAKE_PENDING) == W_SLEEPING)
@@ -521,11 +522,11 @@ static bool flush_one(struct out *o, int dst)
     return true;
 }
 
-static int shm_flush(void)
+int shm_flush(void)
 {
     if (likely(node_shm.nbacklog == 0))
         return 0;
-    for (int d = 0; d < net_cur.nnodes; d++)
+    for (int d = 0; d < node_shm.n; d++)
         if (node_shm.outs[d].bl)
             flush_one(&node_shm.outs[d], d);
     return node_shm.nbacklog ? -EAGAIN : 0;
@@ -565,7 +566,7 @@ static int send_big(struct out *o, int dst, struct gather *g, size_t len)
     return 0;
 }
 
-static int shm_sendv(int dst, const struct iovec *iov, int iovcnt, size_t len)
+int shm_sendv(int dst, const struct iovec *iov, int iovcnt, size_t len)
 {
     struct out *o = &node_shm.outs[dst];
     struct gather g = {iov, 0, 0};
@@ -694,7 +695,7 @@ static void answer_want_space(void)
         return;
     node_shm.any_consumed = false;
     atomic_thread_fence(memory_order_seq_cst);
-    for (int s = 0; s < net_cur.nnodes; s++) {
+    for (int s = 0; s < node_shm.n; s++) {
         struct in *in = &node_shm.ins[s];
         if (!in->consumed)
             continue;
@@ -705,13 +706,13 @@ static void answer_want_space(void)
     }
 }
 
-static int shm_poll(net_handler_fn fn, void *ctx, int max)
+int shm_poll(net_handler_fn fn, void *ctx, int max)
 {
-    int n = 0, err = 0, N = net_cur.nnodes, s = node_shm.next_src;
+    int n = 0, err = 0, N = node_shm.n, s = node_shm.next_src;
     shm_flush();
     /* (no % N: a division costs more than the rest of an empty poll) */
     for (int i = 0; i < N && n < max; i++, s = s + 1 == N ? 0 : s + 1) {
-        if (s == net_cur.node)
+        if (s == node_shm.self)
             continue;
         int rc = drain(&node_shm.ins[s], s, fn, ctx, max - n);
         if (rc < 0)
@@ -729,10 +730,10 @@ static int shm_poll(net_handler_fn fn, void *ctx, int max)
 /* Anything to do: a frame, freed space we wait for, a pending wake. */
 static bool ready(void)
 {
-    for (int s = 0; s < net_cur.nnodes; s++)
-        if (s != net_cur.node && !node_shm.ins[s].broken && !in_empty(&node_shm.ins[s]))
+    for (int s = 0; s < node_shm.n; s++)
+        if (s != node_shm.self && !node_shm.ins[s].broken && !in_empty(&node_shm.ins[s]))
             return true;
-    for (int d = 0; d < net_cur.nnodes; d++) {
+    for (int d = 0; d < node_shm.n; d++) {
         struct out *o = &node_shm.outs[d];
         if (o->wants && atomic_load(&o->r->head) != o->head_cache) {
             o->wants = false;
@@ -744,7 +745,7 @@ static bool ready(void)
 
 static bool take_pending_wake(void)
 {
-    _Atomic uint32_t *w = &node_shm.slots[net_cur.node].word;
+    _Atomic uint32_t *w = &node_shm.slots[node_shm.self].word;
     uint32_t v = W_WAKE_PENDING;
     return atomic_load_explicit(w, memory_order_relaxed) == W_WAKE_PENDING &&
            atomic_compare_exchange_strong(w, &v, W_AWAKE);
@@ -768,7 +769,7 @@ static bool spin_for(struct net_wait_clock *c, uint64_t ns)
 
 static int sleep_until(uint64_t deadline)
 {
-    _Atomic uint32_t *w = &node_shm.slots[net_cur.node].word;
+    _Atomic uint32_t *w = &node_shm.slots[node_shm.self].word;
     if (atomic_exchange(w, W_SLEEPING) == W_WAKE_PENDING) {
         atomic_store(w, W_AWAKE);
         return 1;
@@ -796,21 +797,21 @@ static int sleep_until(uint64_t deadline)
  * have kept it off the cpu (measured: 0 B ping-pong on two busy cores,
  * 13 µs with a fixed window, 30 µs growing it regardless).
  */
-static void adapt_after_spin(struct net_wait_clock *c)
+static uint64_t adapt_after_spin(uint64_t win, struct net_wait_clock *c)
 {
-    if (node_shm.spin_win > net_cur.cfg.spin_ns && (!c->t0 || net_clock_since(c) < node_shm.spin_win / 4))
-        node_shm.spin_win = node_shm.spin_win / 2 > net_cur.cfg.spin_ns ? node_shm.spin_win / 2
-                                                          : net_cur.cfg.spin_ns;
+    uint64_t lo = net_cur.cfg.spin_ns;
+    if (win > lo && (!c->t0 || net_clock_since(c) < win / 4))
+        win = win / 2 > lo ? win / 2 : lo;
+    return win;
 }
 
-static void adapt_after_sleep(uint64_t gap)
+static uint64_t adapt_after_sleep(uint64_t win, uint64_t gap)
 {
-    _Atomic int32_t *wc = &node_shm.slots[net_cur.node].waker_cpu;
+    _Atomic int32_t *wc = &node_shm.slots[node_shm.self].waker_cpu;
     int waker = atomic_exchange_explicit(wc, -1, memory_order_relaxed);
     if (gap < net_cur.cfg.spin_max_ns / 2 && waker >= 0 && waker != sched_getcpu())
-        node_shm.spin_win = 2 * gap > node_shm.spin_win ? 2 * gap : node_shm.spin_win;
-    else
-        node_shm.spin_win = net_cur.cfg.spin_ns;
+        return 2 * gap > win ? 2 * gap : win;
+    return net_cur.cfg.spin_ns;
 }
 
 static int shm_wait(int64_t timeout_ns)
@@ -826,7 +827,7 @@ static int shm_wait(int64_t timeout_ns)
     spin = net_spin_window(spin, limit);
     if (spin && spin_for(&c, spin)) {
         if (idle == NET_IDLE_ADAPTIVE)
-            adapt_after_spin(&c);
+            node_shm.spin_win = adapt_after_spin(node_shm.spin_win, &c);
         return 1;
     }
     if (spin == limit)
@@ -834,15 +835,15 @@ static int shm_wait(int64_t timeout_ns)
     (void)net_clock_since(&c); /* the start, for the deadline and the gap */
     int woke = sleep_until(timeout_ns < 0 ? 0 : c.t0 + limit);
     if (woke && idle == NET_IDLE_ADAPTIVE)
-        adapt_after_sleep(net_clock_since(&c));
+        node_shm.spin_win = adapt_after_sleep(node_shm.spin_win, net_clock_since(&c));
     return woke;
 }
 
 /* ------------------------------------------------------------ lifecycle */
 
-static void shm_fini(void)
+void shm_fini(void)
 {
-    for (int i = 0; i < net_cur.nnodes; i++) {
+    for (int i = 0; i < node_shm.n; i++) {
         free(node_shm.outs[i].bl);
         free(node_shm.ins[i].as);
     }
@@ -853,11 +854,17 @@ static void shm_fini(void)
     memset(&node_shm, 0, sizeof node_shm);
 }
 
+static int shm_path(int node)
+{
+    (void)node;
+    return NET_PATH_SHM;
+}
+
 static const struct net_ops shm_ops = {
     .sendv = shm_sendv, .poll = shm_poll, .wait = shm_wait,
     .wake = shm_wake, .flush = shm_flush, .fini = shm_fini,
     .peer_state = shm_peer_state, .peer_status = shm_peer_status,
-    .request_start = shm_request_start, .board = shm_board,
+    .request_start = shm_request_start, .board = shm_board, .path = shm_path,
 };
 
 static void attach_rings(void *base, int n, int me)
@@ -877,12 +884,14 @@ static void attach_rings(void *base, int n, int me)
     }
 }
 
-static int attach(void *base, int node, const net_config_t *cfg)
+/* node_shm becomes node `node` of the segment at base (size bytes mapped;
+ * 0: not known, a forked node's inherited mapping). */
+static int attach_seg(void *base, size_t size, int node)
 {
-    if (net_cur.ops)
-        return -EBUSY;
     struct seg_hdr *h = base;
-    if (h->magic != SEG_MAGIC || h->version != SEG_VERSION)
+    if (node_shm.hdr)
+        return -EBUSY;
+    if (h->magic != SEG_MAGIC || h->version != SEG_VERSION || (size && h->size > size))
         return -EINVAL;
     int n = (int)h->nnodes;
     if (node < 0 || node >= n)
@@ -892,6 +901,8 @@ static int attach(void *base, int node, const net_config_t *cfg)
     if (!node_shm.outs || !node_shm.ins) {
         free(node_shm.outs);
         free(node_shm.ins);
+        node_shm.outs = NULL;
+        node_shm.ins = NULL;
         return -ENOMEM;
     }
     node_shm.hdr = h;
@@ -899,7 +910,20 @@ static int attach(void *base, int node, const net_config_t *cfg)
     node_shm.cap = h->ring_bytes;
     node_shm.mask = node_shm.cap - 1;
     node_shm.frag_max = node_shm.cap / 4 - 16;
+    node_shm.self = node;
+    node_shm.n = n;
     attach_rings(base, n, node);
+    return 0;
+}
+
+/* The transport of this process: node `node` of the segment at base. */
+static int attach(void *base, size_t size, int node, const net_config_t *cfg)
+{
+    if (net_cur.ops)
+        return -EBUSY;
+    int rc = attach_seg(base, size, node);
+    if (rc < 0)
+        return rc;
     if (cfg)
         net_cur.cfg = *cfg;
     else
@@ -908,35 +932,102 @@ static int attach(void *base, int node, const net_config_t *cfg)
         net_cur.cfg.spin_max_ns = net_cur.cfg.spin_ns; /* a fixed window */
     node_shm.spin_win = net_cur.cfg.spin_ns;
     net_cur.node = node;
-    net_cur.nnodes = n;
-    net_cur.events = &h->events;
+    net_cur.nnodes = node_shm.n;
+    net_cur.events = &node_shm.hdr->events;
     net_cur.ops = &shm_ops;
     return 0;
 }
 
 int net_init_shm(net_shm_seg_t *seg, int node, const net_config_t *cfg)
 {
-    return attach(seg->base, node, cfg);
+    return attach(seg->base, seg->size, node, cfg);
 }
 
-int net_init_shm_fd(int fd, int node, const net_config_t *cfg)
+/* Maps the segment behind fd (which stays open). */
+static int map_fd(int fd, void **p, size_t *size)
 {
     struct stat st;
-    if (net_cur.ops)
-        return -EBUSY;
     if (fstat(fd, &st) < 0)
         return -errno;
     if ((size_t)st.st_size < sizeof(struct seg_hdr))
         return -EINVAL;
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
-        return -errno;
-    int rc = attach(p, node, cfg);
+    *size = (size_t)st.st_size;
+    *p = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return *p == MAP_FAILED ? -errno : 0;
+}
+
+int net_init_shm_fd(int fd, int node, const net_config_t *cfg)
+{
+    void *p;
+    size_t size;
+    if (net_cur.ops)
+        return -EBUSY;
+    int rc = map_fd(fd, &p, &size);
+    if (rc < 0)
+        return rc;
+    rc = attach(p, size, node, cfg);
     if (rc < 0) {
-        munmap(p, (size_t)st.st_size);
+        munmap(p, size);
         return rc;
     }
     node_shm.map = p;
-    node_shm.map_size = (size_t)st.st_size;
+    node_shm.map_size = size;
     return 0;
+}
+
+/* ------------------------------------------------- a part of the hybrid */
+
+int shm_part_init(net_shm_seg_t *seg, int node)
+{
+    int rc = attach_seg(seg->base, seg->size, node);
+    if (rc < 0)
+        return rc;
+    node_shm.map = seg->base; /* ours to unmap: net_shm_drop_handle leaves it */
+    node_shm.map_size = seg->size;
+    return 0;
+}
+
+int shm_part_init_fd(int fd, int node)
+{
+    void *p;
+    size_t size;
+    if (node_shm.hdr)
+        return -EBUSY;
+    int rc = map_fd(fd, &p, &size);
+    if (rc < 0)
+        return rc;
+    rc = attach_seg(p, size, node);
+    if (rc < 0) {
+        munmap(p, size);
+        return rc;
+    }
+    node_shm.map = p;
+    node_shm.map_size = size;
+    return 0;
+}
+
+/* (The static ones stay shm_wait's to inline, as before the hybrid.) */
+bool shm_look(void)
+{
+    return take_pending_wake() || ready();
+}
+
+int shm_sleep_until(uint64_t deadline)
+{
+    return sleep_until(deadline);
+}
+
+uint64_t shm_adapt_after_spin(uint64_t win, struct net_wait_clock *c)
+{
+    return adapt_after_spin(win, c);
+}
+
+uint64_t shm_adapt_after_sleep(uint64_t win, uint64_t gap)
+{
+    return adapt_after_sleep(win, gap);
+}
+
+_Atomic uint32_t *shm_word(void)
+{
+    return &node_shm.slots[node_shm.self].word;
 }

@@ -3,9 +3,11 @@
 # libupvm and test-net-mpi against MPICH in a temporary directory (with
 # -DMPI_C_COMPILER=mpicc.mpich, as cmake/mpi.cmake says), check that
 # src/net/mpi.c went in (its object; libmpich among test-net-mpi's libraries),
-# and run test-net-mpi with 2 ranks under MPICH's mpiexec; then a UPVM job
-# of two MPICH ranks (mpiexec.mpich -n 2 ./family, built with upvmcc:
-# its plugin libupvm-mpi.so is MPICH's, PMI_SIZE says how many ranks).
+# and run test-net-mpi with 2 ranks under MPICH's mpiexec: as the hybrid
+# (the default: the two ranks of this host share memory), and with
+# UPVM_NET_LOCAL=mpi (every frame by MPI); then a UPVM job of two MPICH
+# ranks (mpiexec.mpich -n 2 ./family, built with upvmcc: its plugin
+# libupvm-mpi.so is MPICH's, PMI_SIZE says how many ranks).
 #
 #   tests/net/check-mpich-build.sh SOURCE_DIR
 #
@@ -42,6 +44,9 @@ readelf -d "$tmp/build/tests/net/test-net-mpi" | grep -q 'NEEDED.*libmpich' ||
     fail "test-net-mpi does not link libmpich"
 timeout 240 mpiexec.mpich -n 2 "$tmp/build/tests/net/test-net-mpi" >"$tmp/run.log" 2>&1 ||
     fail "test-net-mpi under MPICH (mpiexec.mpich -n 2) failed" "$tmp/run.log"
+UPVM_NET_LOCAL=mpi timeout 240 mpiexec.mpich -n 2 "$tmp/build/tests/net/test-net-mpi" \
+    >"$tmp/run-mpi.log" 2>&1 ||
+    fail "test-net-mpi under MPICH with UPVM_NET_LOCAL=mpi failed" "$tmp/run-mpi.log"
 readelf -d "$tmp/build/src/libupvm-mpi.so" | grep -q 'NEEDED.*libmpich' ||
     fail "the plugin libupvm-mpi.so does not link libmpich"
 "$tmp/build/tools/upvmcc/upvmcc" -O1 -o "$tmp/family" "$src/tests/proc/family.c" \
@@ -50,4 +55,4 @@ readelf -d "$tmp/build/src/libupvm-mpi.so" | grep -q 'NEEDED.*libmpich' ||
     fail "a UPVM job of two MPICH ranks (mpiexec.mpich -n 2 ./family) failed" "$tmp/job.log"
 grep -q '^OK$' "$tmp/job.log" || fail "the job of two MPICH ranks did not say OK" "$tmp/job.log"
 [ "$(grep -c '^OK$' "$tmp/job.log")" = 1 ] || fail "the program ran more than once" "$tmp/job.log"
-echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks; a UPVM job of 2 MPICH ranks runs"
+echo "ok: $(grep -o 'MPI transport: yes (MPICH[^)]*)' "$tmp/configure.log"); mpi.c built in; test-net-mpi passes with 2 ranks, hybrid and MPI alone; a UPVM job of 2 MPICH ranks runs"

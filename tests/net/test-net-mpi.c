@@ -1,9 +1,15 @@
 /*
- * test-net-mpi - the MPI transport (src/net/mpi.c) against net.h's
- * contract, as the shm tests check shm.c.  Run by mpirun with 2 and 3 ranks
- * (tests/net/CMakeLists.txt: over TCP, and over Open MPI's default
- * transports); every rank runs every case, and each case brings the
- * transport up with its own settings and ends with every frame and wake it
+ * test-net-mpi - the transport of a job of MPI ranks (net_init_mpi:
+ * src/net/hybrid.c over mpi.c and shm.c) against net.h's contract, as the
+ * shm tests check shm.c.  Run by mpirun with 2 and 3 ranks
+ * (tests/net/CMakeLists.txt): with UPVM_NET_LOCAL=mpi over TCP and over
+ * Open MPI's default transports (every frame by MPI, mpi.c alone); and as
+ * the hybrid, where ranks of one host use shared memory, with every rank
+ * on one host, and with rank 2 on a pretend host of its own
+ * (UPVM_TEST_NET_HOSTS=0,0,1, read by mpi.c: the MPI library sees one
+ * machine), so that the cases mix both paths.  Every rank runs every case,
+ * and each case brings the transport up with its own settings (the
+ * environment's UPVM_NET_LOCAL) and ends with every frame and wake it
  * sent taken, then a barrier and net_fini.
  *
  * Frame (src, dst, seq) has a length and bytes that are functions of the
@@ -155,8 +161,12 @@ static void send_retry(int dst, const void *data, size_t len, struct got *g)
 
 static void up(size_t ring, net_idle_t idle)
 {
-    net_config_t cfg = {.ring_bytes = ring, .idle = idle, .spin_ns = 5000,
-                        .spin_max_ns = 100000};
+    net_config_t cfg;
+    (void)net_config_from_env(&cfg); /* UPVM_NET_LOCAL */
+    cfg.ring_bytes = ring;
+    cfg.idle = idle;
+    cfg.spin_ns = 5000;
+    cfg.spin_max_ns = 100000;
     CHECK_EQ(net_init_mpi(&cfg), 0);
     CHECK_EQ(net_node(), me);
     CHECK_EQ(net_nnodes(), nn);
@@ -180,6 +190,7 @@ static void test_basics(void)
 {
     CHECK_EQ(net_node(), -1);
     CHECK_EQ(net_send(0, "x", 1), -ENOTCONN);
+    CHECK_EQ(net_path(0), -ENOTCONN);
     up(NET_RING_DEFAULT, NET_IDLE_BLOCK);
     CHECK_EQ(net_init_mpi(NULL), -EBUSY);
     for (int n = 0; n < nn; n++) {
@@ -204,6 +215,156 @@ static void test_basics(void)
     down();
     CHECK_EQ(net_node(), -1);
     CHECK_EQ(net_events(), 0);
+}
+
+/* ----------------------------------------------------------------- paths */
+
+/* Rank r's pretend host (UPVM_TEST_NET_HOSTS="0,0,1", as mpi.c reads it:
+ * ranks past the list's end are on its last host). */
+static int test_host(int r)
+{
+    const char *s = getenv("UPVM_TEST_NET_HOSTS");
+    int host = 0;
+    for (int i = 0; s && *s; i++) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s)
+            break;
+        host = (int)v;
+        if (i == r || *end != ',')
+            break;
+        s = end + 1;
+    }
+    return host;
+}
+
+/* Ranks of one host share memory unless UPVM_NET_LOCAL=mpi. */
+static bool local_shm(void)
+{
+    const char *l = getenv("UPVM_NET_LOCAL");
+    return !l || strcmp(l, "mpi") != 0;
+}
+
+/* How frames to dst should go (shared: the segment was shared). */
+static int want_path(int dst, bool shared)
+{
+    return shared && test_host(dst) == test_host(me) ? NET_PATH_SHM : NET_PATH_MPI;
+}
+
+/* Whether this process maps a segment of the transport, and whether it
+ * holds an fd to one (memfds are named "upvm-net": /memfd:upvm-net). */
+static void memfd_use(bool *mapped, bool *open)
+{
+    char line[512], path[300], target[256];
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f);
+    *mapped = *open = false;
+    while (fgets(line, sizeof line, f))
+        *mapped |= strstr(line, "/memfd:upvm-net") != NULL;
+    fclose(f);
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = 0;
+            *open |= strncmp(target, "/memfd:upvm-net", 15) == 0;
+        }
+    }
+    closedir(d);
+}
+
+/* Each rank sends every other 3 frames and takes theirs. */
+static size_t three_len(int src, int dst, uint32_t seq)
+{
+    return seq == 1 ? 100000 : 8 * seq;
+}
+
+static void exchange_three(void)
+{
+    struct got g = {.len_of = three_len};
+    for (uint32_t s = 0; s < 3; s++)
+        for (int d = 0; d < nn; d++)
+            if (d != me) {
+                uint8_t *b = frame_new(three_len(me, d, s), me, d, s);
+                send_retry(d, b, three_len(me, d, s), &g);
+                free(b);
+            }
+    for (int s = 0; s < nn; s++)
+        if (s != me)
+            take_until(&g, s, 3);
+}
+
+/* Frames to the ranks of this (pretend) host go through shared memory,
+ * the others by MPI, as net_path says; the segment is mapped then, and
+ * no fd of it is left open (the creator closed its own after the others
+ * had mapped it), nor the mapping after net_fini. */
+static void test_paths(void)
+{
+    bool mapped, open;
+    int nshm = 0;
+    up(NET_RING_DEFAULT, NET_IDLE_ADAPTIVE);
+    for (int d = 0; d < nn; d++) {
+        if (d == me) {
+            CHECK_EQ(net_path(d), -EINVAL);
+            continue;
+        }
+        CHECK_EQ(net_path(d), want_path(d, local_shm()));
+        nshm += net_path(d) == NET_PATH_SHM;
+    }
+    CHECK_EQ(net_path(nn), -EINVAL);
+    memfd_use(&mapped, &open);
+    CHECK_EQ(mapped, nshm > 0);
+    CHECK(!open);
+    fprintf(stderr, "   node %d: %d of %d peers through shared memory\n", me, nshm, nn - 1);
+    exchange_three();
+    down();
+    memfd_use(&mapped, &open);
+    CHECK(!mapped && !open);
+}
+
+/* When the ranks of a host cannot share the segment (a hardened /proc:
+ * UPVM_TEST_NET_NO_PROC=1 makes the joiners' open fail), all of that
+ * host's frames go by MPI, and one line per host says so. */
+static void test_fallback(void)
+{
+    char name[] = "/tmp/test-net-mpi-XXXXXX", buf[4096];
+    int tmp = mkstemp(name), lines = 0, total = 0, hosts = 0;
+    CHECK(tmp >= 0);
+    unlink(name);
+    fflush(stderr);
+    int saved = dup(2);
+    CHECK(saved >= 0 && dup2(tmp, 2) == 2);
+    setenv("UPVM_TEST_NET_NO_PROC", "1", 1);
+    up(NET_RING_DEFAULT, NET_IDLE_ADAPTIVE);
+    unsetenv("UPVM_TEST_NET_NO_PROC");
+    fflush(stderr);
+    CHECK(dup2(saved, 2) == 2);
+    close(saved);
+    ssize_t n = pread(tmp, buf, sizeof buf - 1, 0);
+    close(tmp);
+    buf[n > 0 ? n : 0] = 0;
+    for (char *p = buf; (p = strstr(p, "cannot share memory")); p++)
+        lines++;
+    if (lines)
+        fprintf(stderr, "   node %d said: %s", me, buf);
+    for (int d = 0; d < nn; d++)
+        if (d != me)
+            CHECK_EQ(net_path(d), NET_PATH_MPI);
+    bool mapped, open;
+    memfd_use(&mapped, &open);
+    CHECK(!mapped && !open);
+    exchange_three();
+    down();
+    MPI_Allreduce(&lines, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    for (int h = 0; local_shm() && h < nn; h++) { /* pretend hosts with 2+ ranks */
+        int k = 0;
+        for (int r = 0; r < nn; r++)
+            k += test_host(r) == h;
+        hosts += k >= 2;
+    }
+    CHECK_EQ(total, hosts);
 }
 
 /* Sizes around MPI's and malloc's thresholds, 0 B first, from every node
@@ -563,9 +724,9 @@ static void *waker_main(void *arg)
 
 /* net_wake from another thread ends a net_wait(-1) of this node (the
  * control socket's thread does so on node 0); net_wake of another node
- * from the scheduler thread, then from another thread (handed to the
- * scheduler thread), ends that node's net_wait(-1), and no frame comes of
- * it. */
+ * from the scheduler thread, then from another thread (by MPI: handed to
+ * the scheduler thread), ends that node's net_wait(-1), and no frame
+ * comes of it. */
 static void test_wake(void)
 {
     up(NET_RING_DEFAULT, NET_IDLE_BLOCK);
@@ -588,14 +749,41 @@ static void test_wake(void)
     CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
     MPI_Barrier(MPI_COMM_WORLD);
 
-    /* from another thread, to another node: node 0 wakes node 1 */
+    /* from another thread, to another node: node 0 wakes node 1 (by MPI:
+     * the wake is handed to node 0's scheduler thread, which is woken to
+     * send it; through shared memory the helper wakes node 1 itself, and
+     * node 0 sleeps on until its wait ends) */
     if (me == 0) {
         struct waker o = {.tid = w.tid, .node = 1};
         CHECK_EQ(pthread_create(&t, NULL, waker_main, &o), 0);
-        CHECK_EQ(net_wait(-1), 1); /* the helper woke us to send it */
+        if (net_path(1) == NET_PATH_MPI) {
+            CHECK_EQ(net_wait(-1), 1); /* the helper woke us to send it */
+        } else {
+            while (!atomic_load(&o.woke_at))
+                (void)net_wait(20000000);
+        }
         CHECK_EQ(pthread_join(t, NULL), 0);
         CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
     } else if (me == 1) {
+        CHECK_EQ(net_wait(-1), 1);
+        CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* the same from node 1 to node 2 (in the hybrid with rank 2 on a host
+     * of its own: by MPI, from a node that sleeps on its shared futex word) */
+    if (nn > 2 && me == 1) {
+        struct waker o = {.tid = w.tid, .node = 2};
+        CHECK_EQ(pthread_create(&t, NULL, waker_main, &o), 0);
+        if (net_path(2) == NET_PATH_MPI) {
+            CHECK_EQ(net_wait(-1), 1);
+        } else {
+            while (!atomic_load(&o.woke_at))
+                (void)net_wait(20000000);
+        }
+        CHECK_EQ(pthread_join(t, NULL), 0);
+        CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
+    } else if (nn > 2 && me == 2) {
         CHECK_EQ(net_wait(-1), 1);
         CHECK_EQ(net_poll(no_frame, NULL, 0), 0);
     }
@@ -611,21 +799,30 @@ static double cpu_s(void)
 }
 
 /* A node waiting with nothing coming: block and adaptive use next to no
- * CPU (the whole process's, MPI's threads included: getrusage). */
-#define IDLE_NS 500000000ll
+ * CPU (the whole process's, MPI's threads included: getrusage), whether
+ * it sleeps in mpi.c or in the hybrid (on its futex word, probing MPI
+ * between sleeps when it has remote peers).  A node that spun would use
+ * all of the wait's time. */
 #define IDLE_CPU_MAX 0.05 /* of the wait: generous (ASan, a loaded machine) */
+
+static const char *path_name(int dst)
+{
+    return net_path(dst) == NET_PATH_SHM ? "shm" : "MPI";
+}
 
 static void test_idle_cpu(void)
 {
     static const net_idle_t idles[] = {NET_IDLE_BLOCK, NET_IDLE_ADAPTIVE};
     static const char *const names[] = {"block", "adaptive"};
+    static const int64_t waits[] = {500000000, 1000000000}; /* the default: 1 s */
     for (int i = 0; i < 2; i++) {
         up(NET_RING_DEFAULT, idles[i]);
-        double c0 = cpu_s();
-        CHECK_EQ(net_wait(IDLE_NS), 0);
-        double frac = (cpu_s() - c0) / ((double)IDLE_NS / 1e9);
-        fprintf(stderr, "   node %d, %s: %.2f%% of a core while idle\n", me, names[i],
-                100 * frac);
+        double c0 = cpu_s(), t0 = (double)nt_now_ns();
+        CHECK_EQ(net_wait(waits[i]), 0);
+        double wall = ((double)nt_now_ns() - t0) / 1e9, frac = (cpu_s() - c0) / wall;
+        CHECK(wall >= (double)waits[i] / 1e9);
+        fprintf(stderr, "   node %d (to node %d: %s), %s: %.2f%% of a core while idle %.2f s\n",
+                me, (me + 1) % nn, path_name((me + 1) % nn), names[i], 100 * frac, wall);
         CHECK(frac < IDLE_CPU_MAX);
         down();
     }
@@ -702,6 +899,7 @@ int main(int argc, char **argv)
         return 2;
     }
     RUN_CASE(basics);
+    RUN_CASE(paths);
     RUN_CASE(sizes);
     RUN_CASE(sendv);
     RUN_CASE(storm);
@@ -711,6 +909,7 @@ int main(int argc, char **argv)
     RUN_CASE(wake);
     RUN_CASE(idle_cpu);
     RUN_CASE(blocks);
+    RUN_CASE(fallback);
     const char *huge = getenv("UPVM_TEST_NET_MPI_HUGE");
     if (huge && strcmp(huge, "1") == 0)
         RUN_CASE(huge);
