@@ -40,9 +40,15 @@
 # UPVM's ping-pong and migration run by default (no setting) and tuned
 # (TUNED below: UPVM_NET_IDLE=spin; UPVM_NET_RING=64M), side by side.
 #
-# Every program runs under `taskset -c $CPUS` (default 0,1: the machine's
-# two cores, which both hosts share) at `nice -n -15`; mpirun gets
-# --bind-to none (the hosts believe they own every core).  Repetitions are
+# Every program runs under `taskset -c $CPUS` (default 0,1) at `nice -n
+# -15`, and each host gets a core of its own (HOST_CPUS, default "0 1"):
+# rank r of an mpirun job (node r = host r+1) runs under `taskset -c` of
+# host r+1's core, and so do a host's pvmd and its tasks.  Without that
+# (mpirun has --bind-to none: the hosts believe they own every core, and
+# Open MPI would bind both ranks to core 0), the kernel sometimes starts
+# both spinning ranks on one core and leaves them there (Open MPI's 0 B
+# ping-pong: 9 µs on two cores, 14-20 µs on one, in 3 of 5 runs seen).
+# HOST_CPUS="" lets the kernel place everything within CPUS.  Repetitions are
 # outermost, so drifts in the background load hit every peer alike; every
 # cell is the median over REPS runs of one run's median over BLOCKS timed
 # blocks (migration: of 2 x INNER moves per heap).
@@ -54,6 +60,8 @@
 #         CASES="pingpong migrate ring"   which cases (default all three)
 #         PEERS="mpi pvm upvm"            which peers (default all three)
 #         CPUS=L      taskset list (default 0,1)
+#         HOST_CPUS="A B"  the core of host 1 and of host 2 (default "0 1";
+#                     "": no core per host, both share CPUS)
 #         OUT=DIR     keep the RESULT lines, the placement lines, the logs
 #         HOSTS_PREFIX, HOSTS_NET, HOSTS_NAME  the emulated hosts' prefix
 #                     (upvmbench), /24 (10.213.79) and host names
@@ -83,6 +91,7 @@ PEERS=${PEERS:-mpi pvm upvm}
 HOSTS_PREFIX=${HOSTS_PREFIX:-upvmbench}
 HOSTS_NET=${HOSTS_NET:-10.213.79}
 HOSTS_NAME=${HOSTS_NAME:-upvmbhost}
+HOST_CPUS=${HOST_CPUS-0 1} # the core of host 1 and of host 2 ("": both hosts share CPUS)
 BLOCKS=5
 ISCALE=3  # ping-pong: 3x the baseline's round trips per block (3000 small, 60 of 1 MB)
 TSCALE=2  # ring: 2x the baseline's 2400 hops per block
@@ -252,6 +261,20 @@ hosts_up() {
     LINK=/sys/class/net/$HOSTS_PREFIX-v2/statistics # host 2's veth, outside end: all it sends and gets
     note "hosts: ${HNAME[0]} = ${ADDR[0]} (netns $HOSTS_PREFIX-1), ${HNAME[1]} = ${ADDR[1]} ($HOSTS_PREFIX-2), bridge $HOSTS_PREFIX-br"
     note "mpirun: ${MPIRUN[*]} -H ${ADDR[0]}:1,${ADDR[1]}:1 -np 2"
+    # rank r on host r+1's core: every mpirun job's program goes through this
+    read -ra HCPU <<<"$HOST_CPUS"
+    HOSTPIN=()
+    if [ ${#HCPU[@]} = 2 ]; then
+        printf '#!/bin/sh\n# rank r of the job on the core of host r+1\ncase $OMPI_COMM_WORLD_RANK in\n    0) exec taskset -c %s "$@" ;;\n    1) exec taskset -c %s "$@" ;;\nesac\nexec "$@"\n' \
+            "${HCPU[0]}" "${HCPU[1]}" >"$WORK/hostpin"
+        chmod 755 "$WORK/hostpin"
+        HOSTPIN=("$WORK/hostpin")
+        note "a core per host: ${HNAME[0]} on cpu ${HCPU[0]}, ${HNAME[1]} on cpu ${HCPU[1]} (HOST_CPUS)"
+    elif [ -n "$HOST_CPUS" ]; then
+        die "HOST_CPUS=\"$HOST_CPUS\": two cores (host 1's, host 2's), or empty"
+    else
+        note "no core per host (HOST_CPUS empty): the kernel places everything within cpus $CPUS"
+    fi
 }
 
 link_bytes() { echo $(( $(cat "$LINK/rx_bytes") + $(cat "$LINK/tx_bytes") )); }
@@ -283,7 +306,13 @@ pvm_setup() {
         echo '    *) echo "hosts-compare pvm agent: $host is not one of the emulated hosts" >&2; exit 255 ;;'
         echo 'esac'
         echo "export PVM_TMP=$PVMW/tmp-h\$k"
-        echo "exec ip netns exec $HOSTS_PREFIX-\$k unshare --uts --mount sh -c \"hostname $HOSTS_NAME\$k && mount --bind $PVMW/hosts /etc/hosts && exec \$*\""
+        if [ ${#HCPU[@]} = 2 ]; then
+            echo "# a core per host: the pvmd and every task it starts there"
+            echo "case \$k in 1) pin='taskset -c ${HCPU[0]}' ;; 2) pin='taskset -c ${HCPU[1]}' ;; esac"
+        else
+            echo "pin="
+        fi
+        echo "exec \$pin ip netns exec $HOSTS_PREFIX-\$k unshare --uts --mount sh -c \"hostname $HOSTS_NAME\$k && mount --bind $PVMW/hosts /etc/hosts && exec \$*\""
     } >"$PVMW/agent"
     chmod 755 "$PVMW/agent"
     PVM_ENV=(PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_RSH="$PVMW/agent"
@@ -347,25 +376,27 @@ pvm_steer() {
     return 1
 }
 
-# sample PROG WANT: "h1 h2", the most processes running $RBIN/PROG seen
-# in each host's network namespace at once, polled every 20 ms until WANT
-# are seen or for 10 s (a process's namespace: /proc/PID/ns/net against
-# the inode of /run/netns/PREFIX-K)
+# sample PROG WANT: "h1 h2", how many processes running $RBIN/PROG were
+# seen in each host's network namespace (distinct pids), polled every 20 ms
+# until WANT are seen or for 10 s (a process's namespace: /proc/PID/ns/net
+# against the inode of /run/netns/PREFIX-K)
 sample() {
-    local i p ns c1 c2 b1=0 b2=0 ino1 ino2
+    local i p ns ino1 ino2 seen1=" " seen2=" " n1=0 n2=0
     ino1=$(stat -L -c %i "/run/netns/$HOSTS_PREFIX-1") ino2=$(stat -L -c %i "/run/netns/$HOSTS_PREFIX-2")
     for i in $(seq 1 500); do
-        c1=0 c2=0
         for p in $(pgrep -x "$1"); do
+            case "$seen1$seen2" in *" $p "*) continue ;; esac
             [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$RBIN/$1" ] || continue
             ns=$(readlink "/proc/$p/ns/net" 2>/dev/null)
-            case "$ns" in "net:[$ino1]") c1=$((c1 + 1)) ;; "net:[$ino2]") c2=$((c2 + 1)) ;; esac
+            case "$ns" in
+                "net:[$ino1]") seen1+="$p " n1=$((n1 + 1)) ;;
+                "net:[$ino2]") seen2+="$p " n2=$((n2 + 1)) ;;
+            esac
         done
-        if [ $((c1 + c2)) -gt $((b1 + b2)) ]; then b1=$c1 b2=$c2; fi
-        [ $((b1 + b2)) -ge "$2" ] && break
+        [ $((n1 + n2)) -ge "$2" ] && break
         sleep 0.02
     done
-    echo "$b1 $b2"
+    echo "$n1 $n2"
 }
 
 # ---------------------------------------------------------------- runs
@@ -404,7 +435,7 @@ mpijob() {
     for k in "${UPVM_KNOBS[@]}"; do unset+=(-u "$k"); done
     run "$side" "$cas" env "${unset[@]}" "${vars[@]}" XDG_RUNTIME_DIR="$WORK/rt" PVMBENCH_SPAWN_DIR="$UBIN" \
         "${PIN[@]}" "${MPIRUN[@]}" -H "${ADDR[0]}:1,${ADDR[1]}:1" -np 2 \
-        -x XDG_RUNTIME_DIR -x PVMBENCH_SPAWN_DIR "${x[@]}" "$@"
+        -x XDG_RUNTIME_DIR -x PVMBENCH_SPAWN_DIR "${x[@]}" "${HOSTPIN[@]}" "$@"
 }
 
 # pvmjob CASE PROG WANT ARGS...: on host 1 under the genuine VM, steered;
@@ -483,7 +514,7 @@ check() {
         for k in "${UPVM_KNOBS[@]}"; do unset+=(-u "$k"); done
         (cd "$UBIN" && timeout -k 5 60 env "${unset[@]}" "$@" XDG_RUNTIME_DIR="$WORK/rt" PVMBENCH_SPAWN_DIR="$UBIN" \
             "${MPIRUN[@]}" -H "${ADDR[0]}:1,${ADDR[1]}:1" -np 2 -x XDG_RUNTIME_DIR -x PVMBENCH_SPAWN_DIR \
-            ${1:+-x "${1%%=*}"} ./where -n "$n") >"$WORK/where.out" 2>>"$WORK/stderr.log"
+            ${1:+-x "${1%%=*}"} "${HOSTPIN[@]}" ./where -n "$n") >"$WORK/where.out" 2>>"$WORK/stderr.log"
     fi
     { echo "# $name"; cat "$WORK/where.out"; } >>"$PLACE.raw"
     got=$(hosts_of <"$WORK/where.out")
@@ -638,7 +669,7 @@ table_checks() {
          END { for (k in c) print k, c[k] }' "$RES" | sort >"$WORK/pvmhosts"
     if [ -s "$WORK/pvmhosts" ]; then
         echo
-        echo "Genuine PVM's processes found in each host's namespace during its runs (host 1 + host 2, runs):" \
+        echo "Genuine PVM's processes seen in each host's namespace during its runs (host 1 + host 2, runs):" \
             "$(awk '{ printf "%s%s %s (%d run%s)", (NR > 1 ? "; " : ""), $1, $2, $3, ($3 > 1 ? "s" : "") }' "$WORK/pvmhosts")" \
             "(expected: pingpong 1+1, ring 12+12)."
     fi
@@ -742,7 +773,12 @@ echo "Two emulated hosts on one machine (tests/hosts/emulated-hosts.sh, prefix $
     "everything between them crosses TCP over veth + bridge, and they share the machine's $(nproc) cores." \
     "Open MPI and UPVM: \`${MPIRUN[*]} -H ${ADDR[0]}:1,${ADDR[1]}:1 -np 2\` (UPVM_HOSTS_MPIRUN:" \
     "Open MPI's TCP transport on the hosts' subnet, --bind-to none); UPVM $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)" \
-    "($BUILD, RelWithDebInfo); everything under ${PIN[*]}."
+    "($BUILD, RelWithDebInfo); everything under ${PIN[*]}$([ ${#HOSTPIN[@]} -gt 0 ] &&
+        echo ", and each host on a core of its own: ${HNAME[0]} cpu ${HCPU[0]}, ${HNAME[1]} cpu ${HCPU[1]}")."
+mpicpus=$(grep '^RESULT mpi_pingpong' "$RES" | sed -n 's/.*ranks_cpus=\([^ ]*\).*/\1/p' | sort | uniq -c |
+    awk '{ printf "%s%s (%d results)", (NR > 1 ? ", " : ""), $2, $1 }')
+echo
+echo "Open MPI's ranks were on cpus ${mpicpus:-?} when they started timing (rank 0's, rank 1's)."
 if [ ${#PVM_TOOK[@]} -gt 0 ]; then
     echo
     echo "What genuine PVM took to span the two hosts:"
