@@ -556,7 +556,9 @@ verdict() {
     awk -v a="$2" -v b="$3" -v op="$4" -v lim="$5" '$1 == a { x = $2 } $1 == b { y = $2 } END {
         if (x == "" || y == "" || y == 0) { printf "-"; exit }
         r = x / y; ok = (op == "le") ? r <= lim : r >= lim
-        printf "%s: %s", (r >= 10 ? sprintf("%.0f×", r) : sprintf("%.2f×", r)), ok ? "met" : "**missed**" }' "$1"
+        # two decimals, three where two would round onto the limit
+        f = (r - lim < 0.01 && lim - r < 0.01) ? "%.3f×" : "%.2f×"
+        printf "%s: %s", (r >= 10 ? sprintf("%.0f×", r) : sprintf(f, r)), ok ? "met" : "**missed**" }' "$1"
 }
 
 why() {
