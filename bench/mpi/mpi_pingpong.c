@@ -4,20 +4,21 @@
  * baseline's pingpong.c: one message there, one back, data checked once).
  *
  *   mpirun -np 2 ... mpi_pingpong [-b blocks] [-i iters_scale] [-T min_ms]
- *                                 [-v] [size ...]
+ *                                 [-w warmup] [-v] [size ...]
  *
  * Rank 0 sends SIZE bytes (MPI_Send of MPI_BYTE) to rank 1 and waits for
  * them back (MPI_Recv into a second array); rank 1 receives them and sends
  * them back.  For every size: one checked warm-up exchange (rank 0 compares
- * what came back with what it sent), 50 warm-up round trips, then `blocks`
- * timed blocks; the value printed is the median over the blocks of
+ * what came back with what it sent), 50 warm-up round trips (-w), then
+ * `blocks` timed blocks; the value printed is the median over the blocks of
  * block time / (2 * round trips) = half a round trip, in microseconds.
  *
  * Round trips per block: the baseline pingpong.c's counts (1000 up to
  * 1000 B, 500 up to 10000 B, 100 up to 100000 B, 20 above), times -i; with
  * -T, more if needed so that a block lasts at least min_ms (calibrated on
  * the warm-up, so that sub-microsecond exchanges are not timed over a
- * fraction of a millisecond).
+ * fraction of a millisecond).  Sizes up to 1 GiB; the buffers are as large
+ * as the largest size asked for.
  *
  * Output, one line per size (rank 0 only):
  *   RESULT mpi_pingpong size=1000 iters=1000 blocks=5 half_rtt_us=0.412 min_us=0.405 ranks_cpus=0,1
@@ -36,7 +37,7 @@
 #define TAG_CTRL 10
 #define TAG_PING 11
 #define TAG_PONG 12
-#define MAXSIZE (16 * 1024 * 1024)
+#define MAXSIZE (1024 * 1024 * 1024) /* the largest size accepted; buffers fit the largest asked */
 #define MAXSIZES 64
 
 static double now_us(void)
@@ -107,8 +108,8 @@ static void echo(char *buf)
 
 int main(int argc, char **argv)
 {
-    int rank, nranks, blocks = 5, verbose = 0, nsizes = 0, sizes[MAXSIZES];
-    int cpus[2], mycpu;
+    int rank, nranks, blocks = 5, warmup = 50, verbose = 0, nsizes = 0, sizes[MAXSIZES];
+    int cpus[2], mycpu, maxsize = 1;
     double scale = 1.0, min_ms = 0;
     char *sbuf, *rbuf;
 
@@ -128,6 +129,8 @@ int main(int argc, char **argv)
             scale = atof(argv[++i]);
         else if (!strcmp(argv[i], "-T") && i + 1 < argc)
             min_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "-w") && i + 1 < argc)
+            warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-v"))
             verbose = 1;
         else if (nsizes < MAXSIZES) {
@@ -149,15 +152,20 @@ int main(int argc, char **argv)
     }
     if (blocks < 1)
         blocks = 1;
+    if (warmup < 1)
+        warmup = 1;
+    for (int k = 0; k < nsizes; k++)
+        if (sizes[k] > maxsize)
+            maxsize = sizes[k];
 
-    sbuf = malloc(MAXSIZE);
-    rbuf = malloc(MAXSIZE);
+    sbuf = malloc((size_t)maxsize);
+    rbuf = malloc((size_t)maxsize);
     if (!sbuf || !rbuf) {
         fprintf(stderr, "mpi_pingpong: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    memset(sbuf, 0, MAXSIZE);
-    memset(rbuf, 0, MAXSIZE);
+    memset(sbuf, 0, (size_t)maxsize);
+    memset(rbuf, 0, (size_t)maxsize);
 
     mycpu = sched_getcpu();
     MPI_Gather(&mycpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -187,10 +195,10 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         t0 = now_us();
-        for (int i = 0; i < 50; i++)
+        for (int i = 0; i < warmup; i++)
             roundtrip(sbuf, rbuf, size);
         if (min_ms > 0) { /* blocks of at least min_ms: from the warm-up's rate */
-            double per = (now_us() - t0) / 50.0;
+            double per = (now_us() - t0) / warmup;
             double want = min_ms * 1000.0 / (per > 0.001 ? per : 0.001);
             if (want > iters)
                 iters = want > 1e8 ? 100000000 : (int)want;

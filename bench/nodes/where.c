@@ -12,11 +12,12 @@
  * them where it puts ring members 1..N-1 (the pingpong's partner is the
  * case N=2).  Every task reports pvm_mytid, pvm_tidtohost, getpid() (a
  * process-mode ULP runs inside its node's process, so the pid names the
- * node) and sched_getcpu() to the master, which prints one line per
- * member, then `node` = the index of the member's pid in order of first
- * appearance (the master's pid is node 0):
+ * node), sched_getcpu() and its host name (gethostname: which host, in a
+ * job over several) to the master, which prints one line per member, then
+ * `node` = the index of the member's pid in order of first appearance (the
+ * master's pid is node 0):
  *
- *   RESULT where n=4 member=2 tid=0x80001 host=0x80000 pid=4242 cpu=1 node=1
+ *   RESULT where n=4 member=2 tid=0x80001 host=0x80000 pid=4242 cpu=1 node=1 hostname=beta
  *   PLACEMENT n=4 nodes=0,1,0,1 processes=2 cross_hops=4
  *
  * cross_hops: how many of the N hops of the ring 0 -> 1 -> ... -> N-1 -> 0
@@ -34,6 +35,7 @@
 #define TAG_REPORT 30
 #define TAG_QUIT 31
 #define MAXN 4096
+#define HOSTLEN 64
 
 static const char *spawn_name(const char *prog, char *buf, size_t len)
 {
@@ -45,21 +47,26 @@ static const char *spawn_name(const char *prog, char *buf, size_t len)
     return prog;
 }
 
-/* this task's facts: tid, host part, pid, cpu */
-static void self_facts(int v[4])
+/* this task's facts: tid, host part, pid, cpu; its host name */
+static void self_facts(int v[4], char name[HOSTLEN])
 {
     v[0] = pvm_mytid();
     v[1] = pvm_tidtohost(v[0]);
     v[2] = (int)getpid();
     v[3] = sched_getcpu();
+    if (gethostname(name, HOSTLEN) != 0)
+        strcpy(name, "?");
+    name[HOSTLEN - 1] = '\0';
 }
 
 static int child(void)
 {
     int parent = pvm_parent(), v[4];
-    self_facts(v);
+    char name[HOSTLEN];
+    self_facts(v, name);
     pvm_initsend(PvmDataDefault);
     pvm_pkint(v, 4, 1);
+    pvm_pkstr(name);
     pvm_send(parent, TAG_REPORT);
     pvm_recv(parent, TAG_QUIT);
     pvm_exit();
@@ -70,6 +77,7 @@ int main(int argc, char **argv)
 {
     static int tids[MAXN], facts[MAXN][4], node[MAXN];
     static int pids[MAXN];
+    static char names[MAXN][HOSTLEN];
     int n = 2, got, i, j, npids = 0, cross = 0, mytid;
     char namebuf[4096];
     char *cargv[] = {"-child", NULL};
@@ -109,15 +117,18 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    self_facts(facts[0]);
+    self_facts(facts[0], names[0]);
     for (i = 1; i < n; i++) {
         int bufid = pvm_recv(-1, TAG_REPORT), bytes, tag, src, v[4];
+        char name[HOSTLEN];
         if (bufid < 0) {
             pvm_perror("where: pvm_recv");
             return 1;
         }
         pvm_bufinfo(bufid, &bytes, &tag, &src);
         pvm_upkint(v, 4, 1);
+        if (pvm_upkstr(name) < 0)
+            strcpy(name, "?");
         for (j = 1; j < n && tids[j] != src; j++)
             ;
         if (j == n) {
@@ -125,6 +136,7 @@ int main(int argc, char **argv)
             return 1;
         }
         memcpy(facts[j], v, sizeof v);
+        memcpy(names[j], name, sizeof name);
     }
     if (n > 1) {
         pvm_initsend(PvmDataDefault);
@@ -137,9 +149,9 @@ int main(int argc, char **argv)
         if (j == npids)
             pids[npids++] = facts[i][2];
         node[i] = j;
-        printf("RESULT where n=%d member=%d tid=0x%x host=0x%x pid=%d cpu=%d node=%d\n",
+        printf("RESULT where n=%d member=%d tid=0x%x host=0x%x pid=%d cpu=%d node=%d hostname=%s\n",
                n, i, (unsigned)facts[i][0], (unsigned)facts[i][1], facts[i][2],
-               facts[i][3], node[i]);
+               facts[i][3], node[i], names[i]);
     }
     for (i = 0; i < n; i++)
         cross += n > 1 && node[i] != node[(i + 1) % n];
