@@ -53,8 +53,8 @@
 # cell is the median over REPS runs of one run's median over BLOCKS timed
 # blocks (migration: of 2 x INNER moves per heap).
 #
-# Usage (root):  bench/hosts-compare.sh          # REPS=5: ~3 min on 2 cores
-#                QUICK=1 bench/hosts-compare.sh  # smoke run, ~40 s
+# Usage (root):  bench/hosts-compare.sh          # REPS=5: ~2 min on 2 quiet cores
+#                QUICK=1 bench/hosts-compare.sh  # smoke run, ~50 s
 # Knobs:  REPS=N      runs per case (default 5)
 #         QUICK=1     REPS=1, 3 blocks, fewer round trips and moves
 #         CASES="pingpong migrate ring"   which cases (default all three)

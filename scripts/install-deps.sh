@@ -9,7 +9,8 @@
 #                                     # builds with MPICH too)
 #   scripts/install-deps.sh --bench   # also the peers of the comparison
 #                                     # benchmarks: genuine PVM's pvmd (pvm;
-#                                     # bench/nodes-compare.sh)
+#                                     # bench/nodes-compare.sh,
+#                                     # bench/hosts-compare.sh)
 #   scripts/install-deps.sh --dev     # also the developer's tools: clang-format
 #                                     # (tools/format.sh, .clang-format)
 set -euo pipefail
@@ -54,7 +55,7 @@ want mpirun.openmpi openmpi-bin    # test-net-mpi-*, bench_net_mpi, nodes-compar
 want mpicc.mpich libmpich-dev      # net-mpi-builds-with-mpich
 want mpiexec.mpich mpich           # net-mpi-builds-with-mpich runs test-net-mpi under MPICH
 if [ "$BENCH" = 1 ]; then # opt-in: never needed to build or test
-    want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare)
+    want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare, hosts-compare)
 fi
 if [ "$DEV" = 1 ]; then # opt-in: a developer's tools, never run by CI
     want clang-format clang-format       # tools/format.sh with the root's .clang-format
