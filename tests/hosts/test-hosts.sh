@@ -368,6 +368,16 @@ case_netgone() {
     if ! poll $START_S started; then
         fail "the job did not start on both hosts"; cat "$out"; kill -KILL "$job"; job=; return
     fi
+    # Keepalive covers an idle connection only: data not yet acknowledged
+    # when the link goes is retransmitted for minutes instead (TCP's own
+    # timeout).  So the network goes once host 2's connections to mpirun
+    # (the bridge's address) have nothing in flight, as in a job that runs
+    # for a while; the job's own frames keep flowing between the ranks.
+    quiet_oob() {
+        on_host 2 ss -tnH state established dst "${UPVM_HOSTS_NET%.0/24}.254" |
+            awk '$2 != 0 { busy = 1 } END { exit busy }'
+    }
+    poll 10 quiet_oob || info "host 2's connections to mpirun still have data in flight"
     on_host 2 ip link set eth0 down || { fail "cannot take host 2's eth0 down"; return; }
     t1=$(now_ms)
     info "${name[1]}'s network is gone (eth0 down)"
