@@ -908,7 +908,7 @@ static int alloc_state(int n)
  * for MPI_Comm_split_type (Open MPI's OMPI_COMM_TYPE_*, MPI 4's
  * "mpi_hw_subdomain_type") can only split by hardware, not by rank.
  */
-static int test_host(int rank)
+int net_mpi_test_host(int rank)
 {
     const char *s = getenv("UPVM_TEST_NET_HOSTS");
     int host = 0;
@@ -934,7 +934,7 @@ static int find_local(int rank)
     if (MPI_Comm_split_type(node_mpi.comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
                             &shared) != MPI_SUCCESS)
         return -EIO;
-    int rc = MPI_Comm_split(shared, test_host(rank), rank, &node_mpi.local);
+    int rc = MPI_Comm_split(shared, net_mpi_test_host(rank), rank, &node_mpi.local);
     MPI_Comm_free(&shared);
     if (rc != MPI_SUCCESS)
         return -EIO;

@@ -225,6 +225,12 @@ HIDDEN bool net_mpi_loaded_object(const char *path);
  * a test exercise that path with frames that fit in a test's memory. */
 HIDDEN void net_mpi_set_block(size_t bytes);
 
+/* Tests only: rank's pretend host number from UPVM_TEST_NET_HOSTS
+ * ("0,0,1": rank 2 on a host of its own; ranks past the list's end on its
+ * last one; unset: 0), which mpi.c applies within what MPI says is one
+ * host (a test on one machine makes ranks "remote" so). */
+HIDDEN int net_mpi_test_host(int rank);
+
 /* ------------------------------------------------------------ membership */
 
 /* Membership is shm's: a launcher forks the nodes and writes their states

@@ -219,23 +219,10 @@ static void test_basics(void)
 
 /* ----------------------------------------------------------------- paths */
 
-/* Rank r's pretend host (UPVM_TEST_NET_HOSTS="0,0,1", as mpi.c reads it:
- * ranks past the list's end are on its last host). */
+/* Rank r's pretend host: mpi.c's reading of UPVM_TEST_NET_HOSTS. */
 static int test_host(int r)
 {
-    const char *s = getenv("UPVM_TEST_NET_HOSTS");
-    int host = 0;
-    for (int i = 0; s && *s; i++) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s)
-            break;
-        host = (int)v;
-        if (i == r || *end != ',')
-            break;
-        s = end + 1;
-    }
-    return host;
+    return net_mpi_test_host(r);
 }
 
 /* Ranks of one host share memory unless UPVM_NET_LOCAL=mpi. */
