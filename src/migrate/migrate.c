@@ -400,8 +400,8 @@ static void layout(struct bytes_out *w)
 /*
  * The next frame of a move is due within microseconds: spin for it rather
  * than sleep (a sleep and a wake-up on both sides cost more than a small
- * move itself).  Only where every node has a core of its own: otherwise a
- * spinning node keeps its peer off the cpu it needs to answer.
+ * move itself).  Only where every node of this host has a core of its
+ * own: otherwise a spinning node keeps its peer off the cpu it needs.
  */
 #define MIGRATE_SPIN_NS (2 * 1000 * 1000)
 
@@ -411,9 +411,12 @@ static void expect_soon(void)
     static int ncpus = -1;
     if (ncpus < 0)
         ncpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    /* the nodes that share this node's cpus: all of a one-host job's, the
+     * ones of this host in a job of several (node_job_host) */
+    const char *here = node_job_host(node_job_self());
     int running = 0;
     for (int n = 0; n < node_job_slots(); n++)
-        running += node_job_up(n);
+        running += node_job_up(n) && (!here || !strcmp(node_job_host(n), here));
     if (running <= ncpus)
         net_spin_until(upvm_now_ns() + MIGRATE_SPIN_NS);
 }
