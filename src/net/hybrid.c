@@ -247,10 +247,10 @@ static int hy_wait(int64_t timeout_ns)
         return 1;
     if (timeout_ns == 0)
         return 0;
-    uint64_t limit = timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
+    uint64_t limit = net_wait_limit(timeout_ns);
     struct net_wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
-    uint64_t spin = idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? hy.spin_win : 0;
+    uint64_t spin = net_policy_spin(limit, hy.spin_win);
     if (hy.nremote) {
         uint64_t busy = hy.mpi.busy_spin();
         if (busy)

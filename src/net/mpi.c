@@ -738,12 +738,10 @@ static int wait_idle(int64_t timeout_ns)
         return 1;
     if (timeout_ns == 0)
         return 0;
-    uint64_t limit = timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
+    uint64_t limit = net_wait_limit(timeout_ns);
     struct net_wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
-    uint64_t spin = idle == NET_IDLE_SPIN       ? limit
-                    : idle == NET_IDLE_ADAPTIVE ? node_mpi.spin_win
-                                                : 0;
+    uint64_t spin = net_policy_spin(limit, node_mpi.spin_win);
     if (idle == NET_IDLE_ADAPTIVE && spin < BUSY_SPIN_NS && busy())
         spin = BUSY_SPIN_NS;
     spin = net_spin_window(spin, limit);

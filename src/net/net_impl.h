@@ -114,6 +114,20 @@ struct net_wait_clock {
     uint64_t t0; /* 0: not read yet */
 };
 
+/* A wait's limit in ns (UINT64_MAX: none) from its timeout (< 0: none). */
+static inline uint64_t net_wait_limit(int64_t timeout_ns)
+{
+    return timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
+}
+
+/* How long the idle policy spins before a wait sleeps: spin, all of it;
+ * adaptive, the transport's window win; block, not at all. */
+static inline uint64_t net_policy_spin(uint64_t limit, uint64_t win)
+{
+    net_idle_t idle = net_cur.cfg.idle;
+    return idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? win : 0;
+}
+
 /* How long a wait spins: its policy's window, longer while net_spin_until
  * asks (an expired request is cleared), never past the wait's limit. */
 static inline uint64_t net_spin_window(uint64_t spin, uint64_t limit)

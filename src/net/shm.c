@@ -820,10 +820,10 @@ static int shm_wait(int64_t timeout_ns)
         return 1;
     if (timeout_ns == 0)
         return 0;
-    uint64_t limit = timeout_ns < 0 ? UINT64_MAX : (uint64_t)timeout_ns;
+    uint64_t limit = net_wait_limit(timeout_ns);
     struct net_wait_clock c = {0};
     net_idle_t idle = net_cur.cfg.idle;
-    uint64_t spin = idle == NET_IDLE_SPIN ? limit : idle == NET_IDLE_ADAPTIVE ? node_shm.spin_win : 0;
+    uint64_t spin = net_policy_spin(limit, node_shm.spin_win);
     spin = net_spin_window(spin, limit);
     if (spin && spin_for(&c, spin)) {
         if (idle == NET_IDLE_ADAPTIVE)
@@ -916,14 +916,9 @@ static int attach_seg(void *base, size_t size, int node)
     return 0;
 }
 
-/* The transport of this process: node `node` of the segment at base. */
-static int attach(void *base, size_t size, int node, const net_config_t *cfg)
+/* node_shm, attached, becomes this process's transport. */
+static void install(const net_config_t *cfg)
 {
-    if (net_cur.ops)
-        return -EBUSY;
-    int rc = attach_seg(base, size, node);
-    if (rc < 0)
-        return rc;
     if (cfg)
         net_cur.cfg = *cfg;
     else
@@ -931,16 +926,20 @@ static int attach(void *base, size_t size, int node, const net_config_t *cfg)
     if (net_cur.cfg.spin_max_ns < net_cur.cfg.spin_ns)
         net_cur.cfg.spin_max_ns = net_cur.cfg.spin_ns; /* a fixed window */
     node_shm.spin_win = net_cur.cfg.spin_ns;
-    net_cur.node = node;
+    net_cur.node = node_shm.self;
     net_cur.nnodes = node_shm.n;
     net_cur.events = &node_shm.hdr->events;
     net_cur.ops = &shm_ops;
-    return 0;
 }
 
 int net_init_shm(net_shm_seg_t *seg, int node, const net_config_t *cfg)
 {
-    return attach(seg->base, seg->size, node, cfg);
+    if (net_cur.ops)
+        return -EBUSY;
+    int rc = attach_seg(seg->base, seg->size, node);
+    if (rc == 0)
+        install(cfg);
+    return rc;
 }
 
 /* Maps the segment behind fd (which stays open). */
@@ -958,21 +957,12 @@ static int map_fd(int fd, void **p, size_t *size)
 
 int net_init_shm_fd(int fd, int node, const net_config_t *cfg)
 {
-    void *p;
-    size_t size;
     if (net_cur.ops)
         return -EBUSY;
-    int rc = map_fd(fd, &p, &size);
-    if (rc < 0)
-        return rc;
-    rc = attach(p, size, node, cfg);
-    if (rc < 0) {
-        munmap(p, size);
-        return rc;
-    }
-    node_shm.map = p;
-    node_shm.map_size = size;
-    return 0;
+    int rc = shm_part_init_fd(fd, node);
+    if (rc == 0)
+        install(cfg);
+    return rc;
 }
 
 /* ------------------------------------------------- a part of the hybrid */
@@ -989,8 +979,8 @@ int shm_part_init(net_shm_seg_t *seg, int node)
 
 int shm_part_init_fd(int fd, int node)
 {
-    void *p;
-    size_t size;
+    void *p = NULL;
+    size_t size = 0;
     if (node_shm.hdr)
         return -EBUSY;
     int rc = map_fd(fd, &p, &size);

@@ -55,7 +55,7 @@ static const char *program = NULL;
 
 /* Some ULP other than main exists, or this is not main: too late to start
  * nodes (they would not have it). */
-static bool core_nlive_others(void)
+static bool other_ulps_exist(void)
 {
     return core_sched.nlive > 1 || core_current() != core_sched.main;
 }
@@ -98,7 +98,7 @@ static int serve_or_go_on(int node)
  * a rank that cannot join says why and exits with status 2. */
 static int join_ranks(const struct run_launch *launch)
 {
-    if (core_nlive_others()) {
+    if (other_ulps_exist()) {
         fprintf(stderr, "upvm: rank %d of %d: the job's nodes start at the program's first "
                         "PVM call, which must come from main before any other ULP exists\n",
                 launch->rank, launch->size);
@@ -128,7 +128,7 @@ int run_job_start(int dflt_nodes)
     int want = node_job_nodes_from_env(dflt_nodes);
     if (want <= 1)
         return 0;
-    if (core_nlive_others()) {
+    if (other_ulps_exist()) {
         fprintf(stderr, "upvm: UPVM_NODES=%d: the nodes start at the program's first PVM "
                         "call, which must come from main before any other ULP exists; "
                         "running as one node\n", want);
