@@ -115,7 +115,7 @@ int net_mpi_enter(int start, const net_config_t *cfg, struct net_mpi_part *part)
     }
     plugin_fn *fn = plugin();
     if (!fn)
-        return -ENOSYS;
+        return -ELIBACC; /* said why */
     if (net_cur.ops)
         return -EBUSY;
     int rc = fn(&net_cur, start, cfg, part);

@@ -208,7 +208,7 @@ HIDDEN int net_init_mpi(const net_config_t *cfg);
  * libupvm-mpi.so beside libupvm.so (mpi_load.c), that this call loads:
  * a program that never runs under a launcher never loads MPI (linking it
  * made a job start twice as slowly).  The errors of net_init_mpi, and
- * -ENOSYS also when the plugin cannot be loaded (said on stderr, with
+ * -ELIBACC when the plugin cannot be loaded (said on stderr, with
  * dlopen's reason); -EIO when MPI_Init_thread fails.
  */
 HIDDEN int net_start_mpi(const net_config_t *cfg);

@@ -82,7 +82,8 @@ int node_job_start(int nnodes) HIDDEN;
  * goes on, the others serve (node_job_serve), once node_job_ready.  The job's nodes are fixed:
  * nodes are not added, and a rank that dies ends the job (MPI's rule).
  * Returns the node number, or negative errno: -ENOSYS (no MPI transport
- * in this build, or its plugin missing: said on stderr), -E2BIG (more
+ * in this build), -ELIBACC (its plugin could not be loaded: said on
+ * stderr), -E2BIG (more
  * than NODE_MAX ranks), MPI's errors (net.h).
  */
 int node_job_join(void) HIDDEN;

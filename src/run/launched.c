@@ -56,6 +56,10 @@ static const char *reason(int why)
     case -ENOSYS:
         return "this UPVM was built without its MPI transport (install libopenmpi-dev and "
                "rebuild; CMake then says \"MPI transport: yes\")";
+    case -ELIBACC:
+        return "UPVM's MPI transport, libupvm-mpi.so beside libupvm.so, could not be loaded "
+               "(the line above says why): reinstall UPVM, or set UPVM_MPI_PLUGIN to the "
+               "plugin's path";
     case -EPROTO:
         return "the MPI library UPVM was built with sees another job than the launcher made "
                "(each rank alone, as when a launcher of one MPI starts programs built with "

@@ -10,7 +10,7 @@
  * NAME), spawns a copy of itself there by NAME (which reports the host it
  * runs on), checks the errors of adding it again and of an unknown host,
  * then deletes it while a task waits there (PvmHostDelete and PvmTaskExit
- * come).  Prints OK at the end; any failure says what and exits 1.
+ * come), and checks that it cannot be added back.  Prints OK at the end; any failure says what and exits 1.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +130,9 @@ int main(int argc, char **argv)
     if (pvm_pstat(tid) != PvmNoTask || nhosts(&hi) != before)
         FAIL("after the deletion: pstat %d, %d hosts", pvm_pstat(tid), nhosts(&hi));
     printf("deleted %s: its task ended\n", name);
+    /* a rank cannot start again: adding the host back fails, said why */
+    if (pvm_addhosts(&host, 1, &info) != 0 || info != PvmCantStart)
+        FAIL("adding %s back after its deletion: info %d", host, info);
     pvm_exit();
     printf("OK\n");
     return 0;

@@ -296,6 +296,8 @@ case_addhost() {
     grep -qx "deleted ${name[1]}: its task ended" "$out" || fail "no delete"
     grep -q "cannot add host nosuchhost.invalid: it is not one of this MPI job's hosts" "$out" ||
         fail "no reason for the unknown host"
+    grep -q "cannot add host ${addr[1]}: its nodes were deleted from the job, and an MPI rank cannot start again" \
+        "$out" || fail "no reason for adding the deleted host back"
     grep -qx OK "$out" || fail "addhost did not say OK"
 }
 
@@ -389,6 +391,8 @@ case_netgone() {
         info "mpirun ended $(( $(now_ms) - t1 )) ms later, exit status $st; its output:"
         sed 's/^/     /' "$out"
         [ $st != 0 ] || fail "mpirun's exit status is 0 after a host's network went"
+        grep -q "^upvm: node 0 is ended by a signal from outside: mpirun ends a job so when" "$out" ||
+            fail "node 0 did not say why it ended"
     else
         fail "mpirun still runs ${END_S}s after ${name[1]}'s network went"
         kill -KILL "$job" 2>/dev/null

@@ -223,6 +223,21 @@ sc_run-hosts() {
         [ "$(grep -c "hostfile:[0-9]*: $o.* ignored" <<<"$out")" = 1 ] || fail "$o not said once"
     done
     ls "$TMPDIR"/upvm-hosts.* 2>/dev/null && fail "a hostfile was left in \$TMPDIR"
+    # the plugin missing: every rank refuses, rank 0 says why (never 2 jobs)
+    out=$(cd "$tmp" && UPVM_MPI_PLUGIN=/nonexistent/libupvm-mpi.so timeout 60 "$upvm" run \
+        --hosts localhost:2 ./family 2>&1); rc=$?
+    echo "$out"
+    [ $rc -ne 0 ] && grep -q "cannot load UPVM's MPI transport (/nonexistent/libupvm-mpi.so)" <<<"$out" &&
+        grep -q "libupvm-mpi.so beside libupvm.so, could not be loaded" <<<"$out" ||
+        fail "a missing plugin: exit $rc: $out"
+    ! grep -q '^OK$' <<<"$out" || fail "the program ran without its plugin"
+    printf 'localhost slots=0\n' >"$tmp/badslots"
+    out=$("$upvm" run --hostfile "$tmp/badslots" ./family 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "badslots:1: slots=0: slots= wants a count from 1 to 4096" <<<"$out" ||
+        fail "a bad slots=: $rc: $out"
+    out=$(cd "$tmp" && UPVM_MPIRUN=/nonexistent/mpirun "$upvm" run --hosts localhost ./family 2>&1); rc=$?
+    [ $rc -eq 127 ] && grep -q "cannot run /nonexistent/mpirun: No such file or directory (set UPVM_MPIRUN to your MPI's mpirun)" <<<"$out" ||
+        fail "a missing mpirun: $rc: $out"
     out=$("$upvm" run --hosts 'a,,b' ./family 2>&1); rc=$?
     [ $rc -eq 2 ] && grep -q "is not a host" <<<"$out" || fail "a bad --hosts: $rc: $out"
     out=$("$upvm" run --hostfile "$tmp/none" ./family 2>&1); rc=$?
