@@ -123,7 +123,7 @@ static struct {
     bool ack_done;
     char ack_why[512];
     uint64_t acked;
-    size_t chunk, window;
+    size_t chunk, window;    /* of the move under way (use_path) */
 } mig;
 
 static void on_hook(struct ulp *u);
@@ -141,12 +141,6 @@ static void ensure(void)
     list_init(&mig.incomings);
     upvm_waitq_init(&mig.answers, "a migration's answer");
     upvm_waitq_init(&mig.acks, "the destination of a migration");
-    net_config_t cfg;
-    (void)net_config_from_env(&cfg);
-    mig.window = cfg.ring_bytes / 2;
-    mig.chunk = mig.window / 2 < CHUNK_MAX ? mig.window / 2 : CHUNK_MAX;
-    if (mig.chunk < 4096)
-        mig.chunk = 4096;
     mig.talking_to = -1;
     core_set_migrate_hook(on_hook);
     pvm_route_on_flushed(on_flushed);
@@ -457,6 +451,20 @@ static void stream(int to, int tid, const char *lo, size_t n, bool last, uint64_
     }
 }
 
+/* The window and chunk of a move to node `to`: half of what its path lets
+ * be in flight (the other half: the frames of other tasks meanwhile), in
+ * chunks of a quarter, so that the next chunk goes while the destination
+ * takes one. */
+static void use_path(int to)
+{
+    mig.window = net_path_budget(to) / 2;
+    mig.chunk = mig.window / 2 < CHUNK_MAX ? mig.window / 2 : CHUNK_MAX;
+    if (mig.chunk < 4096)
+        mig.chunk = 4096;
+    if (mig.window < mig.chunk)
+        mig.window = mig.chunk;
+}
+
 /* Move the task of p now (it is not running).  Returns true when done
  * (moved or refused), false when it must wait (it ran meanwhile). */
 static bool move_task(struct pending *p)
@@ -469,6 +477,7 @@ static bool move_task(struct pending *p)
     int rc = 0;
     mig.talking_to = p->to;
     mig.dest_gone = !node_job_up(p->to);
+    use_path(p->to);
     if (!p->prepared) {
         struct proc_move info;
         proc_move_info(pr, &info);

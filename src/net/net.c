@@ -108,6 +108,14 @@ int net_path(int dst)
     return net_cur.ops->path(dst);
 }
 
+size_t net_path_budget(int dst)
+{
+    int path = net_path(dst);
+    if (path < 0)
+        return 0;
+    return net_cur.cfg.ring_bytes * (path == NET_PATH_MPI ? NET_MPI_BUDGET_FACTOR : 1);
+}
+
 void net_fini(void)
 {
     if (!net_cur.ops)

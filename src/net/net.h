@@ -70,8 +70,8 @@ typedef enum net_local {
 } net_local_t;
 
 typedef struct net_config {
-    size_t ring_bytes;  /* shm: bytes of ring per ordered node pair; MPI: bytes in
-                           flight to one node (net_init_mpi) */
+    size_t ring_bytes;  /* shm: bytes of ring per ordered node pair; MPI: a quarter
+                           of the bytes in flight to one node (net_path_budget) */
     net_idle_t idle;
     uint64_t spin_ns;   /* adaptive: how long to spin before sleeping, at least */
     uint64_t spin_max_ns; /* adaptive: at most (below spin_ns: spin_ns) */
@@ -348,5 +348,15 @@ HIDDEN int net_flush(void);
  * transport up. */
 enum net_path { NET_PATH_SHM = 1, NET_PATH_MPI = 2 };
 HIDDEN int net_path(int dst);
+
+/* How many bytes of frames to dst may be on their way (sent, not yet known
+ * taken) before net_send says the path is full: what a sender that wants
+ * its stream to flow (a migration's window) may keep outstanding.  A shm
+ * ring: its size.  By MPI: NET_MPI_BUDGET_FACTOR times that: a network's
+ * round trip is 10-100 times a ring's, and 1 MiB in flight kept a move
+ * between hosts at half the link's speed (bench/hosts-compare.sh).  0: dst
+ * is not a peer, or no transport is up. */
+#define NET_MPI_BUDGET_FACTOR 4u
+HIDDEN size_t net_path_budget(int dst);
 
 #endif /* UPVM_NET_NET_H */

@@ -41,6 +41,7 @@ int main(void)
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #ifdef UPVM_SANITIZE
 #include <sanitizer/lsan_interface.h>
@@ -815,6 +816,27 @@ static void test_idle_cpu(void)
     }
 }
 
+/* A sleeping node waits on the process's sockets too (mpi.c's doorbell):
+ * a socket with data that nobody reads (here a socketpair's end the test
+ * wrote to) must not turn its sleeps into spinning. */
+static void test_idle_unread_socket(void)
+{
+    int sv[2];
+    char byte = 'x';
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    CHECK_EQ(write(sv[1], &byte, 1), 1); /* sv[0] stays readable */
+    up(NET_RING_DEFAULT, NET_IDLE_BLOCK);
+    double c0 = cpu_s(), t0 = (double)nt_now_ns();
+    CHECK_EQ(net_wait(1000000000), 0);
+    double wall = ((double)nt_now_ns() - t0) / 1e9, frac = (cpu_s() - c0) / wall;
+    fprintf(stderr, "   node %d, a socket with unread data: %.2f%% of a core while idle %.2f s\n",
+            me, 100 * frac, wall);
+    CHECK(frac < IDLE_CPU_MAX);
+    down();
+    close(sv[0]);
+    close(sv[1]);
+}
+
 /* Frames above the block size go as one message of a derived datatype (as
  * frames above INT_MAX bytes always do): node 0 sends and receives that
  * way, node 1 with plain bytes, both ways, 64 MiB + 3 and 3 MiB. */
@@ -895,6 +917,7 @@ int main(int argc, char **argv)
     RUN_CASE(wait_timeout);
     RUN_CASE(wake);
     RUN_CASE(idle_cpu);
+    RUN_CASE(idle_unread_socket);
     RUN_CASE(blocks);
     RUN_CASE(fallback);
     const char *huge = getenv("UPVM_TEST_NET_MPI_HUGE");
