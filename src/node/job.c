@@ -91,6 +91,7 @@ static struct {
     bool shutdown;
     int shutdown_mode;
     upvm_waitq_t mainq;              /* the main ULP (serve / finish) */
+    upvm_waitq_t goneq;              /* ULPs waiting for a deleted node's end */
 } job = {.self = 0, .slots = 1};
 
 static void send_bare(int dst, int kind, int a, int b, int c);
@@ -343,15 +344,22 @@ static void node_gone(int n)
     bool deleted = job.deleting[n];
     int status = net_peer_status(n);
     node_rpc_node_gone(n); /* its answers never come */
+    (void)upvm_wake_all(&job.goneq);
     int fired = hooks_peer_gone(n, status, deleted);
     if (job.self != 0) {
         if (n != 0)
             send_bare(0, K_GONE_ACK, n, fired, 0);
         return;
     }
-    if (job.acks_missing && !job.acked[n]) { /* a wave waits for it no more */
-        job.acked[n] = true;
-        job.acks_missing--;
+    /* A wave under way summed n's counts of frames, which no longer
+     * balance: judge a fresh wave instead (a wave that waited for n's
+     * answer would otherwise wait for ever: pvm_delhosts then the end of
+     * main hung the job). */
+    if (job.wave) {
+        job.wave = 0;
+        job.prev_quiet = false;
+        if (job.finishing)
+            (void)upvm_wake_one(&job.mainq);
     }
     bye_received(n); /* a node that died says no goodbye */
     if (!deleted && !job.shutdown)
@@ -869,6 +877,20 @@ int node_job_delete(int n)
     return 0;
 }
 
+int node_job_wait_gone(int n, int64_t timeout_ns)
+{
+    if (!job.multi || n < 0 || n >= job.slots || n == job.self)
+        return -EINVAL;
+    uint64_t end = upvm_now_ns() + (uint64_t)timeout_ns;
+    while (job.known[n] == NET_PEER_UP || job.known[n] == NET_PEER_STARTING) {
+        uint64_t now = upvm_now_ns();
+        if (now >= end)
+            return -ETIMEDOUT;
+        (void)core_block(&job.goneq, (int64_t)(end - now));
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ starting */
 
 /* This process runs as node `node` of the job now (its transport up):
@@ -880,6 +902,7 @@ static void job_begin(int node)
     job.slots = net_nnodes();
     job.idle_probe_ns = PROBE_IDLE_FIRST_NS;
     upvm_waitq_init(&job.mainq, node == 0 ? "the end of the job" : "node service");
+    upvm_waitq_init(&job.goneq, "a deleted node's end");
     job.events_seen = net_events();
     for (int n = 0; n < job.slots; n++)
         job.known[n] = net_peer_state(n);

@@ -185,6 +185,11 @@ int node_job_add(void) HIDDEN;
  * end) and every node learns of it from node 0. */
 int node_job_delete(int n) HIDDEN;
 
+/* Block the calling ULP until this node has seen node n end (after
+ * node_job_delete, here or on node 0), at most timeout_ns.  0, -EINVAL,
+ * -ETIMEDOUT. */
+int node_job_wait_gone(int n, int64_t timeout_ns) HIDDEN;
+
 /* ------------------------------------------------------------ running, ending */
 
 /* Nodes other than 0, on their main ULP: serve the job until it ends;

@@ -768,11 +768,22 @@ static void on_addhost(int src, const struct node_frame *f, const void *p, size_
     node_rpc_reply(src, f->b, n, NULL, 0);
 }
 
+/* How long pvm_delhosts waits for a deleted node to end (it ends within
+ * its goodbye's bound; one stuck in a system call may take longer). */
+#define DELHOST_WAIT_NS (10ull * 1000000000ull)
+
+/* As in PVM, pvm_delhosts returns once the host is gone: pvm_config no
+ * longer lists it, a second delete says PvmNoHost. */
 int pvm_remote_delhost(int n)
 {
-    if (node_job_self() == 0)
-        return node_job_delete(n);
-    return ask(NODE_RPC_MOVABLE, 0, K_DELHOST, n, 0, NULL, 0, NULL, 0, -EHOSTDOWN, NULL, NULL);
+    int rc = node_job_self() == 0 ? node_job_delete(n)
+                                  : ask(NODE_RPC_MOVABLE, 0, K_DELHOST, n, 0, NULL, 0, NULL, 0,
+                                        -EHOSTDOWN, NULL, NULL);
+    if (rc == 0 && node_job_wait_gone(n, DELHOST_WAIT_NS) == -ETIMEDOUT)
+        fprintf(stderr, "upvm: node %d: node %d, deleted (pvm_delhosts), has not ended after "
+                        "%llu s; going on\n", node_job_self(), n,
+                DELHOST_WAIT_NS / 1000000000ull);
+    return rc;
 }
 
 static void on_delhost(int src, const struct node_frame *f, const void *p, size_t len)

@@ -1,0 +1,108 @@
+/*
+ * delhost.c - pvm_delhosts in a one-host job of several nodes (UPVM_NODES=4,
+ * thread mode): as in PVM, it returns once the host is gone, and the job
+ * still ends when main returns.
+ *
+ * main (node 0) spawns a sleeper task on node1 and watches it (PvmTaskExit,
+ * PvmHostDelete of node1), deletes node1 and checks that
+ *   - pvm_delhosts said 1 deleted, info 0;
+ *   - pvm_config no longer lists node1, at once;
+ *   - deleting node1 again gives info PvmNoHost;
+ *   - both notifications came (the sleeper ended with its node);
+ * then spawns a "deleter" on node2 that deletes node3 (the request goes
+ * through node 0) and checks pvm_config there; then main returns, and the
+ * job must end (it used to wait for ever for the deleted node's answer).
+ * Prints OK; any failed check exits 1 with a line saying which.
+ */
+#include <pvm3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <upvm.h>
+
+#define TAG_EXIT 50
+#define TAG_HOST 51
+#define TAG_RESULT 52
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "delhost: FAILED: %s\n", what);
+        fflush(NULL);
+        exit(1);
+    }
+}
+
+/* Whether pvm_config lists a host named `name`. */
+static int listed(const char *name, int *nhost)
+{
+    struct pvmhostinfo *hi;
+    int narch;
+    check(pvm_config(nhost, &narch, &hi) == 0, "pvm_config");
+    for (int i = 0; i < *nhost; i++)
+        if (strcmp(hi[i].hi_name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int delete_one(const char *name, int *info)
+{
+    char *hosts[1] = {(char *)name};
+    return pvm_delhosts(hosts, 1, info);
+}
+
+static int sleeper(int argc, char **argv)
+{
+    (void)pvm_recv(-1, -1); /* nobody sends: it ends with its node */
+    return 0;
+}
+UPVM_TASK("sleeper", sleeper)
+
+/* On node2: delete node3, say what pvm_config says then. */
+static int deleter(int argc, char **argv)
+{
+    int info = 1, nhost = 0;
+    int n = delete_one("node3", &info);
+    int gone = !listed("node3", &nhost);
+    int v[4] = {n, info, gone, nhost};
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(v, 4, 1);
+    pvm_send(pvm_parent(), TAG_RESULT);
+    return 0;
+}
+UPVM_TASK("deleter", deleter)
+
+static void expect_note(int tag, const char *what)
+{
+    struct timeval tmout = {20, 0};
+    check(pvm_trecv(-1, tag, &tmout) > 0, what);
+}
+
+int main(void)
+{
+    int nhost = 0, tid = 0, info = 1;
+    check(pvm_mytid() > 0, "pvm_mytid");
+    check(listed("node1", &nhost) && nhost == 4, "a job of 4 nodes (UPVM_NODES=4)");
+    check(pvm_spawn("sleeper", NULL, PvmTaskHost, "node1", 1, &tid) == 1, "spawn on node1");
+    check(pvm_notify(PvmTaskExit, TAG_EXIT, 1, &tid) == 0, "notify PvmTaskExit");
+    int host = pvm_tidtohost(tid);
+    check(pvm_notify(PvmHostDelete, TAG_HOST, 1, &host) == 0, "notify PvmHostDelete");
+
+    check(delete_one("node1", &info) == 1 && info == 0, "pvm_delhosts(node1) deletes it");
+    check(!listed("node1", &nhost) && nhost == 3, "pvm_config no longer lists node1");
+    check(delete_one("node1", &info) == 0 && info == PvmNoHost,
+          "a second pvm_delhosts(node1) says PvmNoHost");
+    expect_note(TAG_EXIT, "PvmTaskExit of the sleeper on node1");
+    expect_note(TAG_HOST, "PvmHostDelete of node1");
+
+    check(pvm_spawn("deleter", NULL, PvmTaskHost, "node2", 1, &tid) == 1, "spawn on node2");
+    struct timeval tmout = {20, 0};
+    int v[4] = {0};
+    check(pvm_trecv(tid, TAG_RESULT, &tmout) > 0 && pvm_upkint(v, 4, 1) == 0,
+          "the deleter's answer");
+    check(v[0] == 1 && v[1] == 0, "pvm_delhosts(node3) from node2 deletes it");
+    check(v[2] == 1 && v[3] == 2, "node2's pvm_config no longer lists node3");
+    check(!listed("node3", &nhost) && nhost == 2, "main's pvm_config no longer lists node3");
+    printf("OK\n");
+    return 0; /* the job must end now */
+}
