@@ -156,7 +156,7 @@ static void answer_frame(int node, int relay, int id, const struct migrate_resul
 {
     int64_t rec[6] = {r->tid, r->from, r->to, (int64_t)r->obtrusive_ns, (int64_t)r->bytes, 0};
     struct node_frame f = {K_MIG_DONE, id, r->rc, relay};
-    (void)node_send(node, &f, rec, sizeof rec, r->why, strlen(r->why) + 1);
+    node_post(node, &f, rec, sizeof rec, r->why, strlen(r->why) + 1);
 }
 
 static void finish_request(int id, struct migrate_result *r)
@@ -443,7 +443,10 @@ static void stream(int to, int tid, const char *lo, size_t n, bool last, uint64_
         bool end = last && off + len == n;
         struct node_frame f = {K_MIG_DATA, tid, 0, end};
         struct iovec v[2] = {{head, sizeof head}, {(void *)(lo + off), len}};
-        (void)node_sendv(to, &f, v, 2);
+        if (node_sendv(to, &f, v, 2) != 0) { /* past the point of no return: */
+            mig.dest_gone = true;             /* the task is lost (move_task says so) */
+            return;
+        }
         *sent += len;
         off += len;
         if (len == 0)
@@ -502,7 +505,7 @@ static bool move_task(struct pending *p)
     if (rc != 0 || !t || held) {
         if (rc == 0) { /* it ended, or stays: the destination lets go */
             struct node_frame c = {K_MIG_PREP, p->tid, 1, 0};
-            (void)node_send(p->to, &c, NULL, 0, NULL, 0);
+            node_post(p->to, &c, NULL, 0, NULL, 0);
         }
         if (held)
             rc = PvmNotImpl;
@@ -532,7 +535,7 @@ static bool move_task(struct pending *p)
     if (pvm_move_pack(t, &st) != 0) {
         free(st.p);
         struct node_frame c = {K_MIG_PREP, p->tid, 1, 0};
-        (void)node_send(p->to, &c, NULL, 0, NULL, 0);
+        node_post(p->to, &c, NULL, 0, NULL, 0);
         t->moving = false;
         u->migrate_pending = false;
         refuse(p->origin, p->id, p->tid, PvmNoMem, "out of memory");
@@ -553,7 +556,8 @@ static bool move_task(struct pending *p)
     int64_t meta[6] = {p->origin, p->id, (int64_t)told, (int64_t)total, 0, 0};
     struct node_frame sf = {K_MIG_STATE, p->tid, 0, 0};
     struct iovec sv[3] = {{&frozen, sizeof frozen}, {meta, sizeof meta}, {st.p, st.len}};
-    (void)node_sendv(p->to, &sf, sv, 3);
+    if (node_sendv(p->to, &sf, sv, 3) != 0)
+        mig.dest_gone = true; /* frozen, its state not sent: lost, said below */
     free(st.p);
     uint64_t sent = 0;
     mig.acked = 0;
@@ -728,7 +732,7 @@ static void prep_answer(int src, int tid, int rc, const char *why)
 {
     struct node_frame f = {K_MIG_PREP_ACK, tid, rc, 0};
     pvm_trace("t%x: prepared (%d)", (unsigned)tid, rc);
-    (void)node_send(src, &f, why, strlen(why) + 1, NULL, 0);
+    node_post(src, &f, why, strlen(why) + 1, NULL, 0);
 }
 
 static void on_prep(int src, const struct node_frame *f, const void *p, size_t len)
@@ -868,7 +872,7 @@ static void on_data(int src, const struct node_frame *f, const void *p, size_t l
     in->got += n;
     in->obtrusive_ns = head[1];
     struct node_frame a = {K_MIG_ACK, f->a, 0, 0};
-    (void)node_send(src, &a, &in->got, sizeof in->got, NULL, 0);
+    node_post(src, &a, &in->got, sizeof in->got, NULL, 0);
     if (f->c)
         restart(in);
     else

@@ -345,7 +345,7 @@ static void on_board(int src, const struct node_frame *f, const void *p, size_t 
 static void on_board_ask(int src, const struct node_frame *f, const void *p, size_t len)
 {
     struct node_frame ans = {K_BOARD, 0, 0, 0};
-    (void)node_send(src, &ans, node_board_own(), node_board_own() ? NET_BOARD_BYTES : 0,
+    node_post(src, &ans, node_board_own(), node_board_own() ? NET_BOARD_BYTES : 0,
                     NULL, 0);
 }
 

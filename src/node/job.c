@@ -261,6 +261,19 @@ static void flush_queues(void)
     }
 }
 
+/* A frame that neither the transport nor the queue could take (no memory,
+ * a broken MPI job): the node cannot go on without losing it, so it ends,
+ * saying why; its death is then handled as any node's (node 0: the job
+ * ends; another node: its tasks are reported lost or their watchers told). */
+static _Noreturn void cannot_send(int dst, unsigned kind, int rc)
+{
+    fprintf(stderr, "upvm: node %d: cannot send a frame (kind %u) to node %d: %s; this "
+                    "node ends rather than lose it%s\n",
+            job.self, kind, dst, strerror(-rc),
+            rc == -ENOMEM ? " (see ulimit -v and vm.overcommit_memory)" : "");
+    job_exit(rc == -ENOMEM ? 75 : 1);
+}
+
 int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n)
 {
     if (dst < 0 || dst >= job.slots || dst == job.self || hdr->kind >= NODE_KIND_MAX ||
@@ -278,14 +291,32 @@ int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, i
         v[i + 1] = iov[i];
         len += iov[i].iov_len;
     }
-    if (counted(hdr->kind))
+    int rc = -EAGAIN;
+    if (likely(!job.qhead[dst]))
+        rc = net_sendv(dst, v, n + 1);
+    if (rc == -EAGAIN)
+        rc = enqueue(dst, v, n + 1, len);
+    if (unlikely(rc == -ENOMEM || rc == -EIO))
+        cannot_send(dst, hdr->kind, rc);
+    if (rc == 0 && counted(hdr->kind)) /* the termination waves count what went */
         job.sent_to[dst]++;
-    if (likely(!job.qhead[dst])) {
-        int rc = net_sendv(dst, v, n + 1);
-        if (likely(rc != -EAGAIN))
-            return rc;
-    }
-    return enqueue(dst, v, n + 1, len);
+    return rc;
+}
+
+void node_postv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n)
+{
+    int rc = node_sendv(dst, hdr, iov, n);
+    if (unlikely(rc != 0 && rc != -EHOSTDOWN))
+        fprintf(stderr, "upvm: node %d: a frame of kind %u for node %d was refused (%s): "
+                        "a bug in UPVM, please report it\n",
+                job.self, hdr->kind, dst, strerror(-rc));
+}
+
+void node_post(int dst, const struct node_frame *hdr, const void *p1, size_t l1, const void *p2,
+               size_t l2)
+{
+    struct iovec v[2] = {{(void *)p1, l1}, {(void *)p2, l2}}; /* read only */
+    node_postv(dst, hdr, v, 2);
 }
 
 int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
@@ -299,7 +330,7 @@ int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
 static void send_bare(int dst, int kind, int a, int b, int c)
 {
     struct node_frame f = {(uint32_t)kind, a, b, c};
-    (void)node_send(dst, &f, NULL, 0, NULL, 0);
+    node_post(dst, &f, NULL, 0, NULL, 0);
 }
 
 /* ------------------------------------------------------------ receiving */
@@ -564,7 +595,7 @@ static void on_probe(int src, const struct node_frame *f, const void *p, size_t 
     uint64_t counts[2];
     live_counts(&counts[0], &counts[1]);
     struct node_frame ack = {K_PROBE_ACK, f->a, node_idle(), live_ulps()};
-    (void)node_send(src, &ack, counts, sizeof counts, NULL, 0);
+    node_post(src, &ack, counts, sizeof counts, NULL, 0);
 }
 
 static void on_probe_ack(int src, const struct node_frame *f, const void *p, size_t len)

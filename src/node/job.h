@@ -143,9 +143,13 @@ void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
 bool node_dispatch(int src, const struct node_frame *f, const void *payload, size_t len) HIDDEN;
 
 /* Send frame hdr (kind in hdr->kind) with the payload p1 + p2 to dst.
- * 0, -EHOSTDOWN (dst not running), -EINVAL, -ENOMEM. */
+ * 0; -EHOSTDOWN: dst is not running (the caller decides what that means:
+ * see node_post); -EINVAL: a bad argument; -EMSGSIZE: larger than the
+ * transport carries.  A frame is never dropped otherwise: when neither the
+ * transport nor the queue can take it (no memory, a broken MPI job), this
+ * node says why and ends (its death is then handled as any node's). */
 int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
-              const void *p2, size_t l2) HIDDEN;
+              const void *p2, size_t l2) HIDDEN __attribute__((warn_unused_result));
 
 /* The most payload pieces of one node_sendv. */
 #define NODE_IOV_MAX 6
@@ -153,7 +157,17 @@ int node_send(int dst, const struct node_frame *hdr, const void *p1, size_t l1,
 /* node_send with the payload in n pieces (0..NODE_IOV_MAX), in order.
  * The header and the pieces are copied straight into the transport's ring
  * (no intermediate buffer), or, when the path is full, into the queue. */
-int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n) HIDDEN;
+int node_sendv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n) HIDDEN
+    __attribute__((warn_unused_result));
+
+/* node_send / node_sendv of a frame that a node gone (or going) may simply
+ * miss: an answer, a notice, a forwarded message whose task died with its
+ * node.  What its death means is handled where the death is seen (the
+ * node_job_hooks peer_gone hooks), not by the sender.  Any other failure
+ * is a bug in the caller, said on stderr. */
+void node_post(int dst, const struct node_frame *hdr, const void *p1, size_t l1, const void *p2,
+               size_t l2) HIDDEN;
+void node_postv(int dst, const struct node_frame *hdr, const struct iovec *iov, int n) HIDDEN;
 
 /* ------------------------------------------------------------ membership */
 

@@ -166,7 +166,7 @@ void node_rpc_reply(int node, int id, int result, const void *p, size_t len)
     if (node == node_job_self())
         on_reply(node, &f, p, len);
     else
-        (void)node_send(node, &f, p, len, NULL, 0);
+        node_post(node, &f, p, len, NULL, 0);
 }
 
 void node_rpc_node_gone(int n)

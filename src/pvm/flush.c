@@ -171,7 +171,7 @@ bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t l
     if (next != node_job_self()) {
         pvm_trace("t%x: forwarded frame kind %u from node %d to node %d", (unsigned)tid, f->kind,
                   src, next);
-        (void)node_send(next, f, p, len, NULL, 0); /* it moved: forward */
+        node_post(next, f, p, len, NULL, 0); /* it moved: forward */
         return false;
     }
     return true;
@@ -248,7 +248,7 @@ static void on_moved(int src, const struct node_frame *f, const void *p, size_t 
     pvm_trace("t%x: moved from node %d to node %d (told by node %d): marker to node %d",
               (unsigned)tid, old, f->b, src, old);
     if (old >= 0 && old != self)
-        (void)node_send(old, &m, NULL, 0, NULL, 0);
+        node_post(old, &m, NULL, 0, NULL, 0);
     route_set(tid, f->b);
 }
 
@@ -307,7 +307,7 @@ void pvm_route_arrived(int tid, uint64_t blocked)
         if (t)
             t->hold_local = true;
         struct node_frame m = {K_MIG_MARK, tid, self, 0};
-        (void)node_send(old, &m, NULL, 0, NULL, 0);
+        node_post(old, &m, NULL, 0, NULL, 0);
     }
     for (int n = 0; n < NODE_MAX; n++) /* a node gone sends no marker */
         if ((blocked >> n & 1) && n != self && !node_job_up(n))

@@ -1105,5 +1105,5 @@ void pvm_groups_task_leave(struct pvm_task *t)
     /* Told, not asked: the task is ending (its answer would find no one). */
     int tid = t->tid;
     struct node_frame f = {K_GROUP, GRQ_GONE, 0, 0};
-    (void)node_send(0, &f, &tid, sizeof tid, "", 1);
+    node_post(0, &f, &tid, sizeof tid, "", 1);
 }

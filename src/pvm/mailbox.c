@@ -799,7 +799,7 @@ void pvm_mbox_task_leave(struct pvm_task *t)
     /* Told, not asked: the task is ending. */
     struct mb_wire q = {t->tid, 0, 0};
     struct node_frame f = {K_MBOX, MBQ_GONE, 0, 0};
-    (void)node_send(0, &f, &q, sizeof q, "", 1);
+    node_post(0, &f, &q, sizeof q, "", 1);
 }
 
 void pvm_mbox_node_gone(int n)

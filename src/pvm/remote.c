@@ -364,7 +364,7 @@ void pvm_remote_on_exit(struct ulp *u)
         if (r->node == node_job_self())
             status_arrive(r->tid, u->exit_status);
         else
-            (void)node_send(r->node, &f, NULL, 0, NULL, 0);
+            node_post(r->node, &f, NULL, 0, NULL, 0);
         list_unlink(l);
         free(r);
         return;
@@ -435,7 +435,7 @@ void pvm_remote_sibs(struct pvm_sibs *s)
             continue;
         sent[node] = true;
         struct node_frame f = {K_SIBS, 0, 0, s->n};
-        (void)node_send(node, &f, s->tids, (size_t)s->n * sizeof(int), NULL, 0);
+        node_post(node, &f, s->tids, (size_t)s->n * sizeof(int), NULL, 0);
     }
 }
 
@@ -509,7 +509,7 @@ int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel
     int32_t extra[3] = {t->ctx, cancel, tag};
     struct node_frame f = {K_NOTIFY, watched, 0, t->tid};
     if (cancel) {
-        (void)node_send(node, &f, extra, sizeof extra, NULL, 0);
+        node_post(node, &f, extra, sizeof extra, NULL, 0);
         return 0;
     }
     /* A round trip, so that a task already gone is told of at once. */
@@ -554,7 +554,7 @@ void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
         return;
     }
     struct node_frame f = {K_NOTIFY_FIRE, watcher, watched, tag};
-    (void)node_send(node, &f, &ctx, sizeof ctx, NULL, 0);
+    node_post(node, &f, &ctx, sizeof ctx, NULL, 0);
 }
 
 static void on_notify_fire(int src, const struct node_frame *f, const void *p, size_t len)
@@ -606,7 +606,7 @@ int pvm_remote_kill(int tid, int sig)
     int node = pvm_tid_node(tid);
     struct node_frame f = {K_KILL, tid, sig, 0};
     if (node >= 0 && node != node_job_self())
-        (void)node_send(node, &f, NULL, 0, NULL, 0);
+        node_post(node, &f, NULL, 0, NULL, 0);
     return 0;
 }
 
@@ -629,7 +629,7 @@ static void on_pstat(int src, const struct node_frame *f, const void *p, size_t 
 {
     int next = node_dir_next_hop(&pvm_dir, f->a, src);
     if (next >= 0 && next != node_job_self()) {
-        (void)node_send(next, f, p, len, NULL, 0); /* it moved: ask where it is */
+        node_post(next, f, p, len, NULL, 0); /* it moved: ask where it is */
         return;
     }
     node_rpc_reply(f->c > 0 ? f->c - 1 : src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL,
