@@ -30,10 +30,12 @@
 #include <inttypes.h>
 #include <link.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "migrate/migrate.h"
 #include "net/net.h"
@@ -54,13 +56,39 @@ enum migrate_frame_kind {
     K_MIG_REQ = NODE_KINDS_MIGRATE, /* a: tid, b: request id, c: to; payload: int32 origin
                                      * (routed like a message) */
     K_MIG_DONE,     /* a: request id, b: rc; payload: struct + why */
-    K_MIG_PREP,     /* a: tid; payload: proc_move + layout */
+    K_MIG_PREP,     /* a: tid, b: 1 = cancelled; payload: int32 origin, int32 request id,
+                     * proc_move, layout */
     K_MIG_PREP_ACK, /* a: tid, b: rc; payload: why */
     K_MIG_STATE,    /* a: tid; payload: core, request, PVM state */
     K_MIG_DATA,     /* a: tid, c: last; payload: uint64 address, bytes */
     K_MIG_ACK,      /* a: tid; payload: uint64 bytes received so far */
 };
 _Static_assert(K_MIG_ACK < NODE_KINDS_FREE, "migrate's frame kinds overflow its range");
+
+/* ------------------------------------------------------------ tests */
+
+/*
+ * Tests only: UPVM_TEST_MIGRATE_PAUSE=POINT stops this node's process
+ * (SIGSTOP) when a move reaches POINT, after one line on stderr naming
+ * the node, its pid and the point, so that a test can kill a node at a
+ * chosen stage of the protocol and then let the stopped one go on
+ * (tests/migrate/test-migrate-stages.sh).  Points: src:prepared (the
+ * destination said yes, the task not frozen yet), src:frozen (its state
+ * sent, no data yet), src:sent (every byte sent), dst:prepared, dst:state
+ * (the state came), dst:data (every byte came, not restarted yet).
+ */
+static void test_pause(const char *point)
+{
+    static const char *want = (const char *)1;
+    if (want == (const char *)1)
+        want = getenv("UPVM_TEST_MIGRATE_PAUSE");
+    if (likely(!want) || strcmp(want, point) != 0)
+        return;
+    fprintf(stderr, "upvm-test: node %d (pid %d) paused at %s\n", node_job_self(), (int)getpid(),
+            point);
+    fflush(stderr);
+    raise(SIGSTOP);
+}
 
 /* ------------------------------------------------------------ requests */
 
@@ -485,6 +513,8 @@ static bool move_task(struct pending *p)
         struct proc_move info;
         proc_move_info(pr, &info);
         struct bytes_out w = {0};
+        int32_t who[2] = {p->origin, p->id}; /* the destination answers if we die */
+        bytes_put(&w, who, sizeof who);
         bytes_put(&w, &info, sizeof info);
         layout(&w);
         struct node_frame f = {K_MIG_PREP, p->tid, 0, 0};
@@ -530,6 +560,22 @@ static bool move_task(struct pending *p)
         u->migrate_pending = true; /* prepared: moves at its next stop */
         return false;
     }
+    test_pause("src:prepared");
+    if (!node_job_alive(p->to)) { /* it died since it said yes: the task stays */
+        t->moving = false;
+        u->migrate_pending = false;
+        u->ext[ULP_EXT_MIGRATE] = NULL;
+        snprintf(why, sizeof why, "node %d died before t%x could move there", p->to,
+                 (unsigned)p->tid);
+        if (self) {
+            self->rc = PvmHostFail;
+            snprintf(self->why, sizeof self->why, "%s", why);
+            self->done = true;
+        } else {
+            refuse(p->origin, p->id, p->tid, PvmHostFail, "%s", why);
+        }
+        return true;
+    }
     /* 3: freeze, flush, state */
     struct bytes_out st = {0};
     if (pvm_move_pack(t, &st) != 0) {
@@ -558,6 +604,7 @@ static bool move_task(struct pending *p)
     struct iovec sv[3] = {{&frozen, sizeof frozen}, {meta, sizeof meta}, {st.p, st.len}};
     if (node_sendv(p->to, &sf, sv, 3) != 0)
         mig.dest_gone = true; /* frozen, its state not sent: lost, said below */
+    test_pause("src:frozen");
     free(st.p);
     uint64_t sent = 0;
     mig.acked = 0;
@@ -569,11 +616,19 @@ static bool move_task(struct pending *p)
     for (int i = 0; i < nr; i++)
         stream(p->to, p->tid, ranges[i].iov_base, ranges[i].iov_len, i == nr - 1, &sent,
                p->t_src);
+    test_pause("src:sent");
     uint64_t obtrusive = upvm_now_ns() - p->t_src;
+    /* Until the destination says the task runs there (its last
+     * acknowledgement), its death loses the task, and this node says so. */
+    while (mig.acked < sent && !mig.dest_gone) {
+        expect_soon();
+        (void)core_block(&mig.acks, -1);
+    }
     proc_move_gone(pr->slot, pr->inst.img);
     if (mig.dest_gone) { /* its state left with the frames that node never took */
         fprintf(stderr, "upvm: node %d: t%x is lost: node %d died while the task moved "
                         "there\n", node_job_self(), (unsigned)p->tid, p->to);
+        pvm_task_lost(p->tid);
         if (!self)
             refuse(p->origin, p->id, p->tid, PvmHostFail,
                    "node %d died while t%x moved there: the task is lost", p->to,
@@ -750,14 +805,16 @@ static void on_prep(int src, const struct node_frame *f, const void *p, size_t l
         return;
     }
     struct proc_move m;
+    int32_t who[2];
     char why[512] = "";
-    if (len < sizeof m || in) {
+    if (len < sizeof who + sizeof m || in) {
         prep_answer(src, f->a, PvmSysErr, "a malformed or repeated migration request");
         return;
     }
-    memcpy(&m, p, sizeof m);
+    memcpy(who, p, sizeof who);
+    memcpy(&m, (const char *)p + sizeof who, sizeof m);
     m.path[sizeof m.path - 1] = '\0';
-    const char *lines = (const char *)p + sizeof m;
+    const char *lines = (const char *)p + sizeof who + sizeof m;
     if (((const char *)p)[len - 1] != '\0') {
         prep_answer(src, f->a, PvmSysErr, "a malformed migration request");
         return;
@@ -777,9 +834,11 @@ static void on_prep(int src, const struct node_frame *f, const void *p, size_t l
         prep_answer(src, f->a, PvmNotImpl, *why ? why : "out of memory");
         return;
     }
-    *in = (struct incoming){.tid = f->a, .from = src, .slot = m.slot, .img = img};
+    *in = (struct incoming){.tid = f->a, .from = src, .slot = m.slot, .img = img,
+                            .origin = who[0], .id = who[1]};
     list_push_back(&mig.incomings, &in->link);
     prep_answer(src, f->a, 0, "");
+    test_pause("dst:prepared");
 }
 
 static void on_prep_ack(int src, const struct node_frame *f, const void *p, size_t len)
@@ -811,6 +870,7 @@ static void on_state(int src, const struct node_frame *f, const void *p, size_t 
     if (in->pvm)
         memcpy(in->pvm, (const char *)p + sizeof in->core + sizeof meta, in->pvmlen);
     in->have_state = true;
+    test_pause("dst:state");
 }
 
 /* 4: the last byte came: the task runs here now. */
@@ -872,11 +932,17 @@ static void on_data(int src, const struct node_frame *f, const void *p, size_t l
     in->got += n;
     in->obtrusive_ns = head[1];
     struct node_frame a = {K_MIG_ACK, f->a, 0, 0};
-    node_post(src, &a, &in->got, sizeof in->got, NULL, 0);
-    if (f->c)
-        restart(in);
-    else
+    uint64_t got = in->got;
+    if (!f->c) {
+        node_post(src, &a, &got, sizeof got, NULL, 0);
         expect_soon(); /* more */
+        return;
+    }
+    /* The last acknowledgement says the task runs here: until then the
+     * source answers for it (move_task). */
+    test_pause("dst:data");
+    restart(in);
+    node_post(src, &a, &got, sizeof got, NULL, 0);
 }
 
 static void on_ack(int src, const struct node_frame *f, const void *p, size_t len)
@@ -970,10 +1036,16 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
  * its source (what arrived of it is not enough to run it). */
 static void drop_incoming(struct incoming *in)
 {
-    fprintf(stderr, "upvm: node %d: t%x is lost: node %d died while the task moved "
-                    "here\n", node_job_self(), (unsigned)in->tid, in->from);
+    char why[160];
+    snprintf(why, sizeof why, "t%x is lost: node %d died while the task moved to node %d",
+             (unsigned)in->tid, in->from, node_job_self());
+    fprintf(stderr, "upvm: node %d: %s\n", node_job_self(), why);
     proc_move_cancel(in->slot, in->img);
     pvm_route_unexpect(in->tid);
+    pvm_task_lost(in->tid); /* its watchers hear of it as of an exit */
+    struct migrate_result r = {.rc = PvmHostFail, .why = why, .tid = in->tid, .from = in->from,
+                               .to = node_job_self()};
+    answer(in->origin, in->id, &r);
     list_unlink(&in->link);
     free(in->pvm);
     free(in);

@@ -129,6 +129,15 @@ bool node_job_up(int n)
     return n >= 0 && n < job.slots && job.known[n] == NET_PEER_UP;
 }
 
+static void membership_changed(void);
+
+bool node_job_alive(int n)
+{
+    if (job.multi && net_events() != job.events_seen)
+        membership_changed();
+    return node_job_up(n);
+}
+
 /* How many of the job's nodes run on node n's host, and n's rank among
  * them. */
 static int host_share(int n, int *index)

@@ -109,6 +109,11 @@ int node_job_slots(void) HIDDEN;
 /* Is node n running (false for one gone, not started, out of range)? */
 bool node_job_up(int n) HIDDEN;
 
+/* node_job_up after taking in the membership changes the transport has
+ * seen (a death not handled yet is handled now, its hooks called): for a
+ * step that must not start towards a node that died a moment ago. */
+bool node_job_alive(int n) HIDDEN;
+
 /* The name PVM's calls give node n (pvm_config, PvmTaskHost): "node<n>"
  * in a job of one host; in a job of MPI ranks its host's name, or
  * "host:<k>" when k + 1 or more of the job's nodes run there. */

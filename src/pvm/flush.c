@@ -36,6 +36,7 @@ struct flush {
     list_link_t link;
     int tid;
     bool installed;         /* the task runs here: frames may go in */
+    int old;                /* the node it came from: every marker comes through it */
     uint64_t blocked;       /* channels (nodes) whose marker is missing */
     list_link_t frames;     /* held, in arrival order */
     list_link_t sends;      /* the task's own messages to other nodes, held */
@@ -168,7 +169,11 @@ bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t l
     int next = node_dir_next_hop(&pvm_dir, tid, src);
     if (next < 0)
         return false;
-    if (next != node_job_self()) {
+    /* Its route ends at a node that died (it was there, or on its way
+     * there or from there): the task is gone, and the frame is handled
+     * here as one for no task (a request is answered PvmNoTask, a message
+     * dropped), not sent to be lost on the way. */
+    if (next != node_job_self() && node_job_up(next)) {
         pvm_trace("t%x: forwarded frame kind %u from node %d to node %d", (unsigned)tid, f->kind,
                   src, next);
         node_post(next, f, p, len, NULL, 0); /* it moved: forward */
@@ -273,6 +278,7 @@ int pvm_route_expect(int tid)
     if (!(x = calloc(1, sizeof *x)))
         return -ENOMEM;
     x->tid = tid;
+    x->old = -1;
     list_init(&x->frames);
     list_init(&x->sends);
     list_push_back(&flushes, &x->link);
@@ -314,6 +320,7 @@ void pvm_route_arrived(int tid, uint64_t blocked)
             blocked &= ~(1ull << n);
     x->installed = true;
     x->blocked = blocked;
+    x->old = old;
     pvm_trace("t%x: arrived (its old route here: node %d), waiting for markers %#llx",
               (unsigned)tid, old, (unsigned long long)blocked);
     release(x);
@@ -325,6 +332,11 @@ void pvm_route_node_gone(int n)
         next = l->next;
         struct flush *x = list_entry(l, struct flush, link);
         x->blocked &= ~(1ull << n);
+        /* Every marker comes the old way, through the node the task left:
+         * those not through yet are lost with it, as are the frames they
+         * were to follow. */
+        if (x->installed && x->old == n)
+            x->blocked = 0;
         release(x);
     }
 }

@@ -32,8 +32,9 @@ enum pvm_frame_kind {
     K_MIG_MARK,             /* a: tid, b: the node that sent it (routed like a message) */
     K_REPLY_TID,            /* a: tid, b: result, c: request id; payload: data (an answer
                              * that follows its task, routed like a message) */
+    K_TASK_LOST,            /* a: tid, lost in a move (pvm_task_lost), b: the node that says so */
 };
 
-_Static_assert(K_REPLY_TID < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
+_Static_assert(K_TASK_LOST < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
 
 #endif /* UPVM_PVM_FRAMES_H */

@@ -470,11 +470,48 @@ static list_link_t remote_watches = {&remote_watches, &remote_watches};
  * (its death ends tid; the old node's does not). */
 void pvm_remote_watches_follow(int tid, int node)
 {
-    list_for_each(l, &remote_watches) {
+    bool gone = node != node_job_self() && !node_job_up(node);
+    for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
+        next = l->next;
         struct remote_watch *w = list_entry(l, struct remote_watch, link);
-        if (w->watched == tid)
-            w->node = node;
+        if (w->watched != tid)
+            continue;
+        w->node = node;
+        if (gone) { /* it moves to a node whose death was handled already */
+            list_unlink(l);
+            pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->watched);
+            free(w);
+        }
     }
+}
+
+/* The exit watches on tid here fire: it is lost. */
+static void fire_watches_of(int tid)
+{
+    for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
+        next = l->next;
+        struct remote_watch *w = list_entry(l, struct remote_watch, link);
+        if (w->watched != tid)
+            continue;
+        list_unlink(l);
+        pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->watched);
+        free(w);
+    }
+}
+
+void pvm_task_lost(int tid)
+{
+    int self = node_job_self();
+    struct node_frame f = {K_TASK_LOST, tid, self, 0};
+    for (int n = 0; n < node_job_slots(); n++)
+        if (n != self && node_job_up(n))
+            node_post(n, &f, NULL, 0, NULL, 0);
+    fire_watches_of(tid);
+}
+
+static void on_task_lost(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    fire_watches_of(f->a);
 }
 
 /* A PvmHostDelete watch (nodes of this job). */
@@ -628,10 +665,10 @@ int pvm_remote_pstat(int tid)
 static void on_pstat(int src, const struct node_frame *f, const void *p, size_t len)
 {
     int next = node_dir_next_hop(&pvm_dir, f->a, src);
-    if (next >= 0 && next != node_job_self()) {
+    if (next >= 0 && next != node_job_self() && node_job_up(next)) {
         node_post(next, f, p, len, NULL, 0); /* it moved: ask where it is */
         return;
-    }
+    } /* (here, or its route ends at a node that died: no such task) */
     node_rpc_reply(f->c > 0 ? f->c - 1 : src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL,
           0);
 }
@@ -875,6 +912,7 @@ void pvm_remote_register(void)
     node_on_frame(K_SIBS, on_sibs);
     node_on_frame(K_NOTIFY, on_notify);
     node_on_frame(K_NOTIFY_FIRE, on_notify_fire);
+    node_on_frame(K_TASK_LOST, on_task_lost);
     node_on_frame(K_KILL, on_kill);
     node_on_frame(K_PSTAT, on_pstat);
     node_on_frame(K_TASKS, on_tasks);

@@ -57,6 +57,12 @@ extern struct node_dir pvm_dir HIDDEN;
 /* Notifications this node keeps on tid follow it to node (remote.c). */
 void pvm_remote_watches_follow(int tid, int node) HIDDEN;
 
+/* tid was lost in a move (its node, or the one it was moving to, died at
+ * a stage where neither can run it): every node's exit watches on it
+ * fire, as if it had exited (PvmTaskExit).  Said by the node that finds
+ * it lost; a watch fires once however many say so. */
+void pvm_task_lost(int tid) HIDDEN;
+
 /* The node a tid's task is on (as far as this node knows), -1 if none. */
 int pvm_tid_node(int tid) HIDDEN;
 /* The running node a host tid names, or -1. */
