@@ -41,7 +41,7 @@
 #   fail          main returns 3: the job's exit status is 3
 #   deadlock      every task of every node waits: report, 70
 #   proc-CASE     CASE (watched, lost, crash, kill-node0, kill-launcher, ctrl-c,
-#                 sighup, pipe, full, closed, halt) in process mode
+#                 sighup, hup-group, pipe, full, closed, halt) in process mode
 #   proc-one-CASE CASE (pipe, full, closed) in process mode, a job of one node
 #                 (no launcher of its own: the program's process is the node)
 set -u
