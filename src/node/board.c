@@ -5,7 +5,9 @@
  *
  *   0   pid      i32   the node process (written once, at open)
  *   4   ntasks   i32   its live tasks, listed or not
- *   8   reserved
+ *   8   outerr   i32   why its output could not be written (util/output.h):
+ *                      0 it could, an errno value, -1 unknown
+ *   12  reserved
  *   32  task[0..254]   { i32 tid (0: free); char name[28] }
  *
  * A task's entry is found by hashing its tid (tids of one node are mostly
@@ -19,6 +21,7 @@
 
 #include "net/net.h"
 #include "node/board.h"
+#include "util/output.h"
 
 #define NAME_BYTES 28
 #define PROBES 8
@@ -33,7 +36,8 @@ struct board_task {
 struct board {
     _Atomic int32_t pid;
     _Atomic int32_t ntasks;
-    uint32_t reserved[6];
+    _Atomic int32_t outerr;
+    uint32_t reserved[5];
     struct board_task task[NODE_BOARD_TASKS];
 };
 
@@ -101,6 +105,19 @@ int node_board_pid(const void *board)
 int node_board_ntasks(const void *board)
 {
     return board ? atomic_load(&((const struct board *)board)->ntasks) : 0;
+}
+
+bool node_board_note_output(void)
+{
+    int err = out_check();
+    if (own && err)
+        atomic_store(&own->outerr, (int32_t)err);
+    return err != 0;
+}
+
+int node_board_output_error(const void *board)
+{
+    return board ? atomic_load(&((const struct board *)board)->outerr) : 0;
 }
 
 static int by_tid(const void *a, const void *b)

@@ -26,6 +26,7 @@
 #ifndef UPVM_NODE_BOARD_H
 #define UPVM_NODE_BOARD_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "util/compiler.h"
@@ -50,6 +51,13 @@ void node_board_remove(int tid) HIDDEN;
 /* A board's node pid (0 if it never ran) and live task count. */
 int node_board_pid(const void *board) HIDDEN;
 int node_board_ntasks(const void *board) HIDDEN;
+
+/* This node is ending: did its output get written (out_check)?  If not,
+ * the reason goes on its board, where the launcher finds it and says it
+ * once for the whole job.  True when it was not written. */
+bool node_board_note_output(void) HIDDEN;
+/* A board's reason: 0 (all written), an errno value, -1 (not known). */
+int node_board_output_error(const void *board) HIDDEN;
 
 /*
  * Print a board's tasks to f, in tid order, as lines that start with

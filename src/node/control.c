@@ -71,7 +71,7 @@ void node_ctl_remove_on_signals(void)
     sa.sa_handler = remove_and_die;
     sa.sa_flags = (int)SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old;
         /* a handler of the program's own stays */

@@ -46,9 +46,9 @@ extern struct node_ctl_where node_ctl_where HIDDEN;
 void node_ctl_prepare(pid_t launcher) HIDDEN;
 
 /* Node 0 of a job with no launcher of ours (MPI ranks: mpirun ends them
- * with SIGTERM): SIGINT, SIGTERM and SIGHUP remove the socket before they
- * end the process.  (SIGKILL cannot: the next job's node 0 removes what it
- * leaves.) */
+ * with SIGTERM): SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the socket
+ * before they end the process.  (SIGKILL cannot: the next job's node 0
+ * removes what it leaves.) */
 void node_ctl_remove_on_signals(void) HIDDEN;
 
 /* Every node of a job of several: the control requests' frames (node 0

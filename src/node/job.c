@@ -23,6 +23,7 @@
 #include "node/rpc.h"
 #include "node/hostname.h"
 #include "util/env.h"
+#include "util/output.h"
 
 enum shutdown_mode { SHUT_DONE, SHUT_STUCK, SHUT_DEADLOCK, SHUT_LOST, SHUT_DELETED };
 
@@ -797,10 +798,26 @@ static void leave_ranks(void)
     job.ranks = false;
 }
 
+/* This node ends (job_exit, or node 0's exit: an atexit handler): a
+ * failed write of the job's output goes on its board, for the launcher to
+ * say once for the whole job; a job of MPI ranks has no launcher, so each
+ * of its nodes says its own. */
+static void note_output(void)
+{
+    if (!job.ranks) {
+        (void)node_board_note_output();
+        return;
+    }
+    int err = out_check();
+    if (err)
+        out_report(err);
+}
+
 /* Every way a node process ends: a job of MPI ranks leaves MPI first (a
  * rank that exits without MPI_Finalize makes mpirun end the whole job). */
 static _Noreturn void job_exit(int code)
 {
+    note_output();
     if (job.ranks) {
         fflush(NULL);
         net_fini();
@@ -908,6 +925,17 @@ int node_job_add(void)
     return -ENOSPC;
 }
 
+int node_job_halt(int tid)
+{
+    if (!job.multi || job.ranks)
+        return -ENOTSUP;
+    fflush(NULL); /* this node ends by the launcher's SIGTERM */
+    if (sigqueue(getppid(), NODE_SIG_HALT, (union sigval){.sival_int = tid}) != 0)
+        return -errno;
+    for (;;) /* until the launcher's SIGTERM (or, past a handler, SIGKILL) */
+        pause();
+}
+
 int node_job_delete(int n)
 {
     if (!job.multi || job.self != 0 || n <= 0 || n >= job.slots || job.known[n] != NET_PEER_UP)
@@ -956,6 +984,7 @@ static void job_begin(int node)
     node_on_frame(K_GONE_ACK, on_gone_ack);
     node_rpc_init();
     core_set_idle_ops(&job_idle_ops);
+    (void)atexit(note_output); /* node 0 ends with exit(): main's status */
 }
 
 int node_job_start(int nnodes)

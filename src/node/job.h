@@ -199,6 +199,15 @@ int node_job_add_hooks(const struct node_job_hooks *h) HIDDEN;
  * until then). */
 int node_job_add(void) HIDDEN;
 
+/*
+ * pvm_halt from task tid: the whole job ends.  In a job of one host, its
+ * launcher is told (NODE_SIG_HALT): it says "upvm: the job was halted by
+ * t<tid>" and ends every node with SIGTERM, this one too, so this does not
+ * return.  -ENOTSUP in a job of one node or of MPI ranks (no launcher);
+ * -errno if the launcher could not be told.
+ */
+int node_job_halt(int tid) HIDDEN;
+
 /* Node 0: end node n (its ULPs end with it).  0, -EINVAL.  In a job of
  * MPI ranks, n's process leaves (it waits in MPI_Finalize for the job's
  * end) and every node learns of it from node 0. */

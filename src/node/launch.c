@@ -2,11 +2,15 @@
  * launch.c - node processes of one job (launch.h).
  *
  * The launcher is a plain process: it forks the nodes, then waits for
- * signals with SIGINT, SIGTERM and SIGCHLD blocked (sigwaitinfo), so that a
- * Ctrl-C arriving at any moment, even before it starts waiting, is seen:
- * SIGCHLD means "reap", SIGINT/SIGTERM mean "end the job".  Ending =
+ * signals with the ones it acts on blocked (sigwaitinfo), so that a Ctrl-C
+ * arriving at any moment, even before it starts waiting, is seen: SIGCHLD
+ * means "reap"; SIGINT, SIGTERM, SIGHUP (a closed terminal, a dropped ssh)
+ * and SIGQUIT mean "end the job"; in a job's launcher, SIGUSR1 "start the
+ * nodes asked for" and NODE_SIG_HALT "a task called pvm_halt".  Ending =
  * SIGTERM to every node still alive, up to GRACE_MS for them to go, then
- * SIGKILL.
+ * SIGKILL.  SIGPIPE stays blocked in the launcher: a line it writes to a
+ * stderr nobody reads any more fails instead of killing it before it has
+ * ended the nodes and removed the job's files.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +27,7 @@
 #include "node/board.h"
 #include "node/control.h"
 #include "node/launch.h"
+#include "util/output.h"
 
 #define MAX_NODES 64
 #define GRACE_MS 1000
@@ -104,25 +109,60 @@ static int job_status(const struct node_exit *ex, int n)
     return 0;
 }
 
+/* The signals that end a job when the launcher gets them, as its line
+ * names them; NULL for the others. */
+static const char *ending_signal(int sig)
+{
+    switch (sig) {
+    case SIGINT:
+        return "interrupted (SIGINT)";
+    case SIGTERM:
+        return "terminated (SIGTERM)";
+    case SIGHUP:
+        return "hangup (SIGHUP)";
+    case SIGQUIT:
+        return "quit (SIGQUIT)";
+    default:
+        return NULL;
+    }
+}
+
 /* The launcher's start: the transport segment for nslots nodes, and the
- * signals it waits for (SIGINT, SIGTERM, SIGCHLD, extra_sig if not 0)
- * blocked, the caller's mask saved in oldmask. */
-static int launcher_setup(int nslots, int extra_sig, net_config_t *cfg, net_shm_seg_t **seg,
-                          sigset_t *waitset, sigset_t *oldmask)
+ * signals it waits for (the ending ones, SIGCHLD, extra_sig and extra_sig2
+ * if not 0) blocked, SIGPIPE too; the caller's mask saved in oldmask. */
+static int launcher_setup(int nslots, int extra_sig, int extra_sig2, net_config_t *cfg,
+                          net_shm_seg_t **seg, sigset_t *waitset, sigset_t *oldmask)
 {
     if (net_config_from_env(cfg) != 0)
         return -EINVAL;
     int rc = net_shm_create(nslots, cfg, seg);
     if (rc != 0)
         return rc;
+    static const int waited[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD};
     sigemptyset(waitset);
-    sigaddset(waitset, SIGINT);
-    sigaddset(waitset, SIGTERM);
-    sigaddset(waitset, SIGCHLD);
+    for (size_t i = 0; i < sizeof waited / sizeof waited[0]; i++)
+        sigaddset(waitset, waited[i]);
     if (extra_sig)
         sigaddset(waitset, extra_sig);
-    sigprocmask(SIG_BLOCK, waitset, oldmask);
+    if (extra_sig2)
+        sigaddset(waitset, extra_sig2);
+    sigset_t blocked = *waitset;
+    sigaddset(&blocked, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &blocked, oldmask);
     return 0;
+}
+
+/* Back to the caller's mask, less a SIGPIPE that a failed write of ours
+ * left pending (it would kill the caller now). */
+static void launcher_unblock(const sigset_t *oldmask)
+{
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    const struct timespec now = {0, 0};
+    while (sigtimedwait(&pipe, NULL, &now) == SIGPIPE)
+        ;
+    sigprocmask(SIG_SETMASK, oldmask, NULL);
 }
 
 int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
@@ -133,7 +173,7 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
     net_config_t cfg;
     net_shm_seg_t *seg;
     sigset_t waitset, oldmask;
-    int rc = launcher_setup(nnodes, 0, &cfg, &seg, &waitset, &oldmask);
+    int rc = launcher_setup(nnodes, 0, 0, &cfg, &seg, &waitset, &oldmask);
     if (rc != 0)
         return rc;
     struct node_exit ex[MAX_NODES];
@@ -172,12 +212,12 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
         if (left == 0)
             break;
         int sig = sigwaitinfo(&waitset, NULL);
-        if (sig == SIGINT || sig == SIGTERM) {
-            fprintf(stderr, "upvm: signal %d: ending the job's %d node(s)\n", sig, left);
+        if (ending_signal(sig)) {
+            fprintf(stderr, "upvm: %s: ending the job's %d node(s)\n", ending_signal(sig), left);
             end_all(ex, nnodes, &left);
         }
     }
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    launcher_unblock(&oldmask);
     net_shm_destroy(seg);
     for (int i = 0; out && i < nnodes; i++) {
         out[i] = ex[i];
@@ -246,78 +286,171 @@ static bool job_start_requested(net_shm_seg_t *seg, const net_config_t *cfg,
     return false;
 }
 
+/* A job's launcher, once its nodes run. */
+struct launcher {
+    net_shm_seg_t *seg;
+    net_config_t cfg;
+    sigset_t waitset, oldmask;
+    pid_t self;
+    struct node_exit ex[MAX_NODES];
+    int left;     /* nodes alive */
+    int status;   /* the job's exit status so far */
+    bool ending;  /* the launcher ends the job: no node's end is reported */
+    bool quiet;   /* ended by SIGPIPE: the output's reader went away */
+};
+
+/* The launcher ends the job itself, with this exit status. */
+static void launcher_end_job(struct launcher *l, int status)
+{
+    l->ending = true;
+    l->status = status;
+    end_all(l->ex, MAX_NODES, &l->left);
+}
+
+/* Node i died of SIGPIPE: it wrote the job's output, and whoever read it
+ * (`upvm run ... | head`) is gone.  Nothing failed: the job ends quietly,
+ * as a program whose reader went away does, with the status SIGPIPE gives
+ * one (141).  The node is not marked gone, so node 0 makes no report of a
+ * lost node. */
+static void launcher_reader_gone(struct launcher *l)
+{
+    l->quiet = true;
+    launcher_end_job(l, 128 + SIGPIPE);
+}
+
+/* Node i has ended (its fate in l->ex[i]). */
+static void launcher_node_ended(struct launcher *l, int i)
+{
+    struct node_exit *e = &l->ex[i];
+    if (e->signal == SIGPIPE && !l->ending) {
+        launcher_reader_gone(l);
+        return;
+    }
+    if (i != 0) {
+        net_shm_set_state(l->seg, i, NET_PEER_GONE, e->status);
+        return;
+    }
+    if (!l->ending)
+        l->status = e->status;
+    if (e->signal && !l->ending)
+        report_node0(l->seg, e, l->left);
+    if (l->left > 0) /* node 0 ended the job: the others follow */
+        end_all(l->ex, MAX_NODES, &l->left);
+}
+
+/* Reap every node that has ended. */
+static void launcher_reap(struct launcher *l)
+{
+    int wstatus;
+    pid_t pid;
+    while (l->left > 0 && (pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+        int i = alive_index(l->ex, MAX_NODES, pid);
+        if (i < 0)
+            continue;
+        record(&l->ex[i], wstatus);
+        l->left--;
+        launcher_node_ended(l, i);
+    }
+}
+
+/* A signal the launcher waited for (not SIGCHLD, which launcher_reap
+ * serves). */
+static void launcher_signal(struct launcher *l, int sig, const siginfo_t *si)
+{
+    if (l->ending)
+        return;
+    const char *why = ending_signal(sig);
+    if (why) {
+        fprintf(stderr, "upvm: %s: ending the job's %d node(s)\n", why, l->left);
+        launcher_end_job(l, 128 + sig);
+        return;
+    }
+    /* pvm_halt (node_job_halt): queued by one of the nodes, with the tid
+     * of the task that called it; a plain kill from elsewhere is not one */
+    if (sig == NODE_SIG_HALT && si->si_code == SI_QUEUE &&
+        alive_index(l->ex, MAX_NODES, si->si_pid) >= 0) {
+        fprintf(stderr, "upvm: the job was halted by t%x (pvm_halt): ending its %d node(s)\n",
+                (unsigned)si->si_value.sival_int, l->left);
+        launcher_end_job(l, 128 + SIGTERM);
+    }
+}
+
+/* Every node is gone: a failed write of the job's output is said once,
+ * and makes the exit status non-zero (none is said after SIGPIPE: the
+ * reader went away, nothing failed). */
+static void launcher_check_output(struct launcher *l)
+{
+    for (int i = 0; i < net_shm_nslots(l->seg) && !l->quiet; i++) {
+        int err = node_board_output_error(net_shm_board(l->seg, i));
+        if (err) {
+            out_report(err);
+            if (l->status == 0)
+                l->status = 1;
+            return;
+        }
+    }
+}
+
+/* Fork the job's first nnodes nodes: 0 in the launcher, else (node + 1)
+ * in node `node`, or -errno (none left running). */
+static int launcher_fork_nodes(struct launcher *l, int nnodes)
+{
+    for (int i = 0; i < nnodes; i++) {
+        bool child = false;
+        pid_t pid = job_fork_node(l->seg, &l->cfg, i, l->self, &l->oldmask, &child);
+        if (child)
+            return i + 1;
+        if (pid < 0) {
+            int rc = -errno;
+            end_all(l->ex, i, &l->left);
+            return rc;
+        }
+        l->ex[i].pid = pid;
+        l->left++;
+    }
+    return 0;
+}
+
 int node_job_fork(int nnodes, int capacity)
 {
     if (nnodes < 1 || nnodes > capacity || capacity > MAX_NODES)
         return -EINVAL;
-    net_config_t cfg;
-    net_shm_seg_t *seg;
-    sigset_t waitset, oldmask;
-    int rc = launcher_setup(capacity, SIGUSR1, &cfg, &seg, &waitset, &oldmask);
+    static struct launcher l; /* (the launcher's only: the nodes return) */
+    memset(&l, 0, sizeof l);
+    int rc = launcher_setup(capacity, SIGUSR1, NODE_SIG_HALT, &l.cfg, &l.seg, &l.waitset,
+                            &l.oldmask);
     if (rc != 0)
         return rc;
-    struct node_exit ex[MAX_NODES];
-    memset(ex, 0, sizeof ex);
-    pid_t self = getpid();
-    int left = 0;
-    node_ctl_prepare(self); /* node 0 creates it; this process removes it */
+    l.self = getpid();
+    node_ctl_prepare(l.self); /* node 0 creates it; this process removes it */
     for (int i = 0; i < nnodes; i++)
-        net_shm_set_state(seg, i, NET_PEER_UP, 0);
-    for (int i = 0; i < nnodes; i++) {
-        bool child = false;
-        pid_t pid = job_fork_node(seg, &cfg, i, self, &oldmask, &child);
-        if (child)
-            return i;
-        if (pid < 0) {
-            rc = -errno;
-            end_all(ex, i, &left);
-            node_ctl_cleanup();
-            sigprocmask(SIG_SETMASK, &oldmask, NULL);
-            net_shm_destroy(seg);
-            return rc;
-        }
-        ex[i].pid = pid;
-        left++;
+        net_shm_set_state(l.seg, i, NET_PEER_UP, 0);
+    rc = launcher_fork_nodes(&l, nnodes);
+    if (rc > 0)
+        return rc - 1; /* a node */
+    if (rc < 0) {
+        node_ctl_cleanup();
+        launcher_unblock(&l.oldmask);
+        net_shm_destroy(l.seg);
+        return rc;
     }
     /* The launcher from here on: it never returns. */
-    int status = 0;
-    bool ending = false;
-    while (left > 0) {
-        int wstatus;
-        pid_t pid;
-        while (left > 0 && (pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
-            int i = alive_index(ex, MAX_NODES, pid);
-            if (i < 0)
-                continue;
-            record(&ex[i], wstatus);
-            left--;
-            if (i == 0) {
-                if (!ending)
-                    status = ex[0].status;
-                if (ex[0].signal && !ending)
-                    report_node0(seg, &ex[0], left);
-                if (left > 0) /* node 0 ended the job: the others follow */
-                    end_all(ex, MAX_NODES, &left);
-            } else {
-                net_shm_set_state(seg, i, NET_PEER_GONE, ex[i].status);
-            }
-        }
-        if (left == 0)
+    while (l.left > 0) {
+        launcher_reap(&l);
+        if (l.left == 0)
             break;
         int child_node = -1;
-        if (!ending && job_start_requested(seg, &cfg, ex, &left, self, &oldmask, &child_node))
+        if (!l.ending &&
+            job_start_requested(l.seg, &l.cfg, l.ex, &l.left, l.self, &l.oldmask, &child_node))
             return child_node;
-        int sig = sigwaitinfo(&waitset, NULL);
-        if ((sig == SIGINT || sig == SIGTERM) && !ending) {
-            fprintf(stderr, "upvm: %s: ending the job's %d node(s)\n",
-                    sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", left);
-            ending = true;
-            status = 128 + sig;
-            end_all(ex, MAX_NODES, &left);
-        }
+        siginfo_t si;
+        int sig = sigwaitinfo(&l.waitset, &si);
+        if (sig > 0 && sig != SIGCHLD)
+            launcher_signal(&l, sig, &si);
     }
     node_ctl_cleanup(); /* every node is gone, node 0 however it ended */
-    net_shm_destroy(seg);
+    launcher_check_output(&l);
+    net_shm_destroy(l.seg);
     fflush(NULL);
-    _exit(status);
+    _exit(l.status);
 }

@@ -5,8 +5,8 @@
  * node_launch creates the job's shared-memory transport segment, forks
  * nnodes node processes (each joins the transport as its node number and
  * runs node_main), and waits for them.  The launcher never leaves a node
- * behind: when one node dies of a signal, or the launcher gets SIGINT or
- * SIGTERM, every node still running gets SIGTERM, then SIGKILL after a
+ * behind: when one node dies of a signal, or the launcher gets SIGINT,
+ * SIGTERM, SIGHUP or SIGQUIT, every node still running gets SIGTERM, then SIGKILL after a
  * grace period; the segment is a memfd, so nothing remains in /dev/shm or
  * /tmp.  A node whose launcher dies gets SIGKILL from the kernel
  * (PR_SET_PDEATHSIG), so no node outlives its job.
@@ -14,6 +14,7 @@
 #ifndef UPVM_NODE_LAUNCH_H
 #define UPVM_NODE_LAUNCH_H
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include "util/compiler.h"
@@ -45,10 +46,19 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
  * up: net_node()); the launcher itself never returns: it reaps the nodes,
  * marks each node that ends as NET_PEER_GONE (the others decide what that
  * means), starts the nodes asked for with net_request_start + SIGUSR1,
- * ends them all on SIGINT/SIGTERM or when node 0 ends, and exits with node
- * 0's status (128 + signal for a signal).  Negative errno when the job
- * could not start (nothing runs then; the caller goes on alone).
+ * ends them all on SIGINT, SIGTERM, SIGHUP or SIGQUIT (exit status 128 +
+ * the signal), on NODE_SIG_HALT (143), when a node dies of SIGPIPE (141,
+ * quietly: the output's reader went away) or when node 0 ends, and exits
+ * with node 0's status (128 + signal for a signal), or 1 when the job's
+ * output could not be written (said once, from the nodes' boards).
+ * Negative errno when the job could not start (nothing runs then; the
+ * caller goes on alone).
  */
 int node_job_fork(int nnodes, int capacity) HIDDEN;
+
+/* What a node of such a job sends its launcher (sigqueue, the value: the
+ * calling task's tid) when a task calls pvm_halt (node_job_halt): the
+ * launcher says so and ends every node. */
+#define NODE_SIG_HALT SIGUSR2
 
 #endif /* UPVM_NODE_LAUNCH_H */

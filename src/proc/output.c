@@ -23,6 +23,7 @@
 #include "mem/mem.h"
 #include "proc/proc.h"
 #include "util/env.h"
+#include "util/output.h"
 
 /* One tagged stream: the ULP it belongs to and its unfinished line. */
 struct tagged {
@@ -66,8 +67,10 @@ static void emit(struct tagged *s, const char *data, size_t n)
         ssize_t w = write(s->fd, out + done, total - done);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) { /* the line is lost: said when the job ends (output.h) */
+            out_failed(w < 0 ? errno : EIO);
             return;
+        }
         done += (size_t)w;
     }
 }

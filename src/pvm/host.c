@@ -353,10 +353,11 @@ char *pvmtmpnam(char *buf)
 /* ------------------------------------------------------------ the machine */
 
 /* End every task but the caller; then the caller gets SIGTERM, as PVM's
- * pvmd sends it to everyone (with a handler installed, this returns 0). */
-int pvm_halt(void)
+ * pvmd sends it to everyone: the process ends (after a line saying why),
+ * unless a handler of the program's is installed (handled): it runs, and
+ * this returns 0. */
+static int halt_here(struct pvm_task *t, bool handled)
 {
-    TASK_OR_FAIL(t, "pvm_halt");
     for (list_link_t *l = pvm_node.tasks.next, *next; l != &pvm_node.tasks; l = next) {
         next = l->next;
         struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
@@ -371,8 +372,27 @@ int pvm_halt(void)
         for (int i = 0; i < n; i++)
             if (ti[i].ti_host != pvm_node.host_tid)
                 (void)pvm_remote_kill(ti[i].ti_tid, SIGTERM);
+    if (!handled) {
+        fprintf(stderr, "upvm: the job was halted by t%x (pvm_halt)\n", (unsigned)t->tid);
+        fflush(NULL); /* SIGTERM ends the process: what it wrote goes out first */
+    }
     raise(SIGTERM);
     return 0;
+}
+
+/* The whole virtual machine ends, every task of every node (PVM's halt).
+ * In a job of several nodes on one host its launcher ends every node, this
+ * one too (node_job_halt does not return), unless the program handles
+ * SIGTERM (thread mode): PVM's caller then lives on, so this process ends
+ * the others' tasks itself, as in a job of one node or of MPI ranks. */
+int pvm_halt(void)
+{
+    TASK_OR_FAIL(t, "pvm_halt");
+    struct sigaction sa;
+    bool handled = sigaction(SIGTERM, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL;
+    if (!handled)
+        (void)node_job_halt(t->tid);
+    return halt_here(t, handled);
 }
 
 /* A call that has no meaning here: its documented error, reported. */

@@ -17,6 +17,7 @@
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 #include "run/run.h"
+#include "util/output.h"
 
 /* ------------------------------------------------------------ the control socket's ops */
 
@@ -134,6 +135,7 @@ int run_job_start(int dflt_nodes)
                         "running as one node\n", want);
         return 0;
     }
+    out_keep_std_fds(); /* before the transport takes a closed stdout's number */
     /* settings read before the fork: a bad one is said once, not by every node */
     pvm_remote_configure();
     proc_read_settings();

@@ -26,6 +26,7 @@
 #include "pvm/remote.h"
 #include "run/run.h"
 #include "util/env.h"
+#include "util/output.h"
 
 static bool node_started;
 
@@ -99,7 +100,22 @@ static int start_first_task(const char *path, char **argv, char **envp)
     return t->tid;
 }
 
-int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
+/* The job has ended, with status: its output did not all get written?  A
+ * job of several nodes leaves that to its launcher (node 0 notes it at
+ * exit, node/job.c); a job of one says it here, once, and does not end
+ * with 0, as coreutils do. */
+static int output_status(int status)
+{
+    if (node_job_multi())
+        return status;
+    int err = out_check();
+    if (!err)
+        return status;
+    out_report(err);
+    return status ? status : 1;
+}
+
+static int run_program(const char *path, int ninst, char **argv, char **envp)
 {
     int rc = core_enter();
     if (rc != 0)
@@ -133,6 +149,13 @@ int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
     }
     free(tids);
     return status;
+}
+
+int upvm_run_program(const char *path, int ninst, char **argv, char **envp)
+{
+    out_keep_std_fds(); /* before this process opens anything */
+    int status = run_program(path, ninst, argv, envp);
+    return status < 0 ? status : output_status(status);
 }
 
 void upvm_program_start(int argc, char **argv, char **envp)

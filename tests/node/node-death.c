@@ -30,6 +30,14 @@
  *             nobody watching.
  *   deadlock  two "blocker" tasks (node1, node2) and main all wait for
  *             messages nobody sends.
+ *   print     no sleepers: a "printer" task on node1 and one on node2,
+ *             and main, each write 20 lines to stdout ("tTID line I"),
+ *             yielding between lines; then the printers tell main they are
+ *             done; exit 0.
+ *   chatter   the same, forever (until a write fails: SIGPIPE when the
+ *             reader of a pipe went away).
+ *   halt      the sleepers, and a "halter" task on node2 (tc0002) that
+ *             calls pvm_halt once READY is printed: the whole job ends.
  *
  * MARK is not read: it is a unique word in every node's command line, so
  * the driver can find the job's processes (pgrep -f).
@@ -49,7 +57,7 @@
 #define TAG_PID 1     /* sleeper -> main: its pid */
 #define TAG_FINISH 2  /* main -> sleeper */
 #define TAG_DONE 3    /* sleeper -> main */
-#define TAG_GO 4      /* main -> crasher */
+#define TAG_GO 4      /* main -> crasher, halter */
 #define TAG_EXIT 50   /* PvmTaskExit notifications */
 #define TAG_HOST 51   /* PvmHostDelete notifications */
 #define TAG_NEVER 99
@@ -112,6 +120,32 @@ static int crasher(int argc, char **argv)
 }
 UPVM_TASK("crasher", crasher)
 
+/* Write n lines (n < 0: forever), yielding between them. */
+static void print_lines(long n)
+{
+    for (long i = 0; n < 0 || i < n; i++) {
+        printf("t%x line %ld\n", (unsigned)pvm_mytid(), i);
+        upvm_yield();
+    }
+}
+
+static int printer(int argc, char **argv)
+{
+    print_lines(strtol(argv[argc - 1], NULL, 10)); /* the last argument: N */
+    send_int(pvm_parent(), TAG_DONE, pvm_mytid());
+    return 0;
+}
+UPVM_TASK("printer", printer)
+
+static int halter(int argc, char **argv)
+{
+    (void)recv_int(pvm_parent(), TAG_GO, NULL);
+    (void)pvm_halt(); /* ends every task of every node, this one too */
+    fail("pvm_halt returned");
+    return 1;
+}
+UPVM_TASK("halter", halter)
+
 static int blocker(int argc, char **argv)
 {
     (void)pvm_recv(-1, TAG_NEVER);
@@ -121,19 +155,40 @@ UPVM_TASK("blocker", blocker)
 
 static const char *program; /* process mode: this program's file name */
 
-/* Spawn one task called name on node<node>; print where it went. */
-static int spawn_on(const char *name, int node)
+/* Spawn one task called name on node<node> (node < 0: where PVM puts
+ * it), with one argument arg (or none); print where it went. */
+static int spawn_arg(const char *name, int node, const char *arg)
 {
     char where[16];
     snprintf(where, sizeof where, "node%d", node);
-    int tid;
-    char *args[] = {(char *)name, NULL};
-    int n = program ? pvm_spawn((char *)program, args, PvmTaskHost, where, 1, &tid)
-                    : pvm_spawn((char *)name, NULL, PvmTaskHost, where, 1, &tid);
+    int tid, flag = node < 0 ? PvmTaskDefault : PvmTaskHost;
+    char *args[] = {(char *)name, (char *)arg, NULL};
+    int n = program ? pvm_spawn((char *)program, args, flag, where, 1, &tid)
+                    : pvm_spawn((char *)name, args + 1, flag, where, 1, &tid);
     if (n != 1)
         fail("pvm_spawn failed");
     printf("task t%x on node %d\n", (unsigned)tid, node);
     return tid;
+}
+
+static int spawn_on(const char *name, int node)
+{
+    return spawn_arg(name, node, NULL);
+}
+
+/* Modes print, chatter: main and a printer on node1 and node2 (in a job
+ * of one node: on it) write count lines each. */
+static int print_mode(const char *count)
+{
+    int nhost = 1;
+    (void)pvm_config(&nhost, NULL, NULL);
+    int t1 = spawn_arg("printer", nhost > 2 ? 1 : -1, count);
+    int t2 = spawn_arg("printer", nhost > 2 ? 2 : -1, count);
+    print_lines(strtol(count, NULL, 10));
+    (void)recv_int(t1, TAG_DONE, NULL);
+    (void)recv_int(t2, TAG_DONE, NULL);
+    pvm_exit();
+    return 0;
 }
 
 /* The job of every mode but deadlock: sleepers s[0], s[1] on node1, s[2]
@@ -220,6 +275,10 @@ int main(int argc, char **argv)
         return crasher(argc, argv);
     if (strcmp(mode, "blocker") == 0)
         return blocker(argc, argv);
+    if (strcmp(mode, "printer") == 0)
+        return printer(argc, argv);
+    if (strcmp(mode, "halter") == 0)
+        return halter(argc, argv);
 #endif
     if (pvm_mytid() < 0)
         fail("pvm_mytid failed");
@@ -230,8 +289,17 @@ int main(int argc, char **argv)
         (void)pvm_recv(-1, TAG_NEVER);
         fail("pvm_recv returned in a deadlock");
     }
+    if (strcmp(mode, "print") == 0 || strcmp(mode, "chatter") == 0)
+        return print_mode(strcmp(mode, "print") == 0 ? "20" : "-1");
     int s[3];
     start_sleepers(s);
+    if (strcmp(mode, "halt") == 0) {
+        int h = spawn_on("halter", 2);
+        ready();
+        send_int(h, TAG_GO, 0);
+        (void)pvm_recv(-1, TAG_NEVER);
+        fail("pvm_recv returned");
+    }
     if (strcmp(mode, "watch") == 0)
         return watch(s);
     if (strcmp(mode, "crash") == 0) {

@@ -24,11 +24,26 @@
 #   sigint        SIGINT to the launcher: everything ends, 130
 #   ctrl-c        SIGINT to the job's process group (a terminal's Ctrl-C): 130
 #   sigterm       SIGTERM to the launcher: 143
+#   sighup        SIGHUP to the launcher (its terminal closed): 129
+#   sigquit       SIGQUIT to the launcher: 131
+#   hup-group     SIGHUP to the job's process group (a terminal that closes
+#                 sends it so): 129
+#   pipe          the job writes lines forever into a pipe whose reader reads
+#                 two and goes (upvm run ... | head -2): the node that writes
+#                 next gets SIGPIPE; the job ends quietly (no report), 141
+#   full          the job's stdout is /dev/full: its output is lost, which is
+#                 said once on stderr, and the exit status is 1
+#   closed        the job's stdout is closed (>&-): the same, "Bad file
+#                 descriptor"
+#   halt          a task on node2 calls pvm_halt: one line, every node ends,
+#                 no report of a lost node, 143
 #   normal        a normal end: 0, nothing printed by UPVM
 #   fail          main returns 3: the job's exit status is 3
 #   deadlock      every task of every node waits: report, 70
-#   proc-CASE     CASE (watched, lost, crash, kill-node0, kill-launcher, ctrl-c)
-#                 in process mode
+#   proc-CASE     CASE (watched, lost, crash, kill-node0, kill-launcher, ctrl-c,
+#                 sighup, hup-group, pipe, full, closed, halt) in process mode
+#   proc-one-CASE CASE (pipe, full, closed) in process mode, a job of one node
+#                 (no launcher of its own: the program's process is the node)
 set -u
 build=$(cd "$1" && pwd)
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -119,6 +134,10 @@ alive() {
 # registered name in thread mode, its program's in process mode).
 nodes=3
 [ "$case" = idle-node ] && nodes=4 # a fourth node, which runs no task
+if [ "${case#one-}" != "$case" ]; then
+    nodes=1
+    case=${case#one-}
+fi
 if [ $mode = thread ]; then
     job=(env UPVM_NODES=$nodes "$build/tests/node/node-death")
     sleeper=sleeper crasher=crasher main=main
@@ -163,9 +182,10 @@ node_pid() {
     echo "$p"
 }
 
-# Wait for the launcher to end; its exit status in $status.
+# Wait for the launcher to end (within $1 s, default END_S); its exit
+# status in $status.
 finish() {
-    local deadline=$((SECONDS + END_S))
+    local deadline=$((SECONDS + ${1:-$END_S}))
     while kill -0 "$launcher" 2>/dev/null; do
         [ $SECONDS -lt $deadline ] || fail "the job did not end within ${END_S} s (a hang)"
         sleep 0.02
@@ -330,17 +350,57 @@ kill-launcher)
         ! alive "$p" || fail "node process $p outlived its launcher"
     done
     ;;
-sigint | ctrl-c | sigterm)
+sigint | ctrl-c | sigterm | sighup | sigquit | hup-group)
     start wait
     case $case in
     sigint) kill -INT "$launcher"; code=130; what="interrupted (SIGINT)" ;;
     ctrl-c) kill -INT -- "-$launcher"; code=130; what="interrupted (SIGINT)" ;;
     sigterm) kill -TERM "$launcher"; code=143; what="terminated (SIGTERM)" ;;
+    sighup) kill -HUP "$launcher"; code=129; what="hangup (SIGHUP)" ;;
+    sigquit) kill -QUIT "$launcher"; code=131; what="quit (SIGQUIT)" ;;
+    hup-group) kill -HUP -- "-$launcher"; code=129; what="hangup (SIGHUP)" ;;
     esac
     finish
     expect_status $code
     expect_line "upvm: $what: ending the job's 3 node(s)"
     expect_no_line "died" # no node's end is taken for a failure
+    ;;
+pipe)
+    # The job's stdout is a pipe whose reader takes two lines and goes.
+    mkfifo "$work/fifo" || fail "mkfifo"
+    XDG_RUNTIME_DIR=$runtime setsid "${job[@]}" chatter "$mark" >"$work/fifo" 2>"$out" &
+    launcher=$!
+    [ $nodes = 1 ] || sock=$runtime/upvm/job-$launcher.sock
+    timeout $START_S head -2 <"$work/fifo" >"$work/got" || fail "no two lines read"
+    # (from here the job's next write has no reader)
+    [ "$(wc -l <"$work/got")" = 2 ] || fail "not two lines read: $(cat "$work/got")"
+    finish
+    expect_status 141
+    expect_no_line "upvm:" # nothing failed: no node is reported dead, no task lost
+    ;;
+full | closed)
+    # The job's output cannot be written: said once, exit status 1.
+    if [ $case = full ]; then
+        why="No space left on device"
+        XDG_RUNTIME_DIR=$runtime setsid "${job[@]}" print "$mark" >/dev/full 2>"$out" &
+    else
+        why="Bad file descriptor"
+        XDG_RUNTIME_DIR=$runtime setsid "${job[@]}" print "$mark" >&- 2>"$out" &
+    fi
+    launcher=$!
+    [ $nodes = 1 ] || sock=$runtime/upvm/job-$launcher.sock
+    finish $((START_S + END_S)) # the whole job, from its start
+    expect_status 1
+    said=$(grep -c "^upvm: writing the job's output failed: $why\$" "$out")
+    [ "$said" = 1 ] || fail "the failed output is said $said time(s), not once"
+    [ "$(grep -c "upvm:" "$out")" = 1 ] || fail "other lines than the one expected"
+    ;;
+halt)
+    start halt
+    finish
+    expect_status 143
+    expect_line "upvm: the job was halted by tc0002 (pvm_halt): ending its 3 node(s)"
+    [ "$(grep -c "upvm:" "$out")" = 1 ] || fail "other lines than the one expected"
     ;;
 normal | fail)
     start "$case"

@@ -83,8 +83,12 @@ static const char run_help[] =
     "with address randomisation off).\n"
     "\n"
     "Exit status: the first non-zero exit status of the copies, 0 if all\n"
-    "succeeded, 1 if a copy could not be started (the reason is printed),\n"
-    "2 for a usage error.\n";
+    "succeeded, 1 if a copy could not be started (the reason is printed)\n"
+    "or if the job's output could not all be written (a full disk, a closed\n"
+    "stdout: said once), 2 for a usage error; 128 + the signal when SIGINT,\n"
+    "SIGTERM, SIGHUP or SIGQUIT ended the job (every node ends with it), 141\n"
+    "when the reader of its output went away (| head), 143 after pvm_halt\n"
+    "(docs/usage.md has the full list).\n";
 
 static int usage_error(const char *what)
 {
