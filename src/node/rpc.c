@@ -95,6 +95,9 @@ static int serve_here(const struct node_frame *f, const struct node_rpc_req *q)
     return served ? 0 : q->down;
 }
 
+/* How long a request waits before its silence is said (rpc_send). */
+#define RPC_SLOW_NS (10ll * 1000 * 1000 * 1000)
+
 /* Send r's request and wait for its answer (or its server's death). */
 static int rpc_send(struct rpc *r, const struct node_rpc_req *q)
 {
@@ -106,8 +109,20 @@ static int rpc_send(struct rpc *r, const struct node_rpc_req *q)
         list_unlink(&r->link);
         return q->down;
     }
-    while (!r->done)
-        (void)core_block(&r->q, -1);
+    /* Only the asking ULP waits: the node's other ULPs and timers go on.
+     * A server that does not answer for long is said once (a node whose
+     * task blocks in a system call serves nothing meanwhile). */
+    bool said = false;
+    while (!r->done) {
+        int woke = core_block(&r->q, said ? -1 : RPC_SLOW_NS);
+        if (!r->done && !said && woke == -ETIMEDOUT) {
+            said = true;
+            fprintf(stderr, "upvm: node %d: node %d has not answered a request (frame kind %u) "
+                            "for %d s: a task there may be blocked in a system call, which "
+                            "stalls its node; still waiting\n",
+                    node_job_self(), r->node, q->kind, (int)(RPC_SLOW_NS / 1000000000));
+        }
+    }
     list_unlink(&r->link);
     return r->result;
 }

@@ -549,20 +549,11 @@ int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel
         node_post(node, &f, extra, sizeof extra, NULL, 0);
         return 0;
     }
-    /* A round trip, so that a task already gone is told of at once. */
-    int installed = ask(NODE_RPC_MOVABLE, node, K_NOTIFY, watched, t->tid, extra, sizeof extra,
-                        NULL, 0, 0, NULL, NULL);
-    if (!installed) {
-        list_for_each(l, &remote_watches) {
-            struct remote_watch *w = list_entry(l, struct remote_watch, link);
-            if (w->watcher == t->tid && w->watched == watched && w->tag == tag) {
-                list_unlink(l);
-                free(w);
-                break;
-            }
-        }
-        pvm_send_pvmd_int(t->tid, tag, t->ctx, watched);
-    }
+    /* No round trip: the caller must not wait on a node that may be busy
+     * (a task there blocked in a system call stalls its node).  A task
+     * already gone there is told of by a K_NOTIFY_FIRE (on_notify), which
+     * also ends the watch kept here.  (b = 0: no answer wanted.) */
+    node_post(node, &f, extra, sizeof extra, NULL, 0);
     return 0;
 }
 
@@ -578,9 +569,8 @@ static void on_notify(int src, const struct node_frame *f, const void *p, size_t
         pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], true);
         return;
     }
-    int back = node_dir_route(&pvm_dir, f->c); /* the watcher waits there */
-    node_rpc_reply(back >= 0 ? back : src, f->b,
-          pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false), NULL, 0);
+    if (!pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false))
+        pvm_remote_fire(f->c, f->a, extra[2], extra[0]); /* gone already */
 }
 
 void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
