@@ -14,7 +14,7 @@ set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
-           mpi-ranks run-hosts)
+           mpi-ranks run-hosts forks)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -38,6 +38,27 @@ setup() {
     for p in "$@"; do
         [ -x "$progs/$p" ] || fail "no $progs/$p: build first (cmake --build $build)"
         cp "$progs/$p" "$tmp/" || fail "cp $p"
+    done
+}
+
+# A marker no other process has in its command line: the job's programs
+# get it as an argument, so that its processes (launcher, nodes, and any
+# copy of a node) can be found by it.
+new_marker() { marker="upvm-proc-marker-$$-$RANDOM$RANDOM"; }
+
+# Once the job has ended, no process of it may remain: polled for up to
+# 10 s (a killed process takes a moment to go).  Those found at the
+# deadline (this test's own: the marker is unique) are killed, and it fails.
+check_none_left() {
+    local pids deadline=$((SECONDS + 10))
+    while pids=$(pgrep -f -- "$marker"); do
+        if [ $SECONDS -ge $deadline ]; then
+            local seen
+            seen=$(ps -o pid,ppid,stat,args -p "$(echo $pids | tr ' ' ,)" 2>&1)
+            kill -9 $pids 2>/dev/null
+            fail "processes of the job remain after it ended: $seen"
+        fi
+        sleep 0.05
     done
 }
 
@@ -242,6 +263,26 @@ sc_run-hosts() {
     [ $rc -eq 2 ] && grep -q "is not a host" <<<"$out" || fail "a bad --hosts: $rc: $out"
     out=$("$upvm" run --hostfile "$tmp/none" ./family 2>&1); rc=$?
     [ $rc -eq 2 ] && grep -q "none: No such file" <<<"$out" || fail "a missing --hostfile: $rc: $out"
+}
+
+# every call that would fork the node is refused, by name (daemon(),
+# syscall(SYS_fork), ...), the job ends normally and leaves no process
+sc_forks() {
+    setup forks
+    new_marker
+    (cd "$tmp" && timeout 20 ./forks "$marker" >"$tmp/out" 2>&1); rc=$?
+    out=$(cat "$tmp/out")
+    echo "$out"
+    check_none_left
+    [ $rc -eq 0 ] || fail "forks exited $rc, expected 0"
+    grep -q '^forks OK$' <<<"$out" || fail "forks did not report OK"
+    grep -q '^write passed$' <<<"$out" || fail "syscall(SYS_write) did not pass"
+    for call in 'daemon()' 'syscall(SYS_fork)' 'syscall(SYS_vfork)' 'syscall(SYS_clone)' \
+                'syscall(SYS_clone3)' 'syscall(SYS_execve)' '_Fork()' '__fork()' 'forkpty()' 'clone()' 'posix_spawnp()'; do
+        grep -qF "called $call: not supported in a process-mode ULP" <<<"$out" || fail "no report for $call"
+    done
+    grep -q "upvm: ULP [0-9]* (forks, PVM task t[0-9a-f]*) called daemon()" <<<"$out" \
+        || fail "the report does not name the ULP and its task"
 }
 
 # ------------------------------------------------------------------ run
