@@ -6,8 +6,10 @@
  * Ctrl-C arriving at any moment, even before it starts waiting, is seen:
  * SIGCHLD means "reap", SIGINT/SIGTERM mean "end the job".  Ending =
  * SIGTERM to every node still alive, up to GRACE_MS for them to go, then
- * SIGKILL.
+ * SIGKILL.  Then the processes the nodes left behind (node_end_strays).
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -26,6 +28,14 @@
 
 #define MAX_NODES 64
 #define GRACE_MS 1000
+#define STRAYS_MS 5000 /* the longest node_end_strays waits for them to die */
+
+static long ms_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
 
 /* A forked node: die with the launcher, take the caller's signal mask
  * back, join the transport as `node`. */
@@ -84,13 +94,81 @@ static void end_all(struct node_exit *ex, int n, int *left)
             (*left)--;
             continue;
         }
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-        if (ms > GRACE_MS) {
+        if (ms_since(&start) > GRACE_MS) {
             for (int k = 0; k < n; k++)
                 if (ex[k].pid > 0)
                     kill(ex[k].pid, SIGKILL);
+        }
+        usleep(1000);
+    }
+}
+
+/* ------------------------------------------------------------ strays */
+
+void node_contain_strays(void)
+{
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+/* The parent of process pid (from /proc/PID/stat), or -1. */
+static pid_t parent_of(const char *pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    /* "PID (COMM) STATE PPID ...": COMM may hold anything, ')' included */
+    char *end = strrchr(buf, ')');
+    int ppid;
+    return end && sscanf(end + 1, " %*c %d", &ppid) == 1 ? ppid : -1;
+}
+
+/* SIGKILL every child of this process: how many were found.  /proc is
+ * read rather than kept track of: a stray comes back to a subreaper
+ * without telling it. */
+static int kill_children(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t self = getpid();
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!isdigit((unsigned char)e->d_name[0]) || parent_of(e->d_name) != self)
+            continue;
+        (void)kill((pid_t)atoi(e->d_name), SIGKILL);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Reap what has ended; true while children remain. */
+static bool reap_children(void)
+{
+    pid_t r;
+    while ((r = waitpid(-1, NULL, WNOHANG)) > 0)
+        continue;
+    return r == 0;
+}
+
+void node_end_strays(void)
+{
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int ended = 0;
+    /* a killed stray's own children come back here in turn: again until
+     * none is left */
+    while (reap_children()) {
+        ended += kill_children();
+        if (ms_since(&start) > STRAYS_MS) {
+            fprintf(stderr, "upvm: processes the job's nodes started do not end "
+                            "(SIGKILL sent %d times); leaving them\n", ended);
+            return;
         }
         usleep(1000);
     }
@@ -256,6 +334,7 @@ int node_job_fork(int nnodes, int capacity)
     int rc = launcher_setup(capacity, SIGUSR1, &cfg, &seg, &waitset, &oldmask);
     if (rc != 0)
         return rc;
+    node_contain_strays(); /* this process is the job's from here on */
     struct node_exit ex[MAX_NODES];
     memset(ex, 0, sizeof ex);
     pid_t self = getpid();
@@ -316,6 +395,7 @@ int node_job_fork(int nnodes, int capacity)
             end_all(ex, MAX_NODES, &left);
         }
     }
+    node_end_strays(); /* every node is gone: what they left goes too */
     node_ctl_cleanup(); /* every node is gone, node 0 however it ended */
     net_shm_destroy(seg);
     fflush(NULL);

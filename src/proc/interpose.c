@@ -14,7 +14,9 @@
  *   fork, exec, system,  refused with a message naming the call and the ULP
  *   daemon, clone,       (a ULP is not an OS process); signal dispositions
  *   syscall(SYS_fork..)  SIG_IGN/SIG_DFL are passed on (they act on the
- *   threads, handlers    whole node, as documented).
+ *   threads, handlers    whole node, as documented).  What gets past these
+ *                        (a fork made by raw instructions) is contained:
+ *                        the job ends it (src/node/launch.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>

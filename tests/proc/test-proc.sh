@@ -14,7 +14,7 @@ set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
-           mpi-ranks run-hosts forks)
+           mpi-ranks run-hosts forks stray)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -283,6 +283,23 @@ sc_forks() {
     done
     grep -q "upvm: ULP [0-9]* (forks, PVM task t[0-9a-f]*) called daemon()" <<<"$out" \
         || fail "the report does not name the ULP and its task"
+}
+
+# a fork that no refusal sees (made by the syscall instruction) leaves a
+# copy of the node holding the job's output: the job ends all the same and
+# ends it, with one node (the node does) and with two (the launcher does)
+sc_stray() {
+    setup stray
+    local nodes
+    for nodes in 1 2; do
+        new_marker
+        (cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./stray "$marker" >"$tmp/out" 2>&1); rc=$?
+        out=$(cat "$tmp/out")
+        echo "$out"
+        check_none_left
+        [ $rc -eq 0 ] || fail "UPVM_NODES=$nodes: stray exited $rc, expected 0"
+        grep -q "the parent goes on" <<<"$out" || fail "UPVM_NODES=$nodes: the parent did not go on"
+    done
 }
 
 # ------------------------------------------------------------------ run
