@@ -287,6 +287,11 @@ static int ip_clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     return refuse_fork("clone()");
 }
 
+static int ip___clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+    return refuse_fork("__clone()");
+}
+
 static int refuse_exec(const char *call)
 {
     proc_refuse(call, NOT_A_PROCESS "; start programs with pvm_spawn");
@@ -932,6 +937,7 @@ static const struct fn_entry functions[] = {
     FN("_Exit", ip__exit),
     FN("_Fork", ip__Fork),
     FN("__asprintf_chk", proc_asprintf_chk),
+    FN("__clone", ip___clone),
     FN("__cxa_atexit", ip_cxa_atexit),
     FN("__fork", ip___fork),
     FN("__vasprintf_chk", proc_vasprintf_chk),

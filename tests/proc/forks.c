@@ -20,6 +20,7 @@
 extern char **environ;
 extern pid_t __fork(void);
 extern pid_t __vfork(void);
+extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 
 static int child_fn(void *arg) { return arg != NULL; }
 
@@ -44,8 +45,10 @@ static int refusals(void)
     ok &= refused(syscall(SYS_clone3, NULL, 0), "syscall(SYS_clone3)");
     ok &= refused(_Fork(), "_Fork");
     ok &= refused(__fork(), "__fork");
+    ok &= refused(__vfork(), "__vfork");
     ok &= refused(forkpty(&fd, NULL, NULL, NULL), "forkpty");
     ok &= refused(clone(child_fn, stack + sizeof stack, 17, NULL), "clone");
+    ok &= refused(__clone(child_fn, stack + sizeof stack, 17, NULL), "__clone");
     char *argv[] = {"true", NULL};
     ok &= refused(syscall(SYS_execve, "/bin/true", argv, environ), "syscall(SYS_execve)");
     ok &= posix_spawnp(&pid, "true", NULL, NULL, argv, environ) == ENOSYS;
