@@ -329,6 +329,9 @@ int core_stack_init(void) HIDDEN NODISCARD;
 
 /* Default size (UPVM_STACK_SIZE, validated at init), page rounded. */
 extern size_t core_default_stack_size HIDDEN;
+/* UPVM_STACK_SIZE was set: process mode takes it for a task's main stack
+ * instead of the stack limit (src/proc). */
+extern bool core_stack_size_set HIDDEN;
 
 /* Give u a stack of `size` bytes (page rounded, >= UPVM_STACK_MIN) with an
  * inaccessible guard page below it.  Returns 0 or -ENOMEM. */

@@ -176,6 +176,15 @@ static void report_overflow(struct ulp *u, const char *name, const siginfo_t *si
         "page %p-%p below it.\n",
         u->id, name, size, si->si_addr, guard,
         (const void *)((const char *)guard + core_stack_guard_size()));
+    if (u->stack_release) {
+        /* a stack its creator provided: the main stack of a process-mode
+         * task (src/proc), sized as a process's, by the stack limit unless
+         * UPVM_STACK_SIZE is set; the program cannot name one itself */
+        say("upvm: give it a bigger stack: start the job with UPVM_STACK_SIZE=%s, or "
+            "with a stack limit of that (ulimit -s %zu), as for a process "
+            "(or move big arrays off the stack).\n", bigger, u->stack_size * 4 / 1024);
+        return;
+    }
     say("upvm: give it a bigger stack: UPVM_STACK_SIZE=%s for every ULP, or "
         "upvm_attr_t.stack_size for this one (or move big arrays off the stack).\n",
         bigger);

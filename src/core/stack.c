@@ -64,6 +64,7 @@ static struct {
 } st;
 
 size_t core_default_stack_size;
+bool core_stack_size_set;
 
 static bool ptr_push(struct ptr_stack *s, void *p)
 {

@@ -182,8 +182,10 @@ static COLD void read_stack_size_env(void)
     static const struct env_num spec = {
         .min = 0, .max = STACK_SIZE_MAX, .dflt = DEFAULT_STACK_SIZE, .flags = ENV_FAIL};
     uint64_t size;
-    if (env_size("UPVM_STACK_SIZE", &spec, &size) < 0)
+    int rc = env_size("UPVM_STACK_SIZE", &spec, &size);
+    if (rc < 0)
         exit(2);
+    core_stack_size_set = rc > 0;
     core_default_stack_size = size < UPVM_STACK_MIN ? UPVM_STACK_MIN : (size_t)size;
 }
 

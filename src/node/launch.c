@@ -8,10 +8,13 @@
  * and SIGQUIT mean "end the job"; in a job's launcher, SIGUSR1 "start the
  * nodes asked for" and NODE_SIG_HALT "a task called pvm_halt".  Ending =
  * SIGTERM to every node still alive, up to GRACE_MS for them to go, then
- * SIGKILL.  SIGPIPE stays blocked in the launcher: a line it writes to a
- * stderr nobody reads any more fails instead of killing it before it has
- * ended the nodes and removed the job's files.
+ * SIGKILL.  Then the processes the nodes left behind (node_end_strays).
+ * SIGPIPE stays blocked in the launcher: a line it writes to a stderr
+ * nobody reads any more fails instead of killing it before it has ended
+ * the nodes and removed the job's files.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -31,6 +34,14 @@
 
 #define MAX_NODES 64
 #define GRACE_MS 1000
+#define STRAYS_MS 5000 /* the longest node_end_strays waits for them to die */
+
+static long ms_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
 
 /* A forked node: die with the launcher, take the caller's signal mask
  * back, join the transport as `node`. */
@@ -89,13 +100,81 @@ static void end_all(struct node_exit *ex, int n, int *left)
             (*left)--;
             continue;
         }
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-        if (ms > GRACE_MS) {
+        if (ms_since(&start) > GRACE_MS) {
             for (int k = 0; k < n; k++)
                 if (ex[k].pid > 0)
                     kill(ex[k].pid, SIGKILL);
+        }
+        usleep(1000);
+    }
+}
+
+/* ------------------------------------------------------------ strays */
+
+void node_contain_strays(void)
+{
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+/* The parent of process pid (from /proc/PID/stat), or -1. */
+static pid_t parent_of(const char *pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    /* "PID (COMM) STATE PPID ...": COMM may hold anything, ')' included */
+    char *end = strrchr(buf, ')');
+    int ppid;
+    return end && sscanf(end + 1, " %*c %d", &ppid) == 1 ? ppid : -1;
+}
+
+/* SIGKILL every child of this process: how many were found.  /proc is
+ * read rather than kept track of: a stray comes back to a subreaper
+ * without telling it. */
+static int kill_children(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t self = getpid();
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!isdigit((unsigned char)e->d_name[0]) || parent_of(e->d_name) != self)
+            continue;
+        (void)kill((pid_t)atoi(e->d_name), SIGKILL);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Reap what has ended; true while children remain. */
+static bool reap_children(void)
+{
+    pid_t r;
+    while ((r = waitpid(-1, NULL, WNOHANG)) > 0)
+        continue;
+    return r == 0;
+}
+
+void node_end_strays(void)
+{
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int ended = 0;
+    /* a killed stray's own children come back here in turn: again until
+     * none is left */
+    while (reap_children()) {
+        ended += kill_children();
+        if (ms_since(&start) > STRAYS_MS) {
+            fprintf(stderr, "upvm: processes the job's nodes started do not end "
+                            "(SIGKILL sent %d times); leaving them\n", ended);
+            return;
         }
         usleep(1000);
     }
@@ -421,6 +500,7 @@ int node_job_fork(int nnodes, int capacity)
                             &l.oldmask);
     if (rc != 0)
         return rc;
+    node_contain_strays(); /* this process is the job's from here on */
     l.self = getpid();
     node_ctl_prepare(l.self); /* node 0 creates it; this process removes it */
     for (int i = 0; i < nnodes; i++)
@@ -448,6 +528,7 @@ int node_job_fork(int nnodes, int capacity)
         if (sig > 0 && sig != SIGCHLD)
             launcher_signal(&l, sig, &si);
     }
+    node_end_strays(); /* every node is gone: what they left goes too */
     node_ctl_cleanup(); /* every node is gone, node 0 however it ended */
     launcher_check_output(&l);
     net_shm_destroy(l.seg);

@@ -9,7 +9,8 @@
  * SIGTERM, SIGHUP or SIGQUIT, every node still running gets SIGTERM, then SIGKILL after a
  * grace period; the segment is a memfd, so nothing remains in /dev/shm or
  * /tmp.  A node whose launcher dies gets SIGKILL from the kernel
- * (PR_SET_PDEATHSIG), so no node outlives its job.
+ * (PR_SET_PDEATHSIG), so no node outlives its job; nor does a process a
+ * node started (node_end_strays).
  */
 #ifndef UPVM_NODE_LAUNCH_H
 #define UPVM_NODE_LAUNCH_H
@@ -60,5 +61,24 @@ int node_job_fork(int nnodes, int capacity) HIDDEN;
  * calling task's tid) when a task calls pvm_halt (node_job_halt): the
  * launcher says so and ends every node. */
 #define NODE_SIG_HALT SIGUSR2
+
+/*
+ * Processes a job's nodes leave behind ("strays": a fork that got past
+ * process mode's refusals, a daemon a thread-mode node started) must not
+ * outlive the job: they would keep its output open (a shell's $(...) would
+ * not end) and run on.  The process at the top of the job on this host (the
+ * launcher of node_job_fork, or the only node of a one-node process-mode
+ * job; node_launch, for tests, leaves its caller alone) makes itself
+ * a child subreaper (node_contain_strays: PR_SET_CHILD_SUBREAPER), so that
+ * whatever the nodes leave is re-parented to it when its parent ends, at
+ * any depth and whether or not it left its session (setsid); a process
+ * group or a session would not hold them.  At the job's end, with every
+ * node gone, node_end_strays kills its children (SIGKILL) and reaps them,
+ * again as more come back to it, until none is left (at most a few
+ * seconds: one line says so if some will not die).  A job of MPI ranks
+ * leaves that to the MPI launcher.
+ */
+void node_contain_strays(void) HIDDEN;
+void node_end_strays(void) HIDDEN;
 
 #endif /* UPVM_NODE_LAUNCH_H */

@@ -12,9 +12,11 @@
  *   getopt, environ,     per-ULP copies of libc's per-process state: the
  *   __progname, ...      program's GOT entries point into struct proc.
  *   fork, exec, system,  refused with a message naming the call and the ULP
- *   threads, handlers    (a ULP is not an OS process); signal dispositions
- *                        SIG_IGN/SIG_DFL are passed on (they act on the
- *                        whole node, as documented).
+ *   daemon, clone,       (a ULP is not an OS process); signal dispositions
+ *   syscall(SYS_fork..)  SIG_IGN/SIG_DFL are passed on (they act on the
+ *   threads, handlers    whole node, as documented).  What gets past these
+ *                        (a fork made by raw instructions) is contained:
+ *                        the job ends it (src/node/launch.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -35,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 
 #include "proc/proc.h"
@@ -256,11 +259,37 @@ static int ip_nanosleep(const struct timespec *req, struct timespec *rem)
 
 /* ------------------------------------------------------------ refused */
 
-static pid_t ip_fork(void)
+/* Every way libc offers to make a process or a thread: each would copy or
+ * share the whole node (all its ULPs), which the ULP cannot own.  glibc's
+ * daemon(), _Fork and __fork reach the kernel without going through the
+ * program's fork(), so they are refused here by name as well. */
+static pid_t refuse_fork(const char *call)
 {
-    proc_refuse("fork()", NOT_A_PROCESS "; start tasks with pvm_spawn");
+    proc_refuse(call, NOT_A_PROCESS "; start tasks with pvm_spawn");
     errno = ENOSYS;
     return -1;
+}
+
+static pid_t ip_fork(void) { return refuse_fork("fork()"); }
+static pid_t ip_vfork(void) { return refuse_fork("vfork()"); }
+static pid_t ip__Fork(void) { return refuse_fork("_Fork()"); }
+static pid_t ip___fork(void) { return refuse_fork("__fork()"); }
+static pid_t ip___vfork(void) { return refuse_fork("__vfork()"); }
+static int ip_daemon(int nochdir, int noclose) { return refuse_fork("daemon()"); }
+
+static pid_t ip_forkpty(int *fd, char *name, const void *termp, const void *winp)
+{
+    return refuse_fork("forkpty()");
+}
+
+static int ip_clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+    return refuse_fork("clone()");
+}
+
+static int ip___clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+    return refuse_fork("__clone()");
 }
 
 static int refuse_exec(const char *call)
@@ -291,11 +320,84 @@ static FILE *ip_popen(const char *cmd, const char *mode)
     return NULL;
 }
 
+/* posix_spawn & co. start another program as a child of the node: an OS
+ * process outside the job that the node would have to wait for (blocking
+ * every ULP) and that may outlive it.  Refused like exec. */
+static int refuse_spawn(const char *call)
+{
+    proc_refuse(call, NOT_A_PROCESS "; start programs with pvm_spawn");
+    return ENOSYS; /* these return the error, not -1 */
+}
+
 static int ip_posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
                           char *const a[], char *const e[])
 {
-    proc_refuse("posix_spawn()", NOT_A_PROCESS "; start programs with pvm_spawn");
-    return ENOSYS;
+    return refuse_spawn("posix_spawn()");
+}
+
+static int ip_posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
+                           char *const a[], char *const e[])
+{
+    return refuse_spawn("posix_spawnp()");
+}
+
+static int ip_pidfd_spawn(int *fd, const char *path, const void *fa, const void *at,
+                          char *const a[], char *const e[])
+{
+    return refuse_spawn("pidfd_spawn()");
+}
+
+static int ip_pidfd_spawnp(int *fd, const char *file, const void *fa, const void *at,
+                           char *const a[], char *const e[])
+{
+    return refuse_spawn("pidfd_spawnp()");
+}
+
+/* The system calls syscall() must not make: the same refusals as the
+ * functions that make them.  NULL for the others. */
+static const char *refused_syscall(long nr, const char **why)
+{
+    *why = NOT_A_PROCESS "; start tasks with pvm_spawn";
+    switch (nr) {
+    case SYS_fork: return "syscall(SYS_fork)";
+    case SYS_vfork: return "syscall(SYS_vfork)";
+    case SYS_clone: return "syscall(SYS_clone)";
+#ifdef SYS_clone3
+    case SYS_clone3: return "syscall(SYS_clone3)";
+#endif
+    }
+    *why = NOT_A_PROCESS "; start programs with pvm_spawn";
+    switch (nr) {
+    case SYS_execve: return "syscall(SYS_execve)";
+#ifdef SYS_execveat
+    case SYS_execveat: return "syscall(SYS_execveat)";
+#endif
+    }
+    return NULL;
+}
+
+/*
+ * syscall(number, ...): the kernel takes at most six arguments and
+ * syscall() cannot know how many its caller passed, so six are read and
+ * passed on, as libc's own syscall() does.  On x86-64 the ones the caller
+ * did not pass are whatever its registers and argument area hold; the
+ * kernel does not look at them for a call that takes fewer.
+ */
+static long ip_syscall(long nr, ...)
+{
+    const char *why, *call = refused_syscall(nr, &why);
+    if (call) {
+        proc_refuse(call, why);
+        errno = ENOSYS;
+        return -1;
+    }
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 static int ip_pthread_create(void *t, const void *attr, void *(*fn)(void *), void *arg)
@@ -833,9 +935,13 @@ struct fn_entry {
 /* Sorted by name (bsearch). */
 static const struct fn_entry functions[] = {
     FN("_Exit", ip__exit),
+    FN("_Fork", ip__Fork),
     FN("__asprintf_chk", proc_asprintf_chk),
+    FN("__clone", ip___clone),
     FN("__cxa_atexit", ip_cxa_atexit),
+    FN("__fork", ip___fork),
     FN("__vasprintf_chk", proc_vasprintf_chk),
+    FN("__vfork", ip___vfork),
     FN("_exit", ip__exit),
     FN("abort", ip_abort),
     FN("accept", ip_accept),
@@ -844,9 +950,11 @@ static const struct fn_entry functions[] = {
     FN("atexit", ip_atexit),
     FN("calloc", ip_calloc),
     FN("clearenv", ip_clearenv),
+    FN("clone", ip_clone),
     FN("close", ip_close),
     FN("closedir", ip_closedir),
     FN("creat", ip_creat),
+    FN("daemon", ip_daemon),
     FN("dup", ip_dup),
     FN("dup2", ip_dup2),
     FN("dup3", ip_dup3),
@@ -867,6 +975,7 @@ static const struct fn_entry functions[] = {
     FN("fopen", ip_fopen),
     FN("fopen64", ip_fopen),
     FN("fork", ip_fork),
+    FN("forkpty", ip_forkpty),
     FN("free", ip_free),
     FN("freopen", ip_freopen),
     FN("freopen64", ip_freopen),
@@ -894,12 +1003,14 @@ static const struct fn_entry functions[] = {
     FN("openat", ip_openat),
     FN("openat64", ip_openat),
     FN("opendir", ip_opendir),
+    FN("pidfd_spawn", ip_pidfd_spawn),
+    FN("pidfd_spawnp", ip_pidfd_spawnp),
     FN("pipe", ip_pipe),
     FN("pipe2", ip_pipe2),
     FN("popen", ip_popen),
     FN("posix_memalign", ip_posix_memalign),
     FN("posix_spawn", ip_posix_spawn),
-    FN("posix_spawnp", ip_posix_spawn),
+    FN("posix_spawnp", ip_posix_spawnp),
     FN("pthread_create", ip_pthread_create),
     FN("putenv", ip_putenv),
     FN("pvalloc", ip_pvalloc),
@@ -918,6 +1029,7 @@ static const struct fn_entry functions[] = {
     FN("socketpair", ip_socketpair),
     FN("strdup", proc_strdup),
     FN("strndup", proc_strndup),
+    FN("syscall", ip_syscall),
     FN("system", ip_system),
     FN("timerfd_create", ip_timerfd_create),
     FN("tmpfile", ip_tmpfile),
@@ -926,7 +1038,7 @@ static const struct fn_entry functions[] = {
     FN("usleep", ip_usleep),
     FN("valloc", ip_valloc),
     FN("vasprintf", proc_vasprintf),
-    FN("vfork", ip_fork),
+    FN("vfork", ip_vfork),
 };
 
 static int cmp_entry(const void *key, const void *e)

@@ -5,7 +5,7 @@
  * Slot layout (addresses grow to the right):
  *
  *   base                                                        base + slot size
- *   | program image | guard | stack (8 MiB) | heap (grows right) ...   |
+ *   | program image | guard | stack         | heap (grows right) ...   |
  *     (loader)        page                    (mem_heap)
  *
  * Memory mappings are what limits how many ULPs a node can hold
@@ -17,6 +17,9 @@
  * five mappings: three read-only segments, one read-write, and the rest of
  * the slot's reservation.  struct proc, argv and the environment come from
  * the ULP's own heap, so everything the ULP owns is in its slot.
+ *
+ * The stack is sized as a process's main stack: the stack limit (ulimit -s)
+ * of the node, unless UPVM_STACK_SIZE says otherwise (proc_stack_size).
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,8 +38,10 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* A process's stack, unless attr says otherwise (like a typical ulimit -s). */
-#define PROC_STACK_DEFAULT ((size_t)8 << 20)
+/* A stack limit of "unlimited" lets a process's stack grow until it meets
+ * other mappings; a slot has to set a bound: this fraction of the slot
+ * (256 MiB of the default 1 GiB), the rest for the image and the heap. */
+#define PROC_STACK_UNLIMITED_SHARE 4
 
 /* Slots kept loaded after their ULP ended, for the next ULP of the same
  * program: reloading one copies the data segment and relocates, where a
@@ -332,20 +338,10 @@ static int proc_map_warm(struct loader_image *img, int slot, size_t stack_size,
 static int proc_map(struct loader_image *img, int slot, size_t stack_size, struct proc **out,
                     struct loader_error *err)
 {
-    const struct mem_window *w = mem_window();
-    size_t page = page_size();
     mem_slot_filling(slot);
-    struct slot_layout l = layout_of(img, slot, stack_size);
+    struct slot_layout l = layout_of(img, slot, stack_size); /* it fits: proc_spawn checked */
     char *base = l.base, *heap_lo = l.heap_lo;
     size_t image = (size_t)(l.guard - l.base);
-    if (heap_lo + 16 * page > l.end) {
-        err->code = -ENOMEM;
-        snprintf(err->msg, sizeof err->msg,
-                 "%s needs %zu bytes of image and %zu of stack, more than a slot "
-                 "(%zu bytes): raise UPVM_SLOT_SIZE", loader_image_path(img), image,
-                 stack_size, w->slot_size);
-        return err->code;
-    }
     /* One mapping for everything writable: the image's writable segments,
      * the guard, the stack and the heap's first part (the loader and the
      * heap are told it is there); then the guard marker. */
@@ -367,11 +363,81 @@ static int proc_map(struct loader_image *img, int slot, size_t stack_size, struc
     return rc;
 }
 
+/* Where a task's stack size comes from, for the messages that name it. */
+static const char *stack_source(const upvm_attr_t *attr)
+{
+    if (attr && attr->stack_size)
+        return "upvm_attr_t.stack_size";
+    return core_stack_size_set ? "UPVM_STACK_SIZE" : "ulimit -s";
+}
+
+/*
+ * The main stack of a new process-mode ULP, as a process started here
+ * would have it: the stack limit's soft value (RLIMIT_STACK, what
+ * `ulimit -s` sets; read at each spawn, so a limit a task sets is its
+ * children's, as a process's), unless UPVM_STACK_SIZE is set (it is then
+ * the size of every ULP's stack, this one's included) or attr names one.
+ */
+static size_t proc_stack_size(const upvm_attr_t *attr)
+{
+    size_t size;
+    struct rlimit rl;
+    if (attr && attr->stack_size)
+        size = attr->stack_size;
+    else if (core_stack_size_set)
+        size = core_default_stack_size;
+    else if (getrlimit(RLIMIT_STACK, &rl) != 0)
+        size = (size_t)8 << 20; /* cannot happen: the common default */
+    else if (rl.rlim_cur == RLIM_INFINITY)
+        size = mem_window()->slot_size / PROC_STACK_UNLIMITED_SHARE;
+    else
+        size = rl.rlim_cur > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)rl.rlim_cur;
+    return round_up(size < UPVM_STACK_MIN ? UPVM_STACK_MIN : size, page_size());
+}
+
+/* "12 MiB", "300 KiB" */
+static const char *size_text(char *buf, size_t len, size_t bytes)
+{
+    if (bytes % (1024 * 1024 * 1024) == 0)
+        snprintf(buf, len, "%zu GiB", bytes >> 30);
+    else if (bytes % (1024 * 1024) == 0)
+        snprintf(buf, len, "%zu MiB", bytes >> 20);
+    else
+        snprintf(buf, len, "%zu KiB", (bytes + 1023) >> 10);
+    return buf;
+}
+
+/* The smallest heap a slot must leave room for. */
+#define PROC_HEAP_MIN_PAGES 16
+
+/* 0, or -ENOMEM and the message when a stack of stack_size leaves no room
+ * in a slot for img's image, the guard page and a heap: refused at the
+ * spawn, naming the limit and the knobs. */
+static int check_stack_fits(const struct loader_image *img, size_t stack_size,
+                            const upvm_attr_t *attr, struct loader_error *err)
+{
+    size_t slot = mem_window()->slot_size, page = page_size();
+    size_t image = round_up(loader_image_span(img), page);
+    size_t rest = image + page + PROC_HEAP_MIN_PAGES * page;
+    size_t room = slot > rest ? slot - rest : 0;
+    if (stack_size <= room)
+        return 0;
+    char want[32], most[32], ss[32];
+    const char *from = stack_source(attr);
+    /* what fits, in whole MiB when it is that big: "at most" stays true */
+    size_t fits = room >= ((size_t)1 << 20) ? room & ~(((size_t)1 << 20) - 1) : room & ~(page - 1);
+    err->code = -ENOMEM;
+    snprintf(err->msg, sizeof err->msg,
+             "a stack of %s (%s) does not fit a slot of %s (UPVM_SLOT_SIZE): beside the "
+             "program's image and a heap it holds at most %s of stack; ask for less with %s, "
+             "or raise UPVM_SLOT_SIZE", size_text(want, sizeof want, stack_size), from,
+             size_text(ss, sizeof ss, slot), size_text(most, sizeof most, fits), from);
+    return err->code;
+}
+
 int proc_spawn(const char *path, char *const argv[], char *const envp[],
                const upvm_attr_t *attr, struct ulp **out, struct loader_error *err)
 {
-    size_t stack_size = round_up(attr && attr->stack_size ? attr->stack_size
-                                                          : PROC_STACK_DEFAULT, page_size());
     static bool hooked;
     if (!hooked && core_add_exit_hook(proc_on_exit) == 0)
         hooked = true;
@@ -381,9 +447,14 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
         snprintf(err->msg, sizeof err->msg, "the node's address window is not available");
         return rc;
     }
+    size_t stack_size = proc_stack_size(attr);
     struct loader_image *img = loader_image_open(path, err);
     if (!img)
         return err->code;
+    if (check_stack_fits(img, stack_size, attr, err) != 0) {
+        loader_image_put(img);
+        return err->code;
+    }
     struct proc *p = NULL;
     int slot = take_warm(img, stack_size);
     if (slot >= 0) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "node/job.h"
+#include "node/launch.h"
 #include "proc/proc.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
@@ -100,6 +101,25 @@ static int start_first_task(const char *path, char **argv, char **envp)
     return t->tid;
 }
 
+/* At the process's exit, after the PVM layer's own handler has run the
+ * tasks still there to their end (handlers run last registered first): a
+ * one-node job's node is the top of its job, and ends what got past the
+ * refusals of fork (launch.h).  A job of several nodes has a launcher for
+ * that, a job of MPI ranks its MPI launcher. */
+static void end_strays_at_exit(void)
+{
+    if (!pvm_multi())
+        node_end_strays();
+}
+
+/* A process-mode job never has children of its own: everything a node
+ * forks is a stray (launch.h). */
+static void contain_strays(void)
+{
+    node_contain_strays();
+    (void)atexit(end_strays_at_exit);
+}
+
 /* The job has ended, with status: its output did not all get written?  A
  * job of several nodes leaves that to its launcher (node 0 notes it at
  * exit, node/job.c); a job of one says it here, once, and does not end
@@ -121,6 +141,7 @@ static int run_program(const char *path, int ninst, char **argv, char **envp)
     if (rc != 0)
         return rc;
     node_started = true;
+    contain_strays();
     /* The tasks' untagged output is the node's stdout: a line at a time, as
      * a terminal has it, so that a task that moves (and flushes what it
      * left here) does not send its lines out of order with its stderr. */

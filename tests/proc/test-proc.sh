@@ -14,7 +14,7 @@ set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
-           mpi-ranks run-hosts)
+           mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -38,6 +38,27 @@ setup() {
     for p in "$@"; do
         [ -x "$progs/$p" ] || fail "no $progs/$p: build first (cmake --build $build)"
         cp "$progs/$p" "$tmp/" || fail "cp $p"
+    done
+}
+
+# A marker no other process has in its command line: the job's programs
+# get it as an argument, so that its processes (launcher, nodes, and any
+# copy of a node) can be found by it.
+new_marker() { marker="upvm-proc-marker-$$-$RANDOM$RANDOM"; }
+
+# Once the job has ended, no process of it may remain: polled for up to
+# 10 s (a killed process takes a moment to go).  Those found at the
+# deadline (this test's own: the marker is unique) are killed, and it fails.
+check_none_left() {
+    local pids deadline=$((SECONDS + 10))
+    while pids=$(pgrep -f -- "$marker"); do
+        if [ $SECONDS -ge $deadline ]; then
+            local seen
+            seen=$(ps -o pid,ppid,stat,args -p "$(echo $pids | tr ' ' ,)" 2>&1)
+            kill -9 $pids 2>/dev/null
+            fail "processes of the job remain after it ended: $seen"
+        fi
+        sleep 0.05
     done
 }
 
@@ -242,6 +263,86 @@ sc_run-hosts() {
     [ $rc -eq 2 ] && grep -q "is not a host" <<<"$out" || fail "a bad --hosts: $rc: $out"
     out=$("$upvm" run --hostfile "$tmp/none" ./family 2>&1); rc=$?
     [ $rc -eq 2 ] && grep -q "none: No such file" <<<"$out" || fail "a missing --hostfile: $rc: $out"
+}
+
+# every call that would fork the node is refused, by name (daemon(),
+# syscall(SYS_fork), ...), the job ends normally and leaves no process
+sc_forks() {
+    setup forks
+    new_marker
+    (cd "$tmp" && timeout 20 ./forks "$marker" >"$tmp/out" 2>&1); rc=$?
+    out=$(cat "$tmp/out")
+    echo "$out"
+    check_none_left
+    [ $rc -eq 0 ] || fail "forks exited $rc, expected 0"
+    grep -q '^forks OK$' <<<"$out" || fail "forks did not report OK"
+    grep -q '^write passed$' <<<"$out" || fail "syscall(SYS_write) did not pass"
+    for call in 'daemon()' 'syscall(SYS_fork)' 'syscall(SYS_vfork)' 'syscall(SYS_clone)' \
+                'syscall(SYS_clone3)' 'syscall(SYS_execve)' '_Fork()' '__fork()' '__vfork()' 'forkpty()' 'clone()' '__clone()' 'posix_spawnp()'; do
+        grep -qF "called $call: not supported in a process-mode ULP" <<<"$out" || fail "no report for $call"
+    done
+    grep -q "upvm: ULP [0-9]* (forks, PVM task t[0-9a-f]*) called daemon()" <<<"$out" \
+        || fail "the report does not name the ULP and its task"
+}
+
+# a fork that no refusal sees (made by the syscall instruction) leaves a
+# copy of the node holding the job's output: the job ends all the same and
+# ends it, with one node (the node does) and with two (the launcher does)
+sc_stray() {
+    setup stray
+    local nodes
+    for nodes in 1 2; do
+        new_marker
+        (cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./stray "$marker" >"$tmp/out" 2>&1); rc=$?
+        out=$(cat "$tmp/out")
+        echo "$out"
+        check_none_left
+        [ $rc -eq 0 ] || fail "UPVM_NODES=$nodes: stray exited $rc, expected 0"
+        grep -q "the parent goes on" <<<"$out" || fail "UPVM_NODES=$nodes: the parent did not go on"
+    done
+}
+
+# a task's stack is the stack limit, as a process's: 12 MiB of recursion
+# overflows 8 MiB with the advice to raise it, and fits under ulimit -s 16384,
+# also after the task has moved to another node
+sc_stack-limit() {
+    setup deepstack
+    out=$(cd "$tmp" && ulimit -s 8192 && timeout 20 ./deepstack 12 2>&1); rc=$?
+    [ $rc -ne 0 ] || fail "12 MiB of recursion ran in an 8 MiB stack: $out"
+    grep -q "overflowed its stack of 8 MiB:" <<<"$out" || fail "no overflow report: $out"
+    grep -q "start the job with UPVM_STACK_SIZE=32M, or with a stack limit of that (ulimit -s 32768)" <<<"$out" \
+        || fail "the advice does not name the knobs of process mode: $out"
+    out=$(cd "$tmp" && ulimit -s 16384 && timeout 20 ./deepstack 12 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "deep OK" <<<"$out" || fail "ulimit -s 16384: $rc $out"
+    out=$(cd "$tmp" && timeout 20 bash -c 'ulimit -s 16384; exec "$0" run ./deepstack 12' "$upvm" 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "deep OK" <<<"$out" || fail "upvm run under ulimit -s 16384: $rc $out"
+    # the stack keeps its size when the task moves to another node
+    out=$(cd "$tmp" && ulimit -s 16384 && UPVM_NODES=2 timeout 20 ./deepstack 12 move 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "deep OK on node 1" <<<"$out" || fail "12 MiB after a move: $rc $out"
+}
+
+# UPVM_STACK_SIZE sets a task's stack, whatever the stack limit
+sc_stack-env() {
+    setup deepstack
+    out=$(cd "$tmp" && ulimit -s 8192 && UPVM_STACK_SIZE=16M timeout 20 ./deepstack 12 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "deep OK" <<<"$out" || fail "UPVM_STACK_SIZE=16M: $rc $out"
+    out=$(cd "$tmp" && ulimit -s 65536 && UPVM_STACK_SIZE=4M timeout 20 ./deepstack 12 2>&1); rc=$?
+    [ $rc -ne 0 ] && grep -q "overflowed its stack of 4 MiB:" <<<"$out" || fail "UPVM_STACK_SIZE=4M under ulimit -s 65536: $rc $out"
+}
+
+# a stack a slot cannot hold is refused at the spawn, naming the limit and
+# what to change
+sc_stack-too-big() {
+    setup deepstack
+    out=$(cd "$tmp" && UPVM_STACK_SIZE=1G timeout 20 ./deepstack 1 2>&1); rc=$?
+    [ $rc -ne 0 ] || fail "a 1 GiB stack in a 1 GiB slot: $out"
+    grep -q "a stack of 1 GiB (UPVM_STACK_SIZE) does not fit a slot of 1 GiB (UPVM_SLOT_SIZE): beside the program's image and a heap it holds at most 1023 MiB of stack; ask for less with UPVM_STACK_SIZE, or raise UPVM_SLOT_SIZE" <<<"$out" \
+        || fail "UPVM_STACK_SIZE=1G: no refusal naming the limit: $out"
+    out=$(cd "$tmp" && ulimit -s 2097152 && timeout 20 ./deepstack 1 2>&1); rc=$?
+    [ $rc -ne 0 ] && grep -q "a stack of 2 GiB (ulimit -s) does not fit a slot of 1 GiB" <<<"$out" \
+        || fail "ulimit -s 2097152: $rc $out"
+    out=$(cd "$tmp" && ulimit -s 2097152 && UPVM_SLOT_SIZE=4G timeout 20 ./deepstack 1 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "deep OK" <<<"$out" || fail "a 2 GiB stack in a 4 GiB slot: $rc $out"
 }
 
 # ------------------------------------------------------------------ run
