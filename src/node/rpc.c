@@ -98,8 +98,9 @@ static int serve_here(const struct node_frame *f, const struct node_rpc_req *q)
 /* How long a request waits before its silence is said (rpc_send). */
 #define RPC_SLOW_NS (10ll * 1000 * 1000 * 1000)
 
-/* Send r's request and wait for its answer (or its server's death). */
-static int rpc_send(struct rpc *r, const struct node_rpc_req *q)
+/* Send r's request and wait for its answer (or its server's death), at
+ * most limit_ns (< 0: no limit; -ETIMEDOUT when it passed). */
+static int rpc_send(struct rpc *r, const struct node_rpc_req *q, int64_t limit_ns)
 {
     struct node_frame f = {q->kind, q->a, r->id, q->c};
     bool sent = r->node == node_job_self()
@@ -113,9 +114,18 @@ static int rpc_send(struct rpc *r, const struct node_rpc_req *q)
      * A server that does not answer for long is said once (a node whose
      * task blocks in a system call serves nothing meanwhile). */
     bool said = false;
+    uint64_t end = limit_ns >= 0 ? upvm_now_ns() + (uint64_t)limit_ns : UINT64_MAX;
     while (!r->done) {
-        int woke = core_block(&r->q, said ? -1 : RPC_SLOW_NS);
-        if (!r->done && !said && woke == -ETIMEDOUT) {
+        uint64_t now = upvm_now_ns();
+        if (now >= end) {
+            list_unlink(&r->link); /* a late answer finds no record: dropped */
+            return -ETIMEDOUT;
+        }
+        int64_t wait = said ? -1 : RPC_SLOW_NS;
+        if (end != UINT64_MAX && (wait < 0 || (uint64_t)wait > end - now))
+            wait = (int64_t)(end - now);
+        int woke = core_block(&r->q, wait);
+        if (!r->done && !said && woke == -ETIMEDOUT && upvm_now_ns() < end) {
             said = true;
             fprintf(stderr, "upvm: node %d: node %d has not answered a request (frame kind %u) "
                             "for %d s: a task there may be blocked in a system call, which "
@@ -135,7 +145,7 @@ int node_rpc_call(const struct node_rpc_req *req, enum node_rpc_mode mode, void 
     rpc_begin(&r, req->node, req->died);
     if (mode == NODE_RPC_PINNED)
         core_ulp_pin(me);
-    int rc = rpc_send(&r, req);
+    int rc = rpc_send(&r, req, -1);
     if (mode == NODE_RPC_PINNED)
         core_ulp_unpin(me);
     if (data) {
@@ -144,6 +154,18 @@ int node_rpc_call(const struct node_rpc_req *req, enum node_rpc_mode mode, void 
     } else {
         free(r.data);
     }
+    return rc;
+}
+
+int node_rpc_call_within(const struct node_rpc_req *req, int64_t limit_ns)
+{
+    struct rpc r;
+    struct ulp *me = core_current();
+    rpc_begin(&r, req->node, req->died);
+    core_ulp_pin(me);
+    int rc = rpc_send(&r, req, limit_ns);
+    core_ulp_unpin(me);
+    free(r.data);
     return rc;
 }
 

@@ -59,6 +59,12 @@ struct node_rpc_req {
 int node_rpc_call(const struct node_rpc_req *req, enum node_rpc_mode mode, void **data,
                   size_t *len) HIDDEN;
 
+/* node_rpc_call for at most limit_ns, pinned, the answer's bytes dropped:
+ * -ETIMEDOUT when no answer came in time (a late one is dropped).  For a
+ * request whose answer only tells when it is done, not what to do: one
+ * the caller must not wait on for ever (its server may be stalled). */
+int node_rpc_call_within(const struct node_rpc_req *req, int64_t limit_ns) HIDDEN;
+
 /* The server's answer to request id from node. */
 void node_rpc_reply(int node, int id, int result, const void *p, size_t len) HIDDEN;
 

@@ -16,7 +16,7 @@ enum pvm_frame_kind {
     K_MSG = NODE_KINDS_PVM, /* a: dst tid; payload: serialised message */
     K_SPAWN,                /* b: id, c: count; payload: struct spawn_spec + strings */
     K_SIBS,                 /* c: n; payload: n tids */
-    K_NOTIFY,               /* a: watched tid, c: watcher; payload: ctx, cancel, tag */
+    K_NOTIFY,               /* a: watched tid, b: id, c: watcher; payload: ctx, cancel, tag */
     K_NOTIFY_FIRE,          /* a: watcher, b: watched tid, c: tag; payload: ctx */
     K_KILL,                 /* a: tid, b: signal */
     K_PSTAT,                /* a: tid, b: id */

@@ -517,6 +517,9 @@ static void on_task_lost(int src, const struct node_frame *f, const void *p, siz
 /* A PvmHostDelete watch (nodes of this job). */
 static list_link_t host_del_watches = {&host_del_watches, &host_del_watches};
 
+/* How long pvm_notify waits for the watched task's node (see below). */
+#define NOTIFY_WAIT_NS (200ll * 1000 * 1000)
+
 int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel)
 {
     int node = pvm_tid_node(watched);
@@ -549,11 +552,16 @@ int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel
         node_post(node, &f, extra, sizeof extra, NULL, 0);
         return 0;
     }
-    /* No round trip: the caller must not wait on a node that may be busy
-     * (a task there blocked in a system call stalls its node).  A task
-     * already gone there is told of by a K_NOTIFY_FIRE (on_notify), which
-     * also ends the watch kept here.  (b = 0: no answer wanted.) */
-    node_post(node, &f, extra, sizeof extra, NULL, 0);
+    /* A task already gone there is told of by a K_NOTIFY_FIRE (on_notify),
+     * which also ends the watch kept here, and comes before the answer:
+     * after the answer the notification is in the caller's queue, as PVM
+     * delivers it "at once".  But the caller must not wait for ever on a
+     * node that may be stalled (a task there blocked in a system call):
+     * after NOTIFY_WAIT_NS it goes on, and the notification comes when
+     * that node runs again. */
+    struct node_rpc_req q = {.node = node, .kind = K_NOTIFY, .a = watched, .c = t->tid,
+                             .p1 = extra, .l1 = sizeof extra, .down = 0, .died = 0};
+    (void)node_rpc_call_within(&q, NOTIFY_WAIT_NS);
     return 0;
 }
 
@@ -571,6 +579,8 @@ static void on_notify(int src, const struct node_frame *f, const void *p, size_t
     }
     if (!pvm_watch_exit_here(f->a, f->c, extra[2], extra[0], false))
         pvm_remote_fire(f->c, f->a, extra[2], extra[0]); /* gone already */
+    int back = node_dir_route(&pvm_dir, f->c); /* the watcher waits there */
+    node_rpc_reply(back >= 0 ? back : src, f->b, 0, NULL, 0); /* (after the fire) */
 }
 
 void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
