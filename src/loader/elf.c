@@ -38,7 +38,7 @@ struct dyn {
 
 struct phinfo {
     const Elf64_Phdr *dynamic, *relro;
-    bool interp;
+    bool interp, tls;
 };
 
 int loader_fail(struct loader_error *err, int code, const char *fmt, ...)
@@ -222,7 +222,7 @@ static int scan_phdrs(struct loader_image *img, struct loader_error *err, struct
         case PT_DYNAMIC: pi->dynamic = &ph[i]; break;
         case PT_INTERP: pi->interp = true; break;
         case PT_GNU_RELRO: pi->relro = &ph[i]; break;
-        case PT_TLS: rc = loader_fail(err, -ENOEXEC, "%s: " TLS_MSG, img->path); break;
+        case PT_TLS: pi->tls = true; break; /* refused in check_linkage */
         default: break;
         }
         if (rc)
@@ -285,6 +285,21 @@ static int read_dynamic(struct loader_image *img, struct loader_error *err,
         }
     }
     return malformed(img, err, "the dynamic section has no DT_NULL end");
+}
+
+/* A -static-pie program (no interpreter, no libraries, yet a PIE) carries
+ * its own C library, whose TLS segment would be the first thing refused:
+ * say what the file is instead.  Then TLS itself. */
+static int check_linkage(struct loader_image *img, struct loader_error *err,
+                         const struct phinfo *pi, const struct dyn *d)
+{
+    if (!pi->interp && img->nneeded == 0 && (d->flags_1 & DF_1_PIE))
+        return loader_fail(err, -ENOEXEC, "%s is statically linked (-static-pie): UPVM runs "
+                           "programs linked dynamically with the C library; rebuild it with "
+                           "upvmcc, without -static or -static-pie", img->path);
+    if (pi->tls)
+        return loader_fail(err, -ENOEXEC, "%s: " TLS_MSG, img->path);
+    return 0;
 }
 
 static int check_dynamic_features(struct loader_image *img, struct loader_error *err,
@@ -759,6 +774,8 @@ int elf_parse(struct loader_image *img, struct loader_error *err)
         rc = set_relro(img, err, pi.relro);
     if (!rc)
         rc = read_dynamic(img, err, pi.dynamic, &d);
+    if (!rc)
+        rc = check_linkage(img, err, &pi, &d);
     if (!rc)
         rc = check_dynamic_features(img, err, &d);
     if (!rc)
