@@ -214,11 +214,22 @@ static void resolve_own_ifuncs(const struct loader_image *img, uintptr_t base, u
             vals[i] = call_ifunc(base + img->refs_tab[i].value);
 }
 
+/* Can the loader call v?  Inside the image: only its code.  Outside: a
+ * function of a loaded library (a symbol relocation put it there, e.g. a
+ * sanitizer's __asan_init in the preinit array). */
+static bool callable(const struct loader_image *img, uintptr_t base, uint64_t v)
+{
+    if (v >= base && v - base < img->span)
+        return elf_in_text(img, v - base);
+    Dl_info info;
+    return dladdr((void *)(uintptr_t)v, &info) != 0 && info.dli_fbase != NULL;
+}
+
 /* After relocation, before anything calls them: every init/fini array
- * entry must point into the code.  Their values come from relocations
- * (RELATIVE addends) that elf.c cannot tie to the arrays, and the loader
- * itself calls them (loader_run_init): a corrupt addend would be a call
- * to anywhere, made by the runtime. */
+ * entry must be callable.  Their values come from relocations (RELATIVE
+ * addends) that elf.c cannot tie to the arrays, and the loader itself
+ * calls them (loader_run_init): a corrupt addend would be a call to
+ * anywhere, made by the runtime. */
 static int check_arrays(const struct loader_image *img, uintptr_t base,
                         struct loader_error *err)
 {
@@ -233,7 +244,7 @@ static int check_arrays(const struct loader_image *img, uintptr_t base,
         for (size_t k = 0; k < a[t].n; k++) {
             uint64_t v;
             memcpy(&v, (const void *)(base + a[t].vaddr + k * 8), sizeof v);
-            if (v < base || !elf_in_text(img, v - base))
+            if (!callable(img, base, v))
                 return loader_fail(err, -ENOEXEC, "malformed ELF file %s: entry %zu of %s "
                                    "(%#llx after relocation) is not in an executable segment",
                                    img->path, k, a[t].name, (unsigned long long)(v - base));
