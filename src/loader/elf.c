@@ -38,7 +38,7 @@ struct dyn {
 
 struct phinfo {
     const Elf64_Phdr *dynamic, *relro;
-    bool interp;
+    bool interp, tls;
 };
 
 int loader_fail(struct loader_error *err, int code, const char *fmt, ...)
@@ -187,27 +187,94 @@ static int prot_of(uint32_t flags)
            (flags & PF_X ? PROT_EXEC : 0);
 }
 
-static int add_load(struct loader_image *img, struct loader_error *err, const Elf64_Phdr *ph)
+/* Bits of p_flags a loadable segment may have: R, W, X and the OS's and
+ * processor's own ranges (which mean nothing here and are ignored). */
+#define PF_KNOWN (PF_R | PF_W | PF_X | PF_MASKOS | PF_MASKPROC)
+
+/* Program header i alone: bounds in the file and in memory, flags,
+ * alignment.  Each message says which header and which field. */
+static int check_load(struct loader_image *img, struct loader_error *err, unsigned i,
+                      const Elf64_Phdr *ph)
+{
+    if (!fits(ph->p_offset, ph->p_filesz, img->size))
+        return malformed(img, err, "segment %u (PT_LOAD): file bytes %#llx + %#llx extend "
+                         "past the end of the file (%zu bytes; truncated?)", i,
+                         (unsigned long long)ph->p_offset, (unsigned long long)ph->p_filesz,
+                         img->size);
+    if (ph->p_filesz > ph->p_memsz)
+        return malformed(img, err, "segment %u (PT_LOAD): p_filesz %#llx is larger than "
+                         "p_memsz %#llx", i, (unsigned long long)ph->p_filesz,
+                         (unsigned long long)ph->p_memsz);
+    /* code has no zero-filled tail (.bss is never executable): a shorter
+     * file part means the code is cut off */
+    if ((ph->p_flags & PF_X) && ph->p_filesz != ph->p_memsz)
+        return malformed(img, err, "segment %u (PT_LOAD): executable, but p_filesz %#llx is "
+                         "not p_memsz %#llx (code cut off)", i,
+                         (unsigned long long)ph->p_filesz, (unsigned long long)ph->p_memsz);
+    if (!fits(ph->p_vaddr, ph->p_memsz, LOADER_MAX_SPAN))
+        return malformed(img, err, "segment %u (PT_LOAD): address %#llx + %#llx is out of "
+                         "range", i, (unsigned long long)ph->p_vaddr,
+                         (unsigned long long)ph->p_memsz);
+    /* p_align 0 and 1 mean none; otherwise a power of two that p_vaddr and
+     * p_offset agree modulo (the ELF specification's rule) */
+    if ((ph->p_align & (ph->p_align - 1)) ||
+        (ph->p_align > 1 && (ph->p_vaddr - ph->p_offset) % ph->p_align) ||
+        (ph->p_vaddr - ph->p_offset) % LOADER_PAGE)
+        return malformed(img, err, "segment %u (PT_LOAD): alignment %#llx does not fit "
+                         "address %#llx and file offset %#llx", i,
+                         (unsigned long long)ph->p_align, (unsigned long long)ph->p_vaddr,
+                         (unsigned long long)ph->p_offset);
+    if ((ph->p_flags & ~(uint32_t)PF_KNOWN) || !(ph->p_flags & PF_R))
+        return malformed(img, err, "segment %u (PT_LOAD): flags %#x (not readable, or "
+                         "unknown bits)", i, ph->p_flags);
+    /* the writable segments are anonymous memory the node maps without
+     * execute permission (instance.c): code there could not run */
+    if ((ph->p_flags & PF_W) && (ph->p_flags & PF_X))
+        return loader_fail(err, -ENOEXEC, "%s: segment %u is both writable and executable: "
+                           "not supported; build the program with upvmcc", img->path, i);
+    return 0;
+}
+
+/* Does segment s overlap, in the file, an earlier one? (Index or -1.) */
+static int file_overlap(const struct loader_image *img, const struct loader_seg *s)
+{
+    for (unsigned k = 0; k < img->nseg; k++) {
+        const struct loader_seg *o = &img->seg[k];
+        if (s->filesz && o->filesz && s->offset < o->offset + o->filesz &&
+            o->offset < s->offset + s->filesz)
+            return (int)k;
+    }
+    return -1;
+}
+
+static int add_load(struct loader_image *img, struct loader_error *err, unsigned i,
+                    const Elf64_Phdr *ph)
 {
     if (ph->p_memsz == 0)
         return 0;
     if (img->nseg == LOADER_MAX_SEGS)
         return malformed(img, err, "more than %d PT_LOAD segments", LOADER_MAX_SEGS);
-    if (!fits(ph->p_offset, ph->p_filesz, img->size))
-        return malformed(img, err, "a PT_LOAD segment extends past the end of the file "
-                         "(truncated?)");
-    if (ph->p_filesz > ph->p_memsz || !fits(ph->p_vaddr, ph->p_memsz, LOADER_MAX_SPAN))
-        return malformed(img, err, "PT_LOAD segment sizes are inconsistent");
-    if ((ph->p_vaddr - ph->p_offset) % LOADER_PAGE)
-        return malformed(img, err, "PT_LOAD address and file offset are not page-congruent");
+    int rc = check_load(img, err, i, ph);
+    if (rc)
+        return rc;
     if (img->nseg > 0) {
         const struct loader_seg *prev = &img->seg[img->nseg - 1];
         if (page_down(ph->p_vaddr) < page_up(prev->vaddr + prev->memsz))
-            return malformed(img, err, "PT_LOAD segments overlap or are out of order");
+            return malformed(img, err, "segment %u (PT_LOAD) at %#llx overlaps the one before "
+                             "it or is out of order", i, (unsigned long long)ph->p_vaddr);
     }
-    img->seg[img->nseg++] = (struct loader_seg){
+    struct loader_seg seg = {
         .vaddr = ph->p_vaddr, .memsz = ph->p_memsz,
         .offset = ph->p_offset, .filesz = ph->p_filesz, .prot = prot_of(ph->p_flags)};
+    /* a linker never lets two segments share file bytes: one that does
+     * would map some other segment's bytes as its own */
+    int o = file_overlap(img, &seg);
+    if (o >= 0)
+        return malformed(img, err, "segment %u (PT_LOAD): its file bytes %#llx + %#llx "
+                         "overlap those of the PT_LOAD at %#llx", i,
+                         (unsigned long long)seg.offset, (unsigned long long)seg.filesz,
+                         (unsigned long long)img->seg[o].vaddr);
+    img->seg[img->nseg++] = seg;
     return 0;
 }
 
@@ -218,11 +285,11 @@ static int scan_phdrs(struct loader_image *img, struct loader_error *err, struct
     for (unsigned i = 0; i < eh->e_phnum; i++) {
         int rc = 0;
         switch (ph[i].p_type) {
-        case PT_LOAD: rc = add_load(img, err, &ph[i]); break;
+        case PT_LOAD: rc = add_load(img, err, i, &ph[i]); break;
         case PT_DYNAMIC: pi->dynamic = &ph[i]; break;
         case PT_INTERP: pi->interp = true; break;
         case PT_GNU_RELRO: pi->relro = &ph[i]; break;
-        case PT_TLS: rc = loader_fail(err, -ENOEXEC, "%s: " TLS_MSG, img->path); break;
+        case PT_TLS: pi->tls = true; break; /* refused in check_linkage */
         default: break;
         }
         if (rc)
@@ -285,6 +352,21 @@ static int read_dynamic(struct loader_image *img, struct loader_error *err,
         }
     }
     return malformed(img, err, "the dynamic section has no DT_NULL end");
+}
+
+/* A -static-pie program (no interpreter, no libraries, yet a PIE) carries
+ * its own C library, whose TLS segment would be the first thing refused:
+ * say what the file is instead.  Then TLS itself. */
+static int check_linkage(struct loader_image *img, struct loader_error *err,
+                         const struct phinfo *pi, const struct dyn *d)
+{
+    if (!pi->interp && img->nneeded == 0 && (d->flags_1 & DF_1_PIE))
+        return loader_fail(err, -ENOEXEC, "%s is statically linked (-static-pie): UPVM runs "
+                           "programs linked dynamically with the C library; rebuild it with "
+                           "upvmcc, without -static or -static-pie", img->path);
+    if (pi->tls)
+        return loader_fail(err, -ENOEXEC, "%s: " TLS_MSG, img->path);
+    return 0;
 }
 
 static int check_dynamic_features(struct loader_image *img, struct loader_error *err,
@@ -558,8 +640,14 @@ static const char *rel_sym_name(const struct loader_image *img, uint32_t sym)
     return n ? n : "?";
 }
 
+/* Where relocation i of a table is, for messages. */
+struct rela_at {
+    const char *table; /* "DT_RELA" or "DT_JMPREL" */
+    size_t i;
+};
+
 static int bad_rel(struct loader_image *img, struct loader_error *err, uint32_t type,
-                   uint32_t sym)
+                   uint32_t sym, struct rela_at at)
 {
     if (type == R_X86_64_COPY)
         return loader_fail(err, -ENOEXEC, "R_X86_64_COPY relocation for symbol '%s' in %s: "
@@ -571,7 +659,8 @@ static int bad_rel(struct loader_image *img, struct loader_error *err, uint32_t 
     if (type < R_X86_64_NUM && rel_names[type])
         return loader_fail(err, -ENOEXEC, "%s: unsupported relocation R_X86_64_%s in a "
                            "program's dynamic relocations", img->path, rel_names[type]);
-    return malformed(img, err, "unknown relocation type %u", type);
+    return malformed(img, err, "relocation %zu of %s has the unknown type %u", at.i, at.table,
+                     type);
 }
 
 /* Classify symbol i, which a relocation binds to. */
@@ -585,6 +674,14 @@ static int make_ref(struct loader_image *img, struct loader_error *err, uint32_t
         return malformed(img, err, "symbol %u's name is outside the string table", i);
     if (ELF64_ST_TYPE(s->st_info) == STT_TLS)
         return loader_fail(err, -ENOEXEC, "%s: symbol '%s': " TLS_MSG, img->path, r->name);
+    /* a section index the file does not have (e_shnum 0: not known), or a
+     * reserved one other than SHN_ABS (COMMON, XINDEX: never in a program's
+     * dynamic symbols) */
+    uint16_t shnum = ((const Elf64_Ehdr *)img->file)->e_shnum;
+    if (s->st_shndx >= SHN_LORESERVE ? s->st_shndx != SHN_ABS
+                                     : s->st_shndx != SHN_UNDEF && shnum && s->st_shndx >= shnum)
+        return malformed(img, err, "symbol %u ('%s') is in section %#x, which the file does "
+                         "not have (%u sections)", i, r->name, s->st_shndx, shnum);
     if (s->st_shndx == SHN_UNDEF) {
         if (!r->name[0] || ELF64_ST_BIND(s->st_info) == STB_LOCAL)
             return malformed(img, err, "a relocation names an undefined local symbol (%u)", i);
@@ -598,6 +695,14 @@ static int make_ref(struct loader_image *img, struct loader_error *err, uint32_t
         r->kind = REF_OWN_IFUNC;
         img->runs_code = true;
     } else {
+        /* what a relocation stores must point into the image: a function
+         * into its code (a symbol whose section index was corrupted would
+         * otherwise send a call to the ELF header) */
+        bool func = ELF64_ST_TYPE(s->st_info) == STT_FUNC;
+        if (func ? !elf_in_text(img, s->st_value) : !in_segment(img, s->st_value, 0, PROT_READ))
+            return malformed(img, err, "symbol %u ('%s') at %#llx is outside the %s", i,
+                             r->name, (unsigned long long)s->st_value,
+                             func ? "executable segments" : "loaded segments");
         r->kind = REF_OWN;
     }
     return 0;
@@ -618,7 +723,8 @@ static int add_ref(struct loader_image *img, struct loader_error *err, uint32_t 
     return 0;
 }
 
-static int check_rela(struct loader_image *img, struct loader_error *err, const Elf64_Rela *r)
+static int check_rela(struct loader_image *img, struct loader_error *err, const Elf64_Rela *r,
+                      struct rela_at at)
 {
     uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
     switch (type) {
@@ -631,21 +737,33 @@ static int check_rela(struct loader_image *img, struct loader_error *err, const 
     case R_X86_64_JUMP_SLOT:
         break;
     default:
-        return bad_rel(img, err, type, sym);
+        return bad_rel(img, err, type, sym, at);
     }
     if (!elf_writable(img, r->r_offset, 8))
-        return malformed(img, err, "relocation R_X86_64_%s at %#llx is outside the writable "
-                         "segments", rel_names[type], (unsigned long long)r->r_offset);
+        return malformed(img, err, "relocation %zu of %s (R_X86_64_%s) writes at %#llx, "
+                         "outside the writable segments", at.i, at.table, rel_names[type],
+                         (unsigned long long)r->r_offset);
+    /* the psABI computes these two as S alone: a linker writes addend 0 */
+    if ((type == R_X86_64_GLOB_DAT || type == R_X86_64_JUMP_SLOT) && r->r_addend != 0)
+        return malformed(img, err, "relocation %zu of %s (R_X86_64_%s) has addend %#llx, "
+                         "not 0", at.i, at.table, rel_names[type],
+                         (unsigned long long)r->r_addend);
     if (type == R_X86_64_IRELATIVE) {
         if (!elf_in_text(img, (uint64_t)r->r_addend))
-            return malformed(img, err, "an IRELATIVE resolver is not in an executable segment");
+            return malformed(img, err, "relocation %zu of %s: its IRELATIVE resolver %#llx is "
+                             "not in an executable segment", at.i, at.table,
+                             (unsigned long long)r->r_addend);
         img->runs_code = true;
         return 0;
     }
     if (type == R_X86_64_RELATIVE || (type == R_X86_64_64 && sym == 0))
         return 0;
     if (sym == 0)
-        return malformed(img, err, "R_X86_64_%s without a symbol", rel_names[type]);
+        return malformed(img, err, "relocation %zu of %s: R_X86_64_%s without a symbol", at.i,
+                         at.table, rel_names[type]);
+    if (sym >= img->nsyms)
+        return malformed(img, err, "relocation %zu of %s names symbol %u, past the symbol "
+                         "table's %u", at.i, at.table, sym, img->nsyms);
     return add_ref(img, err, sym);
 }
 
@@ -696,12 +814,12 @@ static int check_relocs(struct loader_image *img, struct loader_error *err)
         return loader_fail(err, -ENOMEM, "%s: out of memory", img->path);
     memset(img->ref_of_sym, 0xff, ((size_t)img->nsyms + 1) * sizeof *img->ref_of_sym);
     for (size_t i = 0; i < img->nrela; i++) {
-        int rc = check_rela(img, err, &img->rela[i]);
+        int rc = check_rela(img, err, &img->rela[i], (struct rela_at){"DT_RELA", i});
         if (rc)
             return rc;
     }
     for (size_t i = 0; i < img->njmprel; i++) {
-        int rc = check_rela(img, err, &img->jmprel[i]);
+        int rc = check_rela(img, err, &img->jmprel[i], (struct rela_at){"DT_JMPREL", i});
         if (rc)
             return rc;
     }
@@ -759,6 +877,8 @@ int elf_parse(struct loader_image *img, struct loader_error *err)
         rc = set_relro(img, err, pi.relro);
     if (!rc)
         rc = read_dynamic(img, err, pi.dynamic, &d);
+    if (!rc)
+        rc = check_linkage(img, err, &pi, &d);
     if (!rc)
         rc = check_dynamic_features(img, err, &d);
     if (!rc)

@@ -24,7 +24,8 @@
  *      lazy binding, so no PLT resolver is ever needed);
  *   3. call ifunc resolvers: own STT_GNU_IFUNC symbols, then IRELATIVE.
  * Then PT_GNU_RELRO becomes read-only.  elf.c checked every relocation at
- * open, so nothing here re-checks offsets.
+ * open, so nothing here re-checks offsets; what only relocation makes
+ * known, the init/fini arrays' values, is checked here before any runs.
  *
  * Failure or loader_unmap puts a PROT_NONE reservation back over the whole
  * span: the slot is as the caller gave it.
@@ -213,6 +214,45 @@ static void resolve_own_ifuncs(const struct loader_image *img, uintptr_t base, u
             vals[i] = call_ifunc(base + img->refs_tab[i].value);
 }
 
+/* Can the loader call v?  Inside the image: only its code.  Outside: a
+ * function of a loaded library (a symbol relocation put it there, e.g. a
+ * sanitizer's __asan_init in the preinit array). */
+static bool callable(const struct loader_image *img, uintptr_t base, uint64_t v)
+{
+    if (v >= base && v - base < img->span)
+        return elf_in_text(img, v - base);
+    Dl_info info;
+    return dladdr((void *)(uintptr_t)v, &info) != 0 && info.dli_fbase != NULL;
+}
+
+/* After relocation, before anything calls them: every init/fini array
+ * entry must be callable.  Their values come from relocations (RELATIVE
+ * addends) that elf.c cannot tie to the arrays, and the loader itself
+ * calls them (loader_run_init): a corrupt addend would be a call to
+ * anywhere, made by the runtime. */
+static int check_arrays(const struct loader_image *img, uintptr_t base,
+                        struct loader_error *err)
+{
+    const struct {
+        uint64_t vaddr;
+        size_t n;
+        const char *name;
+    } a[] = {{img->preinit_array, img->npreinit, "DT_PREINIT_ARRAY"},
+             {img->init_array, img->ninit, "DT_INIT_ARRAY"},
+             {img->fini_array, img->nfini, "DT_FINI_ARRAY"}};
+    for (size_t t = 0; t < sizeof a / sizeof a[0]; t++) {
+        for (size_t k = 0; k < a[t].n; k++) {
+            uint64_t v;
+            memcpy(&v, (const void *)(base + a[t].vaddr + k * 8), sizeof v);
+            if (!callable(img, base, v))
+                return loader_fail(err, -ENOEXEC, "malformed ELF file %s: entry %zu of %s "
+                                   "(%#llx after relocation) is not in an executable segment",
+                                   img->path, k, a[t].name, (unsigned long long)(v - base));
+        }
+    }
+    return 0;
+}
+
 static int relocate(const struct loader_image *img, uintptr_t base, loader_resolver_t resolver,
                     void *ctx, struct loader_error *err)
 {
@@ -230,6 +270,7 @@ static int relocate(const struct loader_image *img, uintptr_t base, loader_resol
             apply_rela(img, img->rela, img->nrela, base, vals, true);
             apply_rela(img, img->jmprel, img->njmprel, base, vals, true);
         }
+        rc = check_arrays(img, base, err);
     }
     if (vals != stack_vals)
         free(vals);

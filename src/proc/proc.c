@@ -574,10 +574,13 @@ int (*proc_task_find(struct proc *p, const char *name))(int, char **)
 
 /* ------------------------------------------------------------ search */
 
+/* A regular file we may execute: PVM's pvmd looks for an executable file,
+ * so a program without x permission is PvmNoFile there (and here), not a
+ * program that runs. */
 static bool is_file(const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
 static bool try_dir(const char *dir, size_t dlen, const char *name, char *out, size_t len)

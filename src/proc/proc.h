@@ -106,8 +106,9 @@ void proc_read_settings(void) HIDDEN;
  * Find the program `name` as PVM users expect: a name with a '/' as it is;
  * otherwise in the spawner's directory (spawner_dir, may be NULL), the
  * current directory, each directory of $PVM_PATH (':'-separated), then
- * $PVM_ROOT/bin/$PVM_ARCH.  Writes the path found into out (size len) and
- * returns 0, or -ENOENT.
+ * $PVM_ROOT/bin/$PVM_ARCH; only regular files the user may execute count,
+ * as for PVM's pvmd (a mode-0644 file is not found).  Writes the path found
+ * into out (size len) and returns 0, or -ENOENT.
  */
 int proc_find(const char *name, const char *spawner_dir, char *out, size_t len) HIDDEN;
 

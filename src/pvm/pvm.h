@@ -240,11 +240,14 @@ int pvm_task_register(struct pvm_task *t, struct ulp *u) HIDDEN NODISCARD;
 /* Give t its own copy of its siblings list (in its heap): 0 or PvmNoMem. */
 int pvm_task_own_sibs(struct pvm_task *t) HIDDEN;
 
-/* True for a value that can name a task (positive, host and local parts
- * both non-zero), whether or not it exists. */
+/* True for a value that can name a task (host and local parts both
+ * non-zero, no bit outside them), whether or not it exists.  PVM's
+ * TIDISTASK also refuses bit 30 (its group-tid flag): 0x40040001 is
+ * PvmBadParam there, not a task that is gone. */
 static inline bool pvm_is_task_tid(int tid)
 {
-    return tid > 0 && (tid & PVM_TID_HOST_MASK) && (tid & PVM_TID_LOCAL_MASK);
+    return !(tid & ~(PVM_TID_HOST_MASK | PVM_TID_LOCAL_MASK)) && (tid & PVM_TID_HOST_MASK) &&
+           (tid & PVM_TID_LOCAL_MASK);
 }
 
 /* A zeroed array of n elements of size bytes for result slot `which` of t,

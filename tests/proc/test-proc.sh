@@ -14,7 +14,7 @@ set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
-           mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big)
+           mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big bad-files)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -189,6 +189,36 @@ sc_not-upvmcc() {
     out=$(cd "$tmp" && timeout 20 "$upvm" run ./nopie 2>&1); rc=$?
     [ $rc -ne 0 ] || fail "a non-PIE ran"
     grep -q "upvmcc" <<<"$out" || fail "no advice to rebuild with upvmcc: $out"
+}
+
+# files that are not runnable programs: refused before anything runs,
+# saying why (PVM: a file without x permission is PvmNoFile; a shell: 126)
+sc_bad-files() {
+    setup family spawnfile
+    chmod 644 "$tmp/family"
+    out=$(cd "$tmp" && timeout 20 "$upvm" run ./family 2>&1); rc=$?
+    [ $rc -eq 126 ] || fail "upvm run of a mode-0644 file exited $rc: $out"
+    grep -q "upvm run: ./family: not executable" <<<"$out" || fail "no 'not executable': $out"
+    ! grep -q "OK" <<<"$out" || fail "the mode-0644 program ran: $out"
+    local f
+    for f in ./family family "$tmp/family"; do
+        out=$(cd "$tmp" && timeout 20 ./spawnfile "$f" 2>&1); rc=$?
+        [ $rc -eq 0 ] && grep -q "^spawn 0 -7$" <<<"$out" || fail "pvm_spawn($f) of a mode-0644 file: $out"
+    done
+    chmod 755 "$tmp/family"
+    out=$(cd "$tmp" && timeout 20 ./spawnfile ./spawnfile 2>&1)
+    grep -q "^spawn 1 " <<<"$out" && grep -q "^RAN$" <<<"$out" || fail "pvm_spawn of a program: $out"
+    # -static-pie: refused as statically linked, not for its C library's TLS
+    printf '#include <stdio.h>\nint main(void){puts("RAN");return 0;}\n' >"$tmp/sp.c"
+    if ${CC:-cc} -O2 -static-pie -rdynamic -o "$tmp/sp" "$tmp/sp.c" 2>/dev/null; then
+        out=$(cd "$tmp" && timeout 20 "$upvm" run ./sp 2>&1); rc=$?
+        [ $rc -ne 0 ] || fail "a -static-pie program ran: $out"
+        ! grep -q "^RAN$" <<<"$out" || fail "a -static-pie program ran: $out"
+        grep -q "statically linked (-static-pie).*upvmcc" <<<"$out" || fail "-static-pie: $out"
+        ! grep -q "thread-local" <<<"$out" || fail "-static-pie refused for TLS: $out"
+    else
+        echo "no static C library here: -static-pie not checked"
+    fi
 }
 
 # upvmcc -show prints the command it would run: position-independent code

@@ -231,6 +231,13 @@ static int cmd_run(int argc, char **argv)
                         "$PVM_ROOT/bin/$PVM_ARCH)\n", argv[i]);
         return 1;
     }
+    if (access(path, X_OK) != 0) {
+        /* as a shell says it, with its status: 126, found but not runnable */
+        fprintf(stderr, "upvm run: %s: not executable (%s): make it executable "
+                        "(chmod +x) or give the program built with upvmcc\n",
+                argv[i], strerror(errno));
+        return 126;
+    }
     /* NULL environment: the node's (and the console form for N > 1) */
     return upvm_run_program(path, (int)n, argv + i, NULL);
 }
