@@ -148,7 +148,7 @@ void crash_locate(char *buf, size_t len, uintptr_t pc, bool innermost, bool oute
             snprintf(buf, len, "?? (%s+0x%lx)", base(m.path),
                      (unsigned long)(pc - m.lo + m.offset));
         else
-            snprintf(buf, len, "??");
+            snprintf(buf, len, "?? (no code here)");
         return;
     }
     const char *file = base(info.dli_fname);
@@ -171,7 +171,7 @@ static void flush(struct walk *w)
         snprintf(rep, sizeof rep, "  (this frame %d times)", w->repeats);
     crash_locate(where, sizeof where, w->last_pc, w->last_index == 0, w->last_outermost);
     if (++w->lines <= MAX_LINES)
-        crash_say("    #%-2d %p %s%s%s\n", w->last_index, (void *)w->last_pc, where,
+        crash_say("    #%-2d 0x%lx %s%s%s\n", w->last_index, (unsigned long)w->last_pc, where,
                   w->last_kind == FRAME_SCANNED ? "  (scanned)" : "", rep);
     w->repeats = 0;
 }

@@ -131,8 +131,8 @@ static void report_bad_jump(struct ulp *u, const char *name, const siginfo_t *si
     const char *how = si->si_code == SEGV_ACCERR ? "is not code (no execute permission)"
                                                  : "is not mapped";
     const char *ptr = to < 4096 ? "a NULL function pointer" : "a bad function pointer";
-    crash_say("upvm: ULP %d (%s) crashed: jumped to %p%s, which %s: a call through %s.\n",
-              u->id, name, (void *)to, to == 0 ? " (NULL)" : "", how, ptr);
+    crash_say("upvm: ULP %d (%s) crashed: jumped to 0x%lx%s, which %s: a call through %s.\n",
+              u->id, name, (unsigned long)to, to == 0 ? " (NULL)" : "", how, ptr);
     if (crash_came_from(uc, &ra)) {
         char where[256];
         crash_locate(where, sizeof where, ra, false, false);
