@@ -7,7 +7,7 @@
  * the registers point: after a call through a bad pointer it reads the
  * instructions at the unmapped pc, after a corrupt frame it follows the
  * garbage, and either faults inside the handler.  Here every read goes
- * through crash_peek (probe.c), and is also kept within the ULP's stack:
+ * through core_peek (probe.c), and is also kept within the ULP's stack:
  *
  *   - a frame record [fp] = caller's fp, [fp + 8] = return address must lie
  *     in the stack, above the frame before it, and its return address must
@@ -66,7 +66,7 @@ static bool call_before(uintptr_t ra, uintptr_t *target)
 {
     uint8_t b[8];
     *target = 0;
-    if (ra < sizeof b || !crash_peek(ra - sizeof b, b, sizeof b))
+    if (ra < sizeof b || !core_peek(ra - sizeof b, b, sizeof b))
         return false;
     if (b[3] == 0xe8) {
         int32_t rel;
@@ -91,6 +91,40 @@ static bool return_address(uintptr_t v)
     return call_before(v, &target) && crash_exec_mapping(v - 1, &m);
 }
 
+/* ------------------------------------------------------------ symbols */
+
+static core_symboliser_t symboliser;
+
+void core_set_symboliser(core_symboliser_t fn)
+{
+    symboliser = fn;
+}
+
+/* Whether dladdr's answer is libupvm itself, whose internal functions
+ * have no names to give. */
+static bool in_runtime(const Dl_info *info)
+{
+    Dl_info self;
+    return dladdr((void *)crash_backtrace, &self) && self.dli_fbase == info->dli_fbase;
+}
+
+/* The function and file around addr: from dladdr, else from the layer
+ * that loaded code dladdr does not know.  *runtime: in libupvm. */
+static bool symbol_of(uintptr_t addr, struct core_symbol *s, bool *runtime)
+{
+    Dl_info info;
+    *runtime = false;
+    if (dladdr((void *)addr, &info) && info.dli_fname) {
+        s->name = info.dli_sname;
+        s->start = (uintptr_t)info.dli_saddr;
+        s->file = info.dli_fname;
+        s->file_off = addr - (uintptr_t)info.dli_fbase;
+        *runtime = !s->name && in_runtime(&info);
+        return true;
+    }
+    return symboliser && symboliser(addr, s);
+}
+
 /* How far the function at pc had come in setting up its frame. */
 enum frame_setup {
     SETUP_DONE,      /* push %rbp; mov %rsp,%rbp done, or unknown: rbp is its frame */
@@ -99,17 +133,20 @@ enum frame_setup {
     SETUP_NO_FRAME,  /* it keeps no frame pointer (a leaf, libc): scan [sp, rbp) */
 };
 
-/* From the function's first bytes (dladdr gives where it starts): an
- * optional endbr64, then push %rbp (55) and mov %rsp,%rbp (48 89 e5). */
+/* From the function's first bytes (its symbol gives where it starts): an
+ * optional endbr64, then push %rbp (55) and mov %rsp,%rbp (48 89 e5).  A
+ * function without a name may be anything: it is scanned like code
+ * without frame pointers (process-mode programs are usually built so). */
 static enum frame_setup frame_setup_at(uintptr_t pc, bool innermost)
 {
-    Dl_info info;
+    struct core_symbol sym;
+    bool runtime;
     uint8_t b[8];
     uintptr_t lookup = innermost ? pc : pc - 1;
-    if (!dladdr((void *)lookup, &info) || !info.dli_saddr)
-        return SETUP_DONE;
-    uintptr_t start = (uintptr_t)info.dli_saddr;
-    if (!crash_peek(start, b, sizeof b))
+    if (!symbol_of(lookup, &sym, &runtime) || !sym.name || !sym.start)
+        return runtime ? SETUP_DONE : SETUP_NO_FRAME;
+    uintptr_t start = sym.start;
+    if (!core_peek(start, b, sizeof b))
         return SETUP_DONE;
     int i = b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa ? 4 : 0;
     if (b[i] != 0x55 || b[i + 1] != 0x48 || b[i + 2] != 0x89 || b[i + 3] != 0xe5)
@@ -121,12 +158,6 @@ static enum frame_setup frame_setup_at(uintptr_t pc, bool innermost)
 
 /* ------------------------------------------------------------ printing */
 
-static bool in_runtime(const Dl_info *info)
-{
-    Dl_info self;
-    return dladdr((void *)crash_backtrace, &self) && self.dli_fbase == info->dli_fbase;
-}
-
 static const char *base(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -136,14 +167,15 @@ static const char *base(const char *path)
 /* "symbol+0x1d (object+0x3a4d)" for code at pc.  pc is a return address
  * unless innermost: that may be past the end of the calling function (a
  * call to a noreturn function is often its last instruction), so pc - 1
- * is looked up instead, as debuggers do.  Code that dladdr does not know
- * (a process-mode program in its slot) is named by its mapping. */
+ * is looked up instead, as debuggers do.  Code nobody can name is named
+ * by its mapping. */
 void crash_locate(char *buf, size_t len, uintptr_t pc, bool innermost, bool outermost)
 {
     uintptr_t lookup = innermost ? pc : pc - 1;
-    Dl_info info;
+    struct core_symbol s;
     struct crash_mapping m;
-    if (!dladdr((void *)lookup, &info) || !info.dli_fname) {
+    bool runtime;
+    if (!symbol_of(lookup, &s, &runtime)) {
         if (crash_exec_mapping(lookup, &m) && m.path[0])
             snprintf(buf, len, "?? (%s+0x%lx)", base(m.path),
                      (unsigned long)(pc - m.lo + m.offset));
@@ -151,12 +183,12 @@ void crash_locate(char *buf, size_t len, uintptr_t pc, bool innermost, bool oute
             snprintf(buf, len, "?? (no code here)");
         return;
     }
-    const char *file = base(info.dli_fname);
-    unsigned long off = (unsigned long)(pc - (uintptr_t)info.dli_fbase);
-    if (info.dli_sname)
-        snprintf(buf, len, "%s+0x%lx (%s+0x%lx)", info.dli_sname,
-                 (unsigned long)(pc - (uintptr_t)info.dli_saddr), file, off);
-    else if (in_runtime(&info))
+    const char *file = base(s.file);
+    unsigned long off = (unsigned long)(s.file_off + (pc - lookup));
+    if (s.name)
+        snprintf(buf, len, "%s+0x%lx (%s+0x%lx)", s.name, (unsigned long)(pc - s.start), file,
+                 off);
+    else if (runtime)
         snprintf(buf, len, "[UPVM%s] (%s+0x%lx)", outermost ? ": ULP start" : "", file, off);
     else
         snprintf(buf, len, "?? (%s+0x%lx)", file, off);
@@ -194,10 +226,23 @@ static void emit(struct walk *w, uintptr_t pc, enum frame_kind kind)
 
 /* ------------------------------------------------------------ walking */
 
+/* A word of the stack, read a page at a time (a scan of a deep stack
+ * would otherwise cost a system call per word). */
 static bool read_word(const struct walk *w, uintptr_t addr, uintptr_t *out)
 {
-    return addr >= w->lo && addr <= w->hi - 8 && (addr & 7) == 0 &&
-           crash_peek(addr, out, sizeof *out);
+    static uintptr_t page = 1, words[4096 / sizeof(uintptr_t)];
+    if (addr < w->lo || addr > w->hi - 8 || (addr & 7) != 0)
+        return false;
+    uintptr_t pg = addr & ~(uintptr_t)4095;
+    if (pg != page) {
+        if (!core_peek(pg, words, sizeof words)) {
+            page = 1;
+            return core_peek(addr, out, sizeof *out);
+        }
+        page = pg;
+    }
+    *out = words[(addr - pg) / sizeof(uintptr_t)];
+    return true;
 }
 
 /* A frame record at fp: the caller's fp (0 ends the chain, else above fp
@@ -338,7 +383,7 @@ static void stack_bounds(struct walk *w, const struct ulp *u)
 bool crash_came_from(const ucontext_t *uc, uintptr_t *ra)
 {
     uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    return (sp & 7) == 0 && crash_peek(sp, ra, sizeof *ra) && return_address(*ra);
+    return (sp & 7) == 0 && core_peek(sp, ra, sizeof *ra) && return_address(*ra);
 }
 
 void crash_backtrace(const ucontext_t *uc, const struct ulp *u)

@@ -20,10 +20,6 @@
 /* printf to stderr through a stack buffer and write(2). */
 void crash_say(const char *fmt, ...) __attribute__((format(printf, 1, 2))) HIDDEN;
 
-/* Copy len bytes at addr into out, or return false when any of them is
- * not readable; never faults. */
-bool crash_peek(uintptr_t addr, void *out, size_t len) HIDDEN;
-
 /* The executable mapping that holds addr: its bounds, its file offset and
  * the file's name ("" for anonymous memory). */
 struct crash_mapping {

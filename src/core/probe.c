@@ -48,7 +48,7 @@ static bool peek_by_pipe(uintptr_t addr, void *out, size_t len)
     return read(probe_pipe[0], out, len) == (ssize_t)len;
 }
 
-bool crash_peek(uintptr_t addr, void *out, size_t len)
+bool core_peek(uintptr_t addr, void *out, size_t len)
 {
     static bool no_vm_readv;
     if (addr < 4096 || addr + len < addr)
