@@ -245,12 +245,20 @@ static bool read_word(const struct walk *w, uintptr_t addr, uintptr_t *out)
     return true;
 }
 
-/* A frame record at fp: the caller's fp (0 ends the chain, else above fp
- * in the stack) and a return address after it. */
+/* A frame record found by scanning, at fp: the caller's fp (0 ends the
+ * chain) and a return address after it.  Code without frame pointers
+ * also saves registers next to return addresses (push %r15 just below
+ * one, holding a stack address): so the record it links to must have a
+ * return address too. */
 static bool frame_record(const struct walk *w, uintptr_t fp, uintptr_t *next, uintptr_t *ra)
 {
-    return fp >= w->sp && read_word(w, fp, next) && read_word(w, fp + 8, ra) &&
-           (*next == 0 || (*next > fp && *next < w->hi)) && return_address(*ra);
+    uintptr_t outer_ra;
+    if (fp < w->sp || !read_word(w, fp, next) || !read_word(w, fp + 8, ra) ||
+        !return_address(*ra))
+        return false;
+    if (*next == 0)
+        return true;
+    return *next > fp && read_word(w, *next + 8, &outer_ra) && return_address(outer_ra);
 }
 
 /* Print the return addresses in [from, to); with find_record, stop at the
@@ -285,13 +293,13 @@ static bool step(struct walk *w)
     if (!read_word(w, fp, &next) || !read_word(w, fp + 8, &ra)) {
         flush(w);
         crash_say("    -- the backtrace ends: the next frame pointer, %p, does not point into "
-                  "the ULP's stack (the stack is corrupt)\n", (void *)fp);
+                  "the stack (a corrupt stack, or code without frame pointers)\n", (void *)fp);
         return false;
     }
     if (!return_address(ra)) {
         flush(w);
         crash_say("    -- the backtrace ends: the frame at %p holds %p, which is not a return "
-                  "address (the stack is corrupt)\n", (void *)fp, (void *)ra);
+                  "address (a corrupt stack, or code without frame pointers)\n", (void *)fp, (void *)ra);
         return false;
     }
     if (next == 0) { /* the outermost frame (arch_ctx_bottom clears rbp) */
