@@ -4,10 +4,17 @@
  *
  * The crash handlers run on an alternate signal stack (a ULP that overran
  * its stack has none left), name the ULP (id, entry function, stack size),
- * say what happened and what to do, print a backtrace of the ULP, and end
- * the process with status 128 + signal number.  The report is formatted
- * with snprintf: not async-signal-safe in theory, but the process is going
- * down anyway and a readable report is worth the risk.
+ * say what happened and what to do, print a backtrace of the ULP
+ * (backtrace.c), and end the process with status 128 + signal number.  A
+ * jump to an address that holds no code (a call through a bad or NULL
+ * function pointer) is named as such, with the caller it came from.
+ *
+ * The reporter must never fault itself: every read of the crashed ULP's
+ * stack and code is checked first (probe.c), and a fault inside the
+ * report all the same prints one line and exits with the crash's status.
+ * The report is formatted with snprintf and names code with dladdr: not
+ * async-signal-safe in theory, but the process is going down anyway and
+ * a readable report is worth the risk.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -173,6 +173,10 @@ static int child(const char *what)
         return run_in_ulp(bad_caller, (void *)0x1fff000010c0UL, 0);
     if (!strcmp(what, "null-call"))
         return run_in_ulp(null_caller, NULL, 0);
+    if (!strcmp(what, "data-call")) {
+        static char not_code[64] = {1};
+        return run_in_ulp(bad_caller, not_code, 0);
+    }
     if (!strcmp(what, "deep-overflow"))
         return run_in_ulp(deep_overflow, NULL, 64 * 1024);
     if (!strcmp(what, "bad-chain"))
@@ -355,6 +359,15 @@ TEST(call_through_null_names_the_caller)
     CHECK_STR_CONTAINS(o.err, "null_caller+0x");
     CHECK_STR_CONTAINS(o.err, "#0  0x0 ?? (no code here)");
     CHECK_STR_CONTAINS(o.err, "[UPVM: ULP start]");
+}
+
+TEST(call_into_data_says_not_code)
+{
+    run_case("data-call", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "which is not code (no execute permission): a call through a bad "
+                              "function pointer.");
+    CHECK_STR_CONTAINS(o.err, "upvm: called from bad_caller+0x");
 }
 
 TEST(deep_stack_overflow_is_reported_to_its_entry)
