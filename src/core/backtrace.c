@@ -12,7 +12,13 @@
  *   - a frame record [fp] = caller's fp, [fp + 8] = return address must lie
  *     in the stack, above the frame before it, and its return address must
  *     follow a call instruction in an executable mapping;
- *   - code without frame pointers (libc: abort, memcpy) leaves rbp holding
+ *   - the innermost function may not have pushed its record yet (stopped
+ *     in its prologue) or never does (a leaf: gcc leaves leaves without a
+ *     frame even with -fno-omit-frame-pointer): its first bytes say which,
+ *     and its caller's return address is then found on the top of the
+ *     stack, or by scanning up to rbp's record;
+ *   - code without frame pointers (libc: abort, memcpy; process-mode
+ *     programs built without -fno-omit-frame-pointer) leaves rbp holding
  *     anything: then the words from sp upwards are scanned for return
  *     addresses (shown as "(scanned)") up to the first frame record;
  *   - a chain that leaves the stack or goes backwards ends the backtrace

@@ -114,6 +114,20 @@ static bool parse_line(const char *line, uintptr_t addr, struct crash_mapping *m
     return true;
 }
 
+/* Without /proc/self/maps (no /proc; no file descriptor left, which may
+ * be why the program crashed): readable memory counts as code, a weaker
+ * test (only the call instruction before a return address remains). */
+static bool guess_without_maps(uintptr_t addr, struct crash_mapping *m, bool *exec)
+{
+    uint8_t byte;
+    *exec = core_peek(addr, &byte, 1);
+    m->lo = addr;
+    m->hi = addr + 1;
+    m->offset = 0;
+    m->path[0] = '\0';
+    return *exec;
+}
+
 /* Find the line of /proc/self/maps that covers addr.  Lines longer than
  * the line buffer (very long paths) are cut, which only shortens the name. */
 static bool scan_maps(uintptr_t addr, struct crash_mapping *m, bool *exec)
@@ -121,7 +135,7 @@ static bool scan_maps(uintptr_t addr, struct crash_mapping *m, bool *exec)
     static char chunk[4096], line[256];
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
+        return guess_without_maps(addr, m, exec);
     size_t used = 0;
     bool found = false;
     ssize_t n;
@@ -151,7 +165,7 @@ bool crash_exec_mapping(uintptr_t addr, struct crash_mapping *m)
     bool exec = false;
     if (!scan_maps(addr, m, &exec) || !exec)
         return false;
-    if (ncached < MAPPING_CACHE)
+    if (ncached < MAPPING_CACHE && m->hi - m->lo > 1) /* not a guess */
         cache[ncached++] = *m;
     return true;
 }

@@ -177,6 +177,13 @@ static int child(const char *what)
         static char not_code[64] = {1};
         return run_in_ulp(bad_caller, not_code, 0);
     }
+    if (!strcmp(what, "bad-call-no-fds")) {
+        /* /proc/self/maps cannot be opened: the report does without */
+        CHECK(upvm_self() > 0);
+        while (dup(2) >= 0) {
+        }
+        return run_in_ulp(bad_caller, (void *)0x1fff000010c0UL, 0);
+    }
     if (!strcmp(what, "deep-overflow"))
         return run_in_ulp(deep_overflow, NULL, 64 * 1024);
     if (!strcmp(what, "bad-chain"))
@@ -359,6 +366,14 @@ TEST(call_through_null_names_the_caller)
     CHECK_STR_CONTAINS(o.err, "null_caller+0x");
     CHECK_STR_CONTAINS(o.err, "#0  0x0 ?? (no code here)");
     CHECK_STR_CONTAINS(o.err, "[UPVM: ULP start]");
+}
+
+TEST(report_without_file_descriptors_left)
+{
+    run_case("bad-call-no-fds", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "jumped to 0x1fff000010c0, which is not mapped");
+    CHECK_STR_CONTAINS(o.err, "upvm: called from bad_caller+0x");
 }
 
 TEST(call_into_data_says_not_code)
