@@ -12,6 +12,7 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <upvm.h>
@@ -180,6 +181,8 @@ static int child(const char *what)
     if (!strcmp(what, "bad-call-no-fds")) {
         /* /proc/self/maps cannot be opened: the report does without */
         CHECK(upvm_self() > 0);
+        struct rlimit few = {64, 64}; /* a short loop, whatever the limit was */
+        CHECK(setrlimit(RLIMIT_NOFILE, &few) == 0);
         while (dup(2) >= 0) {
         }
         return run_in_ulp(bad_caller, (void *)0x1fff000010c0UL, 0);
@@ -370,6 +373,10 @@ TEST(call_through_null_names_the_caller)
 
 TEST(report_without_file_descriptors_left)
 {
+#ifdef UPVM_SANITIZE
+    SKIP("under ASan, _exit runs the leak checker, which needs a file descriptor: with none "
+         "left it fails its own CHECK in a loop");
+#endif
     run_case("bad-call-no-fds", NULL, &o);
     check_complete_report(SIGSEGV);
     CHECK_STR_CONTAINS(o.err, "jumped to 0x1fff000010c0, which is not mapped");
