@@ -305,7 +305,8 @@ static bool step(struct walk *w)
     if (!return_address(ra)) {
         flush(w);
         crash_say("    -- the backtrace ends: the frame at %p holds %p, which is not a return "
-                  "address (a corrupt stack, or code without frame pointers)\n", (void *)fp, (void *)ra);
+                  "address (a corrupt stack, or code without frame pointers)\n",
+                  (void *)fp, (void *)ra);
         return false;
     }
     if (next == 0) { /* the outermost frame (arch_ctx_bottom clears rbp) */
@@ -317,8 +318,8 @@ static bool step(struct walk *w)
         flush(w);
         crash_say("    -- the backtrace ends: the frame at %p links to %p, which is not a "
                   "frame further up the stack (a corrupt stack, or code without frame "
-                  "pointers)\n", (void *)fp,
-                  (void *)next);
+                  "pointers)\n",
+                  (void *)fp, (void *)next);
         return false;
     }
     w->pc = ra;

@@ -115,12 +115,12 @@ static void report_overflow(struct ulp *u, const char *name, const siginfo_t *si
     format_size(size, sizeof size, u->stack_size);
     format_size_env(bigger, sizeof bigger, u->stack_size * 4);
     crash_say("upvm: ULP %d (%s) overflowed its stack of %s: access at %p hit the guard "
-        "page %p-%p below it.\n",
-        u->id, name, size, si->si_addr, guard,
-        (const void *)((const char *)guard + core_stack_guard_size()));
+              "page %p-%p below it.\n",
+              u->id, name, size, si->si_addr, guard,
+              (const void *)((const char *)guard + core_stack_guard_size()));
     crash_say("upvm: give it a bigger stack: UPVM_STACK_SIZE=%s for every ULP, or "
-        "upvm_attr_t.stack_size for this one (or move big arrays off the stack).\n",
-        bigger);
+              "upvm_attr_t.stack_size for this one (or move big arrays off the stack).\n",
+              bigger);
 }
 
 /* A jump to an address that holds no code (si_addr is the pc itself):
@@ -252,20 +252,21 @@ static void describe_blocked(struct ulp *u, void *ctx)
         return;
     w->shown++;
     char namebuf[160];
-    crash_say("upvm:     ULP %d (%s) waits on %s\n", u->id, core_ulp_name(u, namebuf, sizeof namebuf),
-        u->waitq && u->waitq->name ? u->waitq->name : "a wait queue");
+    crash_say("upvm:     ULP %d (%s) waits on %s\n", u->id,
+              core_ulp_name(u, namebuf, sizeof namebuf),
+              u->waitq && u->waitq->name ? u->waitq->name : "a wait queue");
 }
 
 void core_report_deadlock(void)
 {
     crash_say("upvm: deadlock: every ULP of this node is blocked and nothing can wake "
-        "one (no timer, no message can arrive):\n");
+              "one (no timer, no message can arrive):\n");
     struct deadlock_walk w = {0, 0};
     core_for_each_ulp(describe_blocked, &w);
     if (w.total > w.shown)
         crash_say("upvm:     ... and %d more\n", w.total - w.shown);
     crash_say("upvm: check the program's receives, barriers and joins; the node ends with "
-        "exit status 70.\n");
+              "exit status 70.\n");
     fflush(NULL); /* keep what the program printed */
     _exit(70);
 }
