@@ -347,6 +347,27 @@ size_t core_stack_guard_size(void) HIDDEN;
  * an alternate signal stack of the scheduler thread. */
 int core_fault_init(void) HIDDEN NODISCARD;
 
+/* Copy len bytes at addr into out, or return false when any of them is
+ * not readable; never faults (for crash handlers: src/core/probe.c). */
+bool core_peek(uintptr_t addr, void *out, size_t len) HIDDEN;
+
+/* Code that dladdr does not know (a process-mode program in its slot),
+ * named for crash reports by the layer that loaded it: the function
+ * around an address (NULL when no symbol covers it) and its first byte,
+ * the file, and the address's offset in the file's address space. */
+struct core_symbol {
+    const char *name;
+    uintptr_t start;
+    const char *file;
+    uintptr_t file_off;
+};
+
+/* The symboliser answers false for addresses it does not know.  Called in
+ * crash handlers: no allocation, no lock, and memory that the crashing
+ * program could have written is read with core_peek only. */
+typedef bool (*core_symboliser_t)(uintptr_t addr, struct core_symbol *out);
+void core_set_symboliser(core_symboliser_t fn) HIDDEN;
+
 /* Report that every ULP is blocked with nothing that could wake one, and
  * end the process with status 70 (EX_SOFTWARE). */
 _Noreturn void core_report_deadlock(void) HIDDEN;

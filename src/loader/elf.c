@@ -483,6 +483,20 @@ static const char *sym_name(const struct loader_image *img, const Elf64_Sym *s)
     return s->st_name < img->strsz ? img->strtab + s->st_name : NULL;
 }
 
+const char *loader_image_symbol_at(const struct loader_image *img, uint64_t vaddr,
+                                   uint64_t *value)
+{
+    for (uint32_t i = 0; i < img->nsyms; i++) {
+        const Elf64_Sym *s = &img->symtab[i];
+        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF ||
+            vaddr < s->st_value || vaddr - s->st_value >= s->st_size)
+            continue;
+        *value = s->st_value;
+        return sym_name(img, s);
+    }
+    return NULL;
+}
+
 static bool sym_matches(const struct loader_image *img, uint32_t i, const char *name)
 {
     const Elf64_Sym *s = &img->symtab[i];

@@ -75,6 +75,13 @@ size_t loader_image_span(const struct loader_image *img) HIDDEN;
 /* The path the image was opened with (for reports). */
 const char *loader_image_path(const struct loader_image *img) HIDDEN;
 
+/* The name of the function that covers vaddr (an address of the image,
+ * from its vaddr 0) among its dynamic symbols, and in *value where it
+ * starts; NULL when none does.  For crash reports: it allocates nothing,
+ * takes no lock, and reads only the image's read-only copy of the file. */
+const char *loader_image_symbol_at(const struct loader_image *img, uint64_t vaddr,
+                                   uint64_t *value) HIDDEN;
+
 /* What the file is, for a migration between hosts (the same program must
  * be there): its GNU build id (the linker's NT_GNU_BUILD_ID note) folded
  * into 64 bits, or, for a file without one, a hash of its bytes.  Computed

@@ -166,6 +166,24 @@ static void proc_on_exit(struct ulp *u)
         proc_output_close(p);
 }
 
+/* Crash reports: code in the crashing ULP's slot is its program's, which
+ * dladdr does not know.  Its proc lives in the slot the program may have
+ * scribbled on: read only through core_peek. */
+static bool proc_symbolise(uintptr_t addr, struct core_symbol *out)
+{
+    struct proc *p = core_on_sched_thread ? core_current()->ext[ULP_EXT_PROC] : NULL;
+    struct loader_instance inst;
+    if (!p || !core_peek((uintptr_t)&p->inst, &inst, sizeof inst) || !inst.img ||
+        addr < inst.base || addr - inst.base >= loader_image_span(inst.img))
+        return false;
+    uint64_t vaddr = addr - inst.base, value = 0;
+    out->name = loader_image_symbol_at(inst.img, vaddr, &value);
+    out->start = inst.base + (uintptr_t)value;
+    out->file = loader_image_path(inst.img);
+    out->file_off = (uintptr_t)vaddr;
+    return true;
+}
+
 static void proc_entry(void *arg)
 {
     struct proc *p = arg;
@@ -441,6 +459,7 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
     static bool hooked;
     if (!hooked && core_add_exit_hook(proc_on_exit) == 0)
         hooked = true;
+    core_set_symboliser(proc_symbolise);
     int rc = mem_window_init();
     if (rc != 0) {
         err->code = rc;

@@ -12,6 +12,7 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <upvm.h>
@@ -30,7 +31,14 @@ void divider(void *arg);
 void aborter(void *arg);
 void blocked_forever(void *arg);
 int recurse(int depth);
+void bad_caller(void *arg);
+void null_caller(void *arg);
+void deep_overflow(void *arg);
+int small_recurse(int depth);
+void chain_breaker(void *arg);
+void chain_middle(void *arg);
 
+#define NOINLINE_TEST __attribute__((noinline))
 static volatile int never_stop = -1; /* keeps the compiler from seeing an endless loop */
 int recurse(int depth)
 {
@@ -68,6 +76,51 @@ void divider(void *arg)
 }
 
 void aborter(void *arg) { abort(); }
+
+/* A call (not a tail jump: something follows it) through a pointer the
+ * compiler cannot see: to an address nothing is mapped at, or to NULL. */
+static volatile int calls_returned;
+NOINLINE_TEST void bad_caller(void *arg)
+{
+    void (*fn)(void) = (void (*)(void))arg;
+    __asm__("" : "+r"(fn));
+    fn();
+    calls_returned++;
+}
+
+void null_caller(void *arg)
+{
+    bad_caller(NULL);
+    calls_returned++;
+}
+
+/* Small frames: many more than the 48 that the old unwinder collected. */
+int small_recurse(int depth)
+{
+    volatile char pad[16];
+    pad[0] = (char)depth;
+    if (depth == never_stop)
+        return 0;
+    return small_recurse(depth + 1) + pad[0];
+}
+
+void deep_overflow(void *arg) { printf("%d\n", small_recurse(0)); }
+
+/* Overwrite the saved frame pointer of this frame (its link to
+ * chain_middle's frame) with an unmapped address, then fault. */
+NOINLINE_TEST void chain_breaker(void *arg)
+{
+    uintptr_t *record = __builtin_frame_address(0);
+    record[0] = (uintptr_t)0x1fff00000000UL;
+    null_writer(arg);
+    calls_returned++;
+}
+
+void chain_middle(void *arg)
+{
+    chain_breaker(arg);
+    calls_returned++;
+}
 
 static upvm_waitq_t lonely = UPVM_WAITQ_INITIALIZER(lonely, "the queue 'lonely'");
 void blocked_forever(void *arg) { (void)upvm_wait(&lonely, -1); }
@@ -117,6 +170,27 @@ static int child(const char *what)
         return run_in_ulp(divider, NULL, 0);
     if (!strcmp(what, "abort"))
         return run_in_ulp(aborter, NULL, 0);
+    if (!strcmp(what, "bad-call"))
+        return run_in_ulp(bad_caller, (void *)0x1fff000010c0UL, 0);
+    if (!strcmp(what, "null-call"))
+        return run_in_ulp(null_caller, NULL, 0);
+    if (!strcmp(what, "data-call")) {
+        static char not_code[64] = {1};
+        return run_in_ulp(bad_caller, not_code, 0);
+    }
+    if (!strcmp(what, "bad-call-no-fds")) {
+        /* /proc/self/maps cannot be opened: the report does without */
+        CHECK(upvm_self() > 0);
+        struct rlimit few = {64, 64}; /* a short loop, whatever the limit was */
+        CHECK(setrlimit(RLIMIT_NOFILE, &few) == 0);
+        while (dup(2) >= 0) {
+        }
+        return run_in_ulp(bad_caller, (void *)0x1fff000010c0UL, 0);
+    }
+    if (!strcmp(what, "deep-overflow"))
+        return run_in_ulp(deep_overflow, NULL, 64 * 1024);
+    if (!strcmp(what, "bad-chain"))
+        return run_in_ulp(chain_middle, (void *)16, 0);
     if (!strcmp(what, "main-segv")) {
         (void)upvm_self();
         null_writer((void *)8);
@@ -260,6 +334,83 @@ TEST(report_uses_the_ulp_name)
     run_case("named-segv", NULL, &o);
     CHECK_EQ(o.status, 128 + SIGSEGV);
     CHECK_STR_CONTAINS(o.err, "ULP 2 (worker-7) crashed: invalid memory access at 0x18");
+}
+
+/* The report ends with its own last line: nothing killed the reporter. */
+static void check_complete_report(int sig)
+{
+    char last[64];
+    snprintf(last, sizeof last, "upvm: the node ends with exit status %d.\n", 128 + sig);
+    CHECK_EQ(o.status, 128 + sig);
+    size_t n = strlen(o.err), m = strlen(last);
+    CHECK(n >= m && !strcmp(o.err + n - m, last));
+    CHECK(!strstr(o.err, "the crash report itself failed"));
+}
+
+TEST(call_to_unmapped_address_says_where_from)
+{
+    run_case("bad-call", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (bad_caller) crashed: jumped to 0x1fff000010c0, which is "
+                              "not mapped: a call through a bad function pointer.");
+    CHECK_STR_CONTAINS(o.err, "upvm: called from bad_caller+0x");
+    CHECK_STR_CONTAINS(o.err, "#0  0x1fff000010c0 ?? (no code here)");
+    CHECK_STR_CONTAINS(o.err, "#1  0x");
+    CHECK_STR_CONTAINS(o.err, "[UPVM: ULP start]");
+}
+
+TEST(call_through_null_names_the_caller)
+{
+    run_case("null-call", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (null_caller) crashed: jumped to 0x0 (NULL), which is "
+                              "not mapped: a call through a NULL function pointer.");
+    CHECK_STR_CONTAINS(o.err, "upvm: called from bad_caller+0x");
+    CHECK_STR_CONTAINS(o.err, "null_caller+0x");
+    CHECK_STR_CONTAINS(o.err, "#0  0x0 ?? (no code here)");
+    CHECK_STR_CONTAINS(o.err, "[UPVM: ULP start]");
+}
+
+TEST(report_without_file_descriptors_left)
+{
+#ifdef UPVM_SANITIZE
+    SKIP("under ASan, _exit runs the leak checker, which needs a file descriptor: with none "
+         "left it fails its own CHECK in a loop");
+#endif
+    run_case("bad-call-no-fds", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "jumped to 0x1fff000010c0, which is not mapped");
+    CHECK_STR_CONTAINS(o.err, "upvm: called from bad_caller+0x");
+}
+
+TEST(call_into_data_says_not_code)
+{
+    run_case("data-call", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "which is not code (no execute permission): a call through a bad "
+                              "function pointer.");
+    CHECK_STR_CONTAINS(o.err, "upvm: called from bad_caller+0x");
+}
+
+TEST(deep_stack_overflow_is_reported_to_its_entry)
+{
+    run_case("deep-overflow", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (deep_overflow) overflowed its stack of 64 KiB");
+    CHECK_STR_CONTAINS(o.err, "small_recurse+0x");
+    CHECK_STR_CONTAINS(o.err, "times)");
+    CHECK_STR_CONTAINS(o.err, "deep_overflow+0x");
+    CHECK_STR_CONTAINS(o.err, "[UPVM: ULP start]");
+}
+
+TEST(corrupt_frame_chain_ends_the_backtrace)
+{
+    run_case("bad-chain", NULL, &o);
+    check_complete_report(SIGSEGV);
+    CHECK_STR_CONTAINS(o.err, "ULP 2 (chain_middle) crashed: invalid memory access at 0x10");
+    CHECK_STR_CONTAINS(o.err, "chain_breaker+0x");
+    CHECK_STR_CONTAINS(o.err, "-- the backtrace ends: the frame at 0x");
+    CHECK_STR_CONTAINS(o.err, "links to 0x1fff00000000, which is not a frame further up");
 }
 
 TEST(exit_in_main_waits_then_ends_with_status)

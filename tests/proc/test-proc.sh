@@ -14,7 +14,8 @@ set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
-           mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big bad-files)
+           mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big bad-files
+           crash-bad-call crash-null-call crash-overflow crash-bad-chain)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -373,6 +374,56 @@ sc_stack-too-big() {
         || fail "ulimit -s 2097152: $rc $out"
     out=$(cd "$tmp" && ulimit -s 2097152 && UPVM_SLOT_SIZE=4G timeout 20 ./deepstack 1 2>&1); rc=$?
     [ $rc -eq 0 ] && grep -q "deep OK" <<<"$out" || fail "a 2 GiB stack in a 4 GiB slot: $rc $out"
+
+# A crash of a process-mode program (crashes.c CASE): the report is
+# complete (its last line is its own: the reporter did not fault), and
+# the node ends with 139 (128 + SIGSEGV).  crash_report CASE sets $out.
+crash_report() {
+    setup crashes
+    out=$(cd "$tmp" && timeout 20 ./crashes "$1" 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 139 ] || fail "crashes $1 exited $rc, expected 139"
+    [ "$(tail -n 1 <<<"$out")" = "upvm: the node ends with exit status 139." ] ||
+        fail "the report of $1 does not end with its own last line"
+    ! grep -q "the crash report itself failed" <<<"$out" || fail "the reporter faulted"
+    grep -q "backtrace of ULP [0-9]*, innermost first:" <<<"$out" || fail "no backtrace"
+}
+
+# a call through a pointer to an unmapped address: where it came from
+sc_crash-bad-call() {
+    crash_report bad-call
+    grep -q "crashed: jumped to 0x1fff000010c0, which is not mapped: a call through a bad function pointer\.$" <<<"$out" ||
+        fail "no line naming the bad address"
+    grep -q "^upvm: called from bad_caller+0x[0-9a-f]* (crashes+0x[0-9a-f]*)$" <<<"$out" ||
+        fail "no 'called from' line naming bad_caller"
+    grep -q "#0  0x1fff000010c0 ?? (no code here)" <<<"$out" || fail "frame #0 is not the bad address"
+    grep -q "main+0x" <<<"$out" || fail "the backtrace does not reach main"
+}
+
+# a call through NULL: the program's caller, not UPVM's ULP start
+sc_crash-null-call() {
+    crash_report null-call
+    grep -q "crashed: jumped to 0x0 (NULL), which is not mapped: a call through a NULL function pointer\.$" <<<"$out" ||
+        fail "no line naming NULL"
+    grep -q "^upvm: called from bad_caller+0x[0-9a-f]* (crashes+0x[0-9a-f]*)$" <<<"$out" ||
+        fail "no 'called from' line naming bad_caller"
+}
+
+# endless recursion overflows the ULP's stack (in its slot)
+sc_crash-overflow() {
+    crash_report overflow
+    grep -q "overflowed its stack of 8 MiB" <<<"$out" || fail "no overflow report"
+    grep -q "recurse+0x[0-9a-f]* (crashes+0x[0-9a-f]*).*(this frame [0-9]* times)" <<<"$out" ||
+        fail "the recursion is not in the backtrace"
+}
+
+# a corrupt frame-pointer chain ends the backtrace with a line, no fault
+sc_crash-bad-chain() {
+    crash_report bad-chain
+    grep -q "crashed: invalid memory access at 0x10 " <<<"$out" || fail "no crash line"
+    grep -q "chain_breaker+0x" <<<"$out" || fail "no frame of chain_breaker"
+    grep -q -- "-- the backtrace ends: the frame at 0x[0-9a-f]* links to 0x1fff00000000, which is not a frame further up" <<<"$out" ||
+        fail "no line saying where the chain breaks"
 }
 
 # ------------------------------------------------------------------ run
