@@ -437,6 +437,15 @@ static int check_stack_fits(const struct loader_image *img, size_t stack_size,
     size_t slot = mem_window()->slot_size, page = page_size();
     size_t image = round_up(loader_image_span(img), page);
     size_t rest = image + page + PROC_HEAP_MIN_PAGES * page;
+    if (rest >= slot) { /* the program alone: no stack would do */
+        char sz[32];
+        err->code = -ENOMEM;
+        snprintf(err->msg, sizeof err->msg,
+                 "%s needs %zu bytes of image, more than a slot of %s (UPVM_SLOT_SIZE) holds "
+                 "beside a heap: raise UPVM_SLOT_SIZE", loader_image_path(img), image,
+                 size_text(sz, sizeof sz, slot));
+        return err->code;
+    }
     size_t room = slot > rest ? slot - rest : 0;
     if (stack_size <= room)
         return 0;

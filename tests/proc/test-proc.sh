@@ -374,6 +374,7 @@ sc_stack-too-big() {
         || fail "ulimit -s 2097152: $rc $out"
     out=$(cd "$tmp" && ulimit -s 2097152 && UPVM_SLOT_SIZE=4G timeout 20 ./deepstack 1 2>&1); rc=$?
     [ $rc -eq 0 ] && grep -q "deep OK" <<<"$out" || fail "a 2 GiB stack in a 4 GiB slot: $rc $out"
+}
 
 # A crash of a process-mode program (crashes.c CASE): the report is
 # complete (its last line is its own: the reporter did not fault), and
