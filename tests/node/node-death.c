@@ -21,7 +21,8 @@
  *             and a fresh task spawned on node2; print OK; exit 0.
  *   wait      nobody watches: main just waits for a message that never
  *             comes (the driver kills a node or the launcher).
- *   orphans   nobody watches, and main returns 0 at once: the sleepers
+ *   orphans   nobody watches, and main returns 0 at once (printing
+ *             "MAIN RETURNS" first): the sleepers
  *             nap on (the job goes on) until the driver kills a node.
  *   normal    every sleeper finishes; exit 0.
  *   fail      the same, then main returns 3: the job's exit status is 3.
@@ -311,6 +312,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "orphans") == 0) {
         ready();
+        printf("MAIN RETURNS\n"); /* the driver waits for this line */
+        fflush(stdout);
         return 0;
     }
     if (strcmp(mode, "wait") == 0) {

@@ -301,7 +301,7 @@ idle-node)
         [ $SECONDS -lt $deadline ] || fail "no line for node3"
         sleep 0.02
     done
-    sleep 0.2
+    # (that line is node 0's verdict: the job goes on)
     kill -0 "$launcher" 2>/dev/null || fail "the job ended when a node with no task died"
     p1=$(node_pid 1)
     kill -KILL "$p1"
@@ -311,7 +311,13 @@ idle-node)
 orphans)
     start orphans
     p2=$(node_pid 2)
-    sleep 0.3 # main has returned: node 0 waits for the job's end
+    deadline=$((SECONDS + END_S))
+    until grep -q '^MAIN RETURNS$' "$out"; do
+        [ $SECONDS -lt $deadline ] || fail "main did not return"
+        sleep 0.02
+    done
+    # main has returned: node 0 waits for the job's end, which a wave decides
+    # only when every node is idle; the sleepers nap and never are
     kill -0 "$launcher" 2>/dev/null || fail "the job ended while its tasks still ran"
     kill -KILL "$p2"
     finish

@@ -5,6 +5,7 @@
  * left behind in any case.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -47,12 +48,29 @@ static int exchange(int node, void *arg)
     return (int)(intptr_t)arg == node ? 3 : 0; /* the one named fails */
 }
 
-/* Wait for frames that never come; node `arg` kills itself. */
+#define DEADLINE_US (20 * 1000 * 1000)
+
+/* Until every node of n has said its pid, at most DEADLINE_US. */
+static bool all_started(int n)
+{
+    for (int t = 0; t < DEADLINE_US; t += 1000) {
+        int i = 0;
+        while (i < n && node_pids[i] > 0)
+            i++;
+        if (i == n)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+/* Wait for frames that never come; node `arg` kills itself once every
+ * node of the job (3) has started. */
 static int wait_or_die(int node, void *arg)
 {
     node_pids[node] = getpid();
     if ((int)(intptr_t)arg == node) {
-        usleep(50000);
+        (void)all_started(3);
         raise(SIGKILL);
     }
     for (;;)
@@ -60,9 +78,18 @@ static int wait_or_die(int node, void *arg)
     return 0; /* not reached */
 }
 
+/* Every node of n is gone (a node killed by PDEATHSIG is reaped by init,
+ * a moment later): polled, at most DEADLINE_US. */
 static void check_all_gone(int n)
 {
-    usleep(100000); /* a node killed by PDEATHSIG is reaped by init */
+    for (int t = 0; t < DEADLINE_US; t += 1000) {
+        int i = 0;
+        while (i < n && node_pids[i] > 0 && kill(node_pids[i], 0) == -1 && errno == ESRCH)
+            i++;
+        if (i == n)
+            break;
+        usleep(1000);
+    }
     for (int i = 0; i < n; i++)
         CHECK(node_pids[i] > 0 && kill(node_pids[i], 0) == -1 && errno == ESRCH);
 }
@@ -111,8 +138,7 @@ TEST(sigint_to_the_launcher)
     pid_t launcher = fork();
     if (launcher == 0)
         _exit(node_launch(2, wait_or_die, (void *)(intptr_t)-1, NULL) & 0xff);
-    while (node_pids[0] <= 0 || node_pids[1] <= 0)
-        usleep(1000);
+    CHECK(all_started(2));
     CHECK_EQ(kill(launcher, SIGINT), 0);
     int status;
     CHECK_EQ(waitpid(launcher, &status, 0), launcher);
