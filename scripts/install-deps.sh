@@ -44,6 +44,7 @@ want taskset util-linux
 want nsenter util-linux  # tests/hosts: emulated hosts (with unshare, mount)
 want ip iproute2         # tests/hosts: network namespaces, veth, bridge
 want gdb gdb          # tests/tools: the gdb extension
+want clang clang      # scripts/fuzz.sh: the libFuzzer targets (fuzz/), run by scripts/test.sh
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
 want /usr/share/doc/pvm-examples/examples.tar.gz pvm-examples  # the examples tests/examples builds (never downloaded at test time)

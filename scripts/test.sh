@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh - build UPVM twice (optimised, and with ASan+UBSan) and run the
-# whole test suite under ctest in both builds.  Exits non-zero on any failure.
-#   JOBS=N   parallel ctest jobs (default: number of cores)
+# whole test suite under ctest in both builds, then the fuzz targets for a
+# short run (scripts/fuzz.sh).  Exits non-zero on any failure.
+#   JOBS=N          parallel ctest jobs (default: number of cores)
+#   FUZZ_SECONDS=N  each fuzz target's run (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -18,4 +20,6 @@ echo "== optimised build (build/)"
 run_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== ASan + UBSan build (build-asan/)"
 run_build build-asan -DCMAKE_BUILD_TYPE=Debug -DUPVM_SANITIZE=ON
-echo "== all tests passed in both builds"
+echo "== fuzzing, a short run (scripts/fuzz.sh 20: fuzz/, libFuzzer, clang)"
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+echo "== all tests passed in both builds, and no fuzz target failed"
