@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh - build UPVM twice (optimised, and with ASan+UBSan) and run the
-# whole test suite under ctest in both builds, then the fuzz targets for a
-# short run (scripts/fuzz.sh).  Exits non-zero on any failure.
+# whole test suite under ctest in both builds, then the tests with threads
+# under ThreadSanitizer, then the fuzz targets for a short run
+# (scripts/fuzz.sh).  Exits non-zero on any failure.
 #   JOBS=N          parallel ctest jobs (default: number of cores)
 #   FUZZ_SECONDS=N  each fuzz target's run (default 20)
 set -euo pipefail
@@ -20,6 +21,17 @@ echo "== optimised build (build/)"
 run_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== ASan + UBSan build (build-asan/)"
 run_build build-asan -DCMAKE_BUILD_TYPE=Debug -DUPVM_SANITIZE=ON
+# ThreadSanitizer, on the tests whose jobs have threads: node 0's control
+# socket thread (every job of several nodes), net_wake from other threads.
+# Thread mode only: TSan's shadow memory takes the addresses process mode's
+# window needs (docs/process-mode.md).
+TSAN_TESTS='^test-net-(wait|full|storm|sendv|kill)$|^test-node-(launch|delhost|blocked|death-(watched|lost|lost-two|normal|sigint|sigterm|sighup|orphans|idle-node|crash|deadlock))$|^test-pvm-tasks-[23]nodes$|^test-pvm-(messages|groups)'
+echo "== ThreadSanitizer build (build-tsan/): the tests with threads"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUPVM_TSAN=ON \
+    -DUPVM_WERROR=ON -DUPVM_BUILD_BENCH=OFF >/dev/null
+cmake --build build-tsan
+(cd build-tsan && ctest --output-on-failure --timeout 300 -j "$JOBS" -R "$TSAN_TESTS")
+
 echo "== fuzzing, a short run (scripts/fuzz.sh 20: fuzz/, libFuzzer, clang)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
-echo "== all tests passed in both builds, and no fuzz target failed"
+echo "== all tests passed (optimised, ASan+UBSan, TSan), and no fuzz target failed"

@@ -95,6 +95,9 @@ struct ulp {
 #if UPVM_ASAN
     void *asan_fake_stack;
 #endif
+#if UPVM_TSAN
+    void *tsan_fiber;        /* ThreadSanitizer's fiber for this ULP (NULL: none yet) */
+#endif
 };
 
 /* The scheduler of this node. */

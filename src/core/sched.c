@@ -17,6 +17,9 @@
 #if UPVM_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
+#if UPVM_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 /* How many switches may pass before due timers are looked at, and the
  * transport polled, while the run queue never empties (a clock read per
@@ -155,6 +158,11 @@ static inline __attribute__((always_inline)) void switch_to(struct ulp *next)
     __sanitizer_start_switch_fiber(self->state == ULP_DEAD ? NULL
                                                            : &self->asan_fake_stack,
                                    next->stack_lo, next->stack_size);
+#endif
+#if UPVM_TSAN
+    if (!next->tsan_fiber)
+        next->tsan_fiber = __tsan_create_fiber(0);
+    __tsan_switch_to_fiber(next->tsan_fiber, 0);
 #endif
     if (unlikely(!next->started)) {
         start_ulp(self, next);

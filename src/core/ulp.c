@@ -16,6 +16,9 @@
 #include <string.h>
 
 #include "core/core.h"
+#if UPVM_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 #include "util/env.h"
 
 #define ULP_POOL_MAX 4096          /* freed ULP objects kept for reuse */
@@ -126,6 +129,12 @@ static void ulp_destroy(struct ulp *u)
 
 void core_ulp_reclaim(struct ulp *u)
 {
+#if UPVM_TSAN
+    if (u->tsan_fiber && u != core_sched.main) {
+        __tsan_destroy_fiber(u->tsan_fiber);
+        u->tsan_fiber = NULL;
+    }
+#endif
     core_stack_free(u);
     if (u->detached)
         ulp_destroy(u);
@@ -212,6 +221,9 @@ static void init_main_ulp(void)
     core_sched.main = m;
     core_sched.current = m;
     core_sched.nlive = 1;
+#if UPVM_TSAN
+    m->tsan_fiber = __tsan_get_current_fiber(); /* the thread's own */
+#endif
 }
 
 int core_init(void)
@@ -545,6 +557,9 @@ int core_ulp_thaw(const struct core_frozen *f, struct ulp **out)
     upvm_waitq_init(&u->exitq, "upvm_join");
 #if UPVM_ASAN
     u->asan_fake_stack = NULL; /* the sanitizer's, on the other node */
+#endif
+#if UPVM_TSAN
+    u->tsan_fiber = NULL; /* a fiber of this process's, at its first switch */
 #endif
     core_sched.nlive++;
     if (f->state == ULP_READY) {

@@ -16,4 +16,17 @@
 #define UPVM_ASAN 0
 #endif
 
+/* ThreadSanitizer (UPVM_TSAN=ON): every ULP is a fiber of its own for it
+ * (core/sched.c), so that a switch of stacks is not taken for a race. */
+#if defined(__SANITIZE_THREAD__)
+#define UPVM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UPVM_TSAN 1
+#endif
+#endif
+#ifndef UPVM_TSAN
+#define UPVM_TSAN 0
+#endif
+
 #endif /* UPVM_UTIL_COMPILER_H */
