@@ -431,10 +431,18 @@ static void test_hosts_of_one_machine(int nhost)
 TEST(spawn_past_the_tid_space)
 {
     setenv("UPVM_TEST_TID_MAX", "64", 1); /* read by the first PVM call */
-    int me = pvm_mytid(), tids[100], more;
+    int me = pvm_mytid(), tids[100], more, nhost, narch;
+    /* all on this node, however many the job has */
+    struct pvmhostinfo *hosts;
+    CHECK_EQ(pvm_config(&nhost, &narch, &hosts), 0);
+    char *here = NULL;
+    for (int i = 0; i < nhost; i++)
+        if (hosts[i].hi_tid == pvm_tidtohost(me))
+            here = hosts[i].hi_name;
+    CHECK(here != NULL);
     capture_begin();
-    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskDefault, "", 100, tids), 63);
-    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskDefault, "", 1, &more), 0);
+    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskHost, here, 100, tids), 63);
+    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskHost, here, 1, &more), 0);
     const char *err = capture_end();
     for (int i = 63; i < 100; i++)
         CHECK_EQ(tids[i], PvmOutOfRes);
@@ -448,7 +456,7 @@ TEST(spawn_past_the_tid_space)
     CHECK_EQ(pvm_notify(PvmTaskExit, 102, 1, &tids[0]), 0);
     send_int(tids[0], 1, 0);
     CHECK_EQ(recv_int(-1, 102), tids[0]);
-    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskDefault, "", 1, &more), 1);
+    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskHost, here, 1, &more), 1);
     CHECK(more != me);
     tids[0] = more;
     CHECK_EQ(pvm_initsend(PvmDataDefault) > 0, 1);
