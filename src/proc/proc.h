@@ -102,6 +102,12 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
  * each say a bad value again. */
 void proc_read_settings(void) HIDDEN;
 
+/* The refusal at the kernel's mapping limit is the same on every node of
+ * a job: it is said once per process, and only when first() (if set) is
+ * true: the PVM layer registers one that is true once per job.  A refusal
+ * not said has an empty err->msg. */
+void proc_set_once_gate(bool (*first)(void)) HIDDEN;
+
 /*
  * Find the program `name` as PVM users expect: a name with a '/' as it is;
  * otherwise in the spawner's directory (spawner_dir, may be NULL), the

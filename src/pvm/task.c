@@ -24,6 +24,7 @@
 #include "proc/proc.h"
 #include "node/board.h"
 #include "node/job.h"
+#include "net/net.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 
@@ -165,11 +166,17 @@ static int local_max_setting(void)
     return (int)v;
 }
 
+static bool map_limit_first(void)
+{
+    return net_job_once(NET_ONCE_MAP_LIMIT);
+}
+
 static int node_init(void)
 {
     pvm_node.host_tid = (node_job_self() + 1) << PVM_TID_HOST_SHIFT;
     pvm_node.next_local = 1;
     pvm_node.local_max = local_max_setting();
+    proc_set_once_gate(map_limit_first);
     pvm_node.next_ctx = 1;
     list_init(&pvm_node.tasks);
     list_init(&pvm_node.host_watches);
@@ -754,7 +761,8 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
     int rc = proc_spawn(path, v, NULL, NULL, &u, &err);
     free(v);
     if (rc != 0) {
-        fprintf(stderr, "upvm: pvm_spawn(\"%s\"): %s\n", file, err.msg);
+        if (err.msg[0]) /* empty: said before (proc_set_once_gate) */
+            fprintf(stderr, "upvm: pvm_spawn(\"%s\"): %s\n", file, err.msg);
         return rc == -ENOMEM || rc == -ENOSPC ? PvmOutOfRes : PvmNoFile;
     }
     struct pvm_task *t = child_new(parent, u, flag, sibs);

@@ -13,7 +13,7 @@
 set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
-           map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
+           map-limit map-limit-once reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
            mpi-ranks run-hosts)
 
 if [ "${1:-}" = --list ]; then
@@ -127,6 +127,21 @@ sc_map-limit() {
     out=$(cd "$tmp" && UPVM_MAP_LIMIT=1000 timeout 20 ./family 2>&1); rc=$?
     [ $rc -ne 0 ] || fail "family ran under a tiny mapping limit"
     grep -q "raise it, e.g. sudo sysctl -w vm.max_map_count=" <<<"$out" || fail "no map-limit advice: $out"
+}
+
+# the mapping limit in a job of two nodes: each node stops at it, and it is
+# said once for the job (not by every refused spawn of every node)
+sc_map-limit-once() {
+    setup limits
+    out=$(cd "$tmp" && UPVM_NODES=2 UPVM_MAP_LIMIT=3500 timeout 60 ./limits spawn 600 2>&1); rc=$?
+    [ $rc -eq 0 ] || fail "limits spawn exited $rc: $out"
+    local k
+    k=$(sed -n 's/^started \([0-9]*\) of 600$/\1/p' <<<"$out")
+    [ -n "$k" ] && [ "$k" -gt 0 ] && [ "$k" -lt 600 ] || fail "not stopped by the limit: $out"
+    [ "$(grep -c 'vm.max_map_count' <<<"$out")" = 1 ] ||
+        fail "the limit was said $(grep -c 'vm.max_map_count' <<<"$out") times: $(head -c 2000 <<<"$out")"
+    grep -q "the most the kernel's limit of 3500 memory mappings per process allows .*(said once per job); raise it, e.g. sudo sysctl -w vm.max_map_count=" <<<"$out" ||
+        fail "not the limit's line: $out"
 }
 
 # a reused slot starts from the program's initial state
