@@ -77,6 +77,7 @@ struct proc {
     struct proc_atexit *atexits;
     int natexits, capatexits;
     bool exiting;
+    bool heap_end_said;   /* interpose.c: its heap's end was said */
 
     char path[PATH_MAX];  /* the program, as opened */
 };
