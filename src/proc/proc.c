@@ -243,6 +243,10 @@ static bool keep_warm(struct proc *p)
         (void)madvise(l.base + woff, wlen, MADV_DONTNEED);
     (void)madvise(l.stack_lo, (size_t)(l.heap_lo - l.stack_lo) + hs.committed, MADV_DONTNEED);
 #if UPVM_ASAN
+    /* The next ULP here starts with clean shadow: the dead one's frames
+     * leave their redzones poisoned on its stack, where the next one's
+     * frames may fall elsewhere (a false report, or ASan's own CHECK). */
+    ASAN_UNPOISON_MEMORY_REGION(l.stack_lo, (size_t)(l.heap_lo - l.stack_lo));
     ASAN_UNPOISON_MEMORY_REGION(l.heap_lo, hs.committed);
 #endif
     return true;
