@@ -230,10 +230,10 @@ bool pvm_tid_left(void)
     if (!pvm_node.ready || pvm_node.ntaken < pvm_node.local_max)
         return true; /* (not ready: node_init comes first, with an empty table) */
     if (!said)
-        fprintf(stderr, "upvm: node%d has no tid left for another task: a tid numbers the tasks "
-                        "of its node in %d (18 bits), and all are taken by its tasks and by "
-                        "those that moved away from it; pvm_spawn there gives PvmOutOfRes until "
-                        "some end\n", node_job_self(), pvm_node.local_max);
+        fprintf(stderr, "upvm: node%d has no tid left for another task: the 18 bits of a tid "
+                        "that number a node's tasks give %d, all taken by its tasks and by those "
+                        "that moved away from it; pvm_spawn there gives PvmOutOfRes until some "
+                        "end\n", node_job_self(), pvm_node.local_max);
     said = true;
     return false;
 }

@@ -447,8 +447,8 @@ TEST(spawn_past_the_tid_space)
     for (int i = 63; i < 100; i++)
         CHECK_EQ(tids[i], PvmOutOfRes);
     CHECK_EQ(more, PvmOutOfRes);
-    const char *line = "upvm: node0 has no tid left for another task: a tid numbers the tasks "
-                       "of its node in 64 (18 bits)";
+    const char *line = "upvm: node0 has no tid left for another task: the 18 bits of a tid "
+                       "that number a node's tasks give 64, all taken";
     const char *at = strstr(err, line);
     CHECK(at != NULL);
     CHECK(strstr(at + strlen(line), "no tid left") == NULL); /* once */
