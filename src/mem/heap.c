@@ -104,6 +104,7 @@ struct mem_heap {
     char *top;            /* [top, commit_end) is free and unsplit */
     char *fresh;          /* [fresh, commit_end) reads as zeros */
     size_t grow;          /* the next commit step */
+    bool reached_end;     /* a request found no room before end (stats) */
     size_t in_use;        /* bytes of live chunks */
     size_t nlive;         /* live blocks */
     size_t quick_bytes;   /* bytes parked in quick lists */
@@ -345,8 +346,10 @@ static bool grow(mem_heap_t *h, size_t need)
     long page = sysconf(_SC_PAGESIZE);
     uintptr_t pm = (uintptr_t)page - 1;
     char *want = (char *)(((uintptr_t)h->top + need + pm) & ~pm);
-    if (want > h->end || want < h->top)
+    if (want > h->end || want < h->top) {
+        h->reached_end = true; /* the region's end, not the system's memory */
         return false;
+    }
     char *end = h->commit_end + h->grow;
     if (end < want || end > h->end)
         end = want > h->commit_end + h->grow ? want : h->end;
@@ -568,6 +571,8 @@ void mem_heap_stats(const mem_heap_t *h, struct mem_heap_stats *out)
     out->committed = (size_t)(h->commit_end - h->lo);
     out->extent = (size_t)(h->top - h->lo);
     out->allocations = h->nlive;
+    out->size = (size_t)(h->end - h->lo);
+    out->reached_end = h->reached_end;
 }
 
 /* ------------------------------------------------------------ create */

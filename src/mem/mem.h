@@ -157,6 +157,9 @@ struct mem_heap_stats {
     size_t extent;      /* from the region's start to the top of what was
                          * ever carved: the part a migration copies */
     size_t allocations; /* live blocks */
+    size_t size;        /* the region: the most it can ever hold */
+    bool reached_end;   /* a request failed for want of room before the
+                         * region's end (not of memory): sticky */
 };
 void mem_heap_stats(const mem_heap_t *h, struct mem_heap_stats *out) HIDDEN;
 

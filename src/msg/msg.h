@@ -141,6 +141,10 @@ int msg_buf_refs(const msg_buf_t *b);
 
 /* ---------------------------------------------------------- inspection */
 
+/* The largest message, in bytes: PVM reports lengths in an int.  A pack
+ * past it fails with -ENOMEM (PVM's PvmNoMem). */
+#define MSG_MAX_LEN ((size_t)INT32_MAX)
+
 /* b's header, to read or change (changing it never copies data). */
 msg_hdr_t *msg_buf_hdr(msg_buf_t *b);
 

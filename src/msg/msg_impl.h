@@ -14,8 +14,6 @@
 #define MSG_SIG_XDR     0x10000000
 #define MSG_SIG_INPLACE 0x20000000
 
-/* The largest message: PVM reports lengths in an int. */
-#define MSG_MAX_LEN ((size_t)INT32_MAX)
 
 /*
  * One message's data: shared by every holder (msg_buf_t) that refers to

@@ -1166,6 +1166,7 @@ static int mpi_join(const net_config_t *cfg)
     net_cur.node = rank;
     net_cur.nnodes = size;
     net_cur.events = NULL;
+    net_cur.once = NULL;
     net_cur.ops = &mpi_ops;
     return 0;
 }

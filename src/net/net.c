@@ -125,6 +125,7 @@ void net_fini(void)
     net_cur.node = -1;
     net_cur.nnodes = 0;
     net_cur.events = NULL;
+    net_cur.once = NULL;
 }
 
 /* ------------------------------------------------------------ membership */
@@ -160,6 +161,14 @@ void *net_board(int node)
     if (!in_job(node) || !net_cur.ops->board)
         return NULL;
     return net_cur.ops->board(node);
+}
+
+bool net_job_once(enum net_once what)
+{
+    static _Atomic uint32_t here; /* without a shared word: this process's */
+    _Atomic uint32_t *w = net_cur.ops && net_cur.once ? net_cur.once : &here;
+    uint32_t bit = 1u << what;
+    return !(atomic_fetch_or(w, bit) & bit);
 }
 
 uint32_t net_events(void)

@@ -265,6 +265,18 @@ HIDDEN enum net_peer_state net_peer_state(int node);
 HIDDEN uint32_t net_events(void);
 
 /*
+ * A warning every node of a job may meet (a limit they share), said once
+ * per job: net_job_once(what) is true for the first caller of the job with
+ * that `what`, false for every later one, on any node.  The bits live in
+ * the shared segment of nodes forked by one launcher; without one (a job
+ * of one node before the transport, MPI ranks) they are this process's.
+ */
+enum net_once {
+    NET_ONCE_MAP_LIMIT,   /* proc: the kernel's mapping limit (vm.max_map_count) */
+};
+HIDDEN bool net_job_once(enum net_once what);
+
+/*
  * Boards: NET_BOARD_BYTES of the segment per node slot, zero at first,
  * that the transport itself never touches.  By convention node n alone
  * writes board n; anyone may read it, and it outlives node n (the segment

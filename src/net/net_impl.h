@@ -42,6 +42,7 @@ struct net_running {
     /* net_events' counter (a pointer, not an op: it is read on every
      * scheduler round, where one load must do); NULL: never changes */
     const _Atomic uint32_t *events;
+    _Atomic uint32_t *once;    /* net_job_once's bits, job-wide; NULL: none */
 };
 
 #ifdef UPVM_NET_MPI_PLUGIN

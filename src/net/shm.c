@@ -71,7 +71,7 @@
 
 #define LINE 128
 #define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
-#define SEG_VERSION 3 /* 2: boards; 3: records on a line, polled by header */
+#define SEG_VERSION 4 /* 2: boards; 3: records on a line, polled by header; 4: once */
 #define REC_ALIGN 64 /* records start on a cache line */
 #define CLEAR_AHEAD 2048 /* header slots the producer keeps clear past its tail */
 #define MAX_NODES 4096
@@ -84,6 +84,7 @@ struct seg_hdr {
     uint32_t version, nnodes;
     uint64_t ring_bytes, size;
     _Atomic uint32_t events;  /* +1 at every change of a node's state */
+    _Atomic uint32_t once;    /* net_job_once's bits */
 };
 
 struct node_slot {
@@ -929,6 +930,7 @@ static void install(const net_config_t *cfg)
     net_cur.node = node_shm.self;
     net_cur.nnodes = node_shm.n;
     net_cur.events = &node_shm.hdr->events;
+    net_cur.once = &node_shm.hdr->once;
     net_cur.ops = &shm_ops;
 }
 

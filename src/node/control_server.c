@@ -12,6 +12,15 @@
  * system call, so the scheduler thread never waits on a client.  Replies
  * are a few hundred bytes written once to a fresh socket, with
  * MSG_DONTWAIT: a client that does not read cannot stall the server either.
+ *
+ * Nor can clients that connect and say nothing, or half a request: every
+ * socket is non-blocking and polled together, each connection reads into
+ * its own buffer and has READ_TIMEOUT_MS for its line, and the listener is
+ * always polled.  When all CONN_MAX connections are taken, a new one
+ * closes the oldest that has not sent its request (it is told why), so
+ * that a burst of idle clients delays the next `upvm tasks` by one poll
+ * round, not by their timeouts; when all are waiting for replies, the new
+ * one is refused with a line its client prints.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -37,8 +46,12 @@
 #include "node/kinds.h"
 #include "node/job.h"
 
-#define CONN_MAX        16       /* connections served at once; more wait in the backlog */
+#define CONN_MAX        64       /* connections served at once (see the top) */
+#define ACCEPT_MAX      16       /* accepted per poll round: the others get their turn */
 #define READ_TIMEOUT_MS 5000     /* a client has this long to send its request */
+#define FD_PAUSE_MS     100      /* out of descriptors: accept again after this */
+#define STR_(x) #x
+#define STR(x)  STR_(x)
 #define PROBE_MS        100      /* how long a stale-socket probe may wait */
 #define THREAD_STACK    (256 * 1024)
 
@@ -73,6 +86,7 @@ static struct {
     struct ctl_req *in, **in_tail;    /* to the scheduler thread */
     struct ctl_req *out, **out_tail;  /* to the server thread */
     bool stopping;
+    uint64_t accept_after_ms;    /* out of descriptors: not accepting till then */
     struct ctl_req *inflight;    /* migrations under way (scheduler thread) */
     struct conn conn[CONN_MAX];
     char program[64];            /* for ping */
@@ -536,24 +550,59 @@ static bool peer_allowed(int fd)
            (cr.uid == geteuid() || cr.uid == 0);
 }
 
-static void accept_one(void)
+/* A connection there is no room for: told so, closed. */
+static void refuse(int fd, const char *line)
+{
+    ssize_t w = send(fd, line, strlen(line), MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)w;
+    close(fd);
+}
+
+/* A free connection; else the one that has waited longest without sending
+ * its request, closed to make room; else NULL (all wait for replies). */
+static struct conn *conn_room(void)
+{
+    struct conn *oldest = NULL;
+    for (int i = 0; i < CONN_MAX; i++) {
+        struct conn *c = &ctl.conn[i];
+        if (c->fd < 0)
+            return c;
+        if (!c->waiting && (!oldest || c->deadline_ms < oldest->deadline_ms))
+            oldest = c;
+    }
+    if (oldest)
+        conn_reply(oldest, "error: closed unanswered: " STR(CONN_MAX) " clients were connected "
+                           "and this one had sent no request for the longest");
+    return oldest;
+}
+
+/* Accept one waiting client: false when none is left (or no descriptor). */
+static bool accept_one(void)
 {
     int fd = accept4(ctl.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
-            usleep(100000); /* out of descriptors: let the backlog wait */
-        return;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS)
+            ctl.accept_after_ms = now_ms() + FD_PAUSE_MS; /* the backlog waits */
+        return false;
     }
-    for (int i = 0; i < CONN_MAX; i++) {
-        struct conn *c = &ctl.conn[i];
-        if (c->fd >= 0)
-            continue;
-        *c = (struct conn){.fd = fd, .gen = c->gen, .deadline_ms = now_ms() + READ_TIMEOUT_MS};
-        if (!peer_allowed(fd))
-            conn_reply(c, "error: this job belongs to another user");
-        return;
+    if (!peer_allowed(fd)) {
+        refuse(fd, "error: this job belongs to another user\n");
+        return true;
     }
-    close(fd); /* not reached: the listener is polled only with a free slot */
+    struct conn *c = conn_room();
+    if (!c) {
+        refuse(fd, "error: busy: " STR(CONN_MAX) " requests are being served; try again\n");
+        return true;
+    }
+    *c = (struct conn){.fd = fd, .gen = c->gen, .deadline_ms = now_ms() + READ_TIMEOUT_MS};
+    conn_readable(c); /* a client's request is often there already */
+    return true;
+}
+
+static void accept_some(void)
+{
+    for (int i = 0; i < ACCEPT_MAX && accept_one(); i++)
+        ;
 }
 
 /* Write the replies the scheduler thread made. */
@@ -589,6 +638,8 @@ static int expire(uint64_t now)
         else if (c->deadline_ms < next)
             next = c->deadline_ms;
     }
+    if (ctl.accept_after_ms > now && ctl.accept_after_ms < next)
+        next = ctl.accept_after_ms;
     return next == UINT64_MAX ? -1 : (int)(next - now);
 }
 
@@ -634,18 +685,20 @@ static bool serve_round(void)
 {
     struct pollfd p[CONN_MAX + 2];
     int at[CONN_MAX + 2], n = 2;
-    bool room = false;
     for (int i = 0; i < CONN_MAX; i++) {
-        if (ctl.conn[i].fd < 0) {
-            room = true;
+        if (ctl.conn[i].fd < 0)
             continue;
-        }
         p[n] = (struct pollfd){ctl.conn[i].fd, ctl.conn[i].waiting ? 0 : POLLIN, 0};
         at[n++] = i;
     }
+    uint64_t now = now_ms();
+    int timeout = expire(now);
+    /* always polled (a full house makes room, conn_room), unless out of
+     * descriptors for a moment */
+    bool accepting = ctl.accept_after_ms <= now;
     p[0] = (struct pollfd){ctl.efd, POLLIN, 0};
-    p[1] = (struct pollfd){room ? ctl.lfd : -1, POLLIN, 0}; /* -1: not polled */
-    if (poll(p, (nfds_t)n, expire(now_ms())) < 0) {
+    p[1] = (struct pollfd){accepting ? ctl.lfd : -1, POLLIN, 0}; /* -1: not polled */
+    if (poll(p, (nfds_t)n, timeout) < 0) {
         usleep(10000); /* ENOMEM (EINTR cannot come: signals blocked): again */
         return true;
     }
@@ -661,7 +714,7 @@ static bool serve_round(void)
         deliver_replies();
     }
     if (p[1].revents)
-        accept_one();
+        accept_some();
     return true;
 }
 
@@ -690,7 +743,7 @@ static int bind_listen(const struct node_ctl_where *w, char *why, size_t len)
             break;
         (void)unlink(w->tmp); /* left by an earlier job with our pid */
         if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && chmod(w->tmp, 0600) == 0 &&
-            listen(fd, CONN_MAX) == 0)
+            listen(fd, SOMAXCONN) == 0) /* a burst of clients is accepted, not refused */
             return fd;
         int err = errno;
         close(fd);

@@ -60,16 +60,75 @@ void proc_refuse(const char *call, const char *why)
 
 /* ------------------------------------------------------------ heap */
 
+/* 1.5 GiB, 512 MiB, 64 KiB */
+static const char *fmt_size(size_t b, char *buf, size_t len)
+{
+    if (b >= (size_t)1 << 30)
+        snprintf(buf, len, "%.2f GiB", (double)b / (1 << 30));
+    else if (b >= (size_t)1 << 20)
+        snprintf(buf, len, "%zu MiB", b >> 20);
+    else
+        snprintf(buf, len, "%zu KiB", b >> 10);
+    return buf;
+}
+
+/* A size as UPVM_SLOT_SIZE takes it: 64M, 1G */
+static const char *fmt_setting(size_t b, char *buf, size_t len)
+{
+    if (b % ((size_t)1 << 30) == 0)
+        snprintf(buf, len, "%zuG", b >> 30);
+    else
+        snprintf(buf, len, "%zuM", b >> 20);
+    return buf;
+}
+
+/*
+ * A NULL from the ULP's heap (errno ENOMEM).  When the heap ran into the
+ * end of the ULP's slot, rather than out of the system's memory, malloc
+ * fails far below what the machine has (at about 950 MiB with the default
+ * 1 GiB slots): say so once per ULP, with the setting that moves the end.
+ */
+static void *heap_null(struct proc *p, const char *call, size_t n)
+{
+    struct mem_heap_stats st;
+    mem_heap_stats(p->heap, &st);
+    if (!st.reached_end || p->heap_end_said)
+        return NULL;
+    p->heap_end_said = true;
+    size_t slot = mem_window()->slot_size, more = 2 * slot;
+    while (more < 2 * n && more < ((size_t)1 << 40))
+        more <<= 1; /* powers of two, as UPVM_SLOT_SIZE takes */
+    char why[400], req[32], now[16], heap[32], used[32], next[16];
+    snprintf(why, sizeof why,
+             "no room for %s: its heap ends with its slot (UPVM_SLOT_SIZE=%s holds the "
+             "program, its stack of %zu MiB and a heap of %s, %s of it in use); give every "
+             "slot more, e.g. UPVM_SLOT_SIZE=%s (said once per ULP)",
+             fmt_size(n, req, sizeof req), fmt_setting(slot, now, sizeof now),
+             p->stack_size >> 20, fmt_size(st.size, heap, sizeof heap),
+             fmt_size(st.in_use, used, sizeof used), fmt_setting(more, next, sizeof next));
+    int saved = errno;
+    proc_refuse(call, why);
+    errno = saved;
+    return NULL;
+}
+
 static void *ip_malloc(size_t n)
 {
     struct proc *p = proc_current();
-    return p ? mem_heap_malloc(p->heap, n) : malloc(n);
+    if (!p)
+        return malloc(n);
+    void *q = mem_heap_malloc(p->heap, n);
+    return q ? q : heap_null(p, "malloc()", n);
 }
 
 static void *ip_calloc(size_t count, size_t n)
 {
     struct proc *p = proc_current();
-    return p ? mem_heap_calloc(p->heap, count, n) : calloc(count, n);
+    if (!p)
+        return calloc(count, n);
+    void *q = mem_heap_calloc(p->heap, count, n);
+    size_t bytes;
+    return q || __builtin_mul_overflow(count, n, &bytes) ? q : heap_null(p, "calloc()", bytes);
 }
 
 /* Which allocator a pointer belongs to. */
@@ -105,8 +164,10 @@ static void *ip_realloc(void *ptr, size_t n)
     struct proc *p = proc_current();
     if (!p)
         return realloc(ptr, n);
-    if (!ptr || owner_of(p, ptr) == OWNER_MINE)
-        return mem_heap_realloc(p->heap, ptr, n);
+    if (!ptr || owner_of(p, ptr) == OWNER_MINE) {
+        void *q = mem_heap_realloc(p->heap, ptr, n);
+        return q || n == 0 ? q : heap_null(p, "realloc()", n); /* n 0: freed */
+    }
     if (owner_of(p, ptr) == OWNER_OTHER) {
         proc_refuse("realloc()", "the pointer is not from this ULP's heap");
         errno = EINVAL;
@@ -114,11 +175,11 @@ static void *ip_realloc(void *ptr, size_t n)
     }
     /* libc's block: move it into the ULP's heap */
     void *q = mem_heap_malloc(p->heap, n);
-    if (q) {
-        size_t old = malloc_usable_size(ptr);
-        memcpy(q, ptr, old < n ? old : n);
-        free(ptr);
-    }
+    if (!q)
+        return heap_null(p, "realloc()", n);
+    size_t old = malloc_usable_size(ptr);
+    memcpy(q, ptr, old < n ? old : n);
+    free(ptr);
     return q;
 }
 
@@ -135,7 +196,10 @@ static void *ip_reallocarray(void *ptr, size_t count, size_t n)
 static void *ip_memalign(size_t align, size_t n)
 {
     struct proc *p = proc_current();
-    return p ? mem_heap_memalign(p->heap, align, n) : memalign(align, n);
+    if (!p)
+        return memalign(align, n);
+    void *q = mem_heap_memalign(p->heap, align, n);
+    return q ? q : heap_null(p, "memalign()", n);
 }
 
 static int ip_posix_memalign(void **out, size_t align, size_t n)

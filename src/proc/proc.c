@@ -99,20 +99,46 @@ void proc_read_settings(void)
     map_limit = (long)limit;
 }
 
-/* 0, or -ENOMEM with the message when one more slot would near the limit. */
-static int check_map_budget(struct loader_error *err)
+static bool (*once_gate)(void);
+
+void proc_set_once_gate(bool (*first)(void))
+{
+    once_gate = first;
+}
+
+/* The mappings the node would need with one more slot. */
+static long maps_needed(void)
 {
     proc_read_settings();
     if (maps_at_start < 0)
         maps_at_start = count_lines("/proc/self/maps");
-    long need = maps_at_start + (long)(slots_in_use + 1) * MAPS_PER_SLOT + MAP_HEADROOM;
-    if (map_limit == 0 || need <= map_limit)
-        return 0;
+    return maps_at_start + (long)(slots_in_use + 1) * MAPS_PER_SLOT + MAP_HEADROOM;
+}
+
+/* Whether one more slot keeps the node clear of the limit.  The limit,
+ * for the docs: (vm.max_map_count - MAP_HEADROOM - the node's own
+ * mappings) / MAPS_PER_SLOT ULPs, 10,582 under the default 65530. */
+static bool map_budget_ok(void)
+{
+    return map_limit == 0 || maps_needed() <= map_limit;
+}
+
+/* -ENOMEM, with the message (an empty one when it was said before: see
+ * proc_set_once_gate). */
+static int map_limit_refusal(struct loader_error *err)
+{
+    static bool said;
+    long need = maps_needed();
     err->code = -ENOMEM;
-    snprintf(err->msg, sizeof err->msg,
-             "the node holds %d process-mode ULPs and the kernel allows %ld memory "
-             "mappings per process (vm.max_map_count); raise it, e.g. "
-             "sudo sysctl -w vm.max_map_count=%ld", slots_in_use, map_limit, 2 * need);
+    err->msg[0] = '\0';
+    if (!said && (!once_gate || once_gate()))
+        snprintf(err->msg, sizeof err->msg,
+                 "the node holds %d process-mode ULPs, the most the kernel's limit of %ld "
+                 "memory mappings per process allows (vm.max_map_count; UPVM counts %d per "
+                 "ULP and keeps %d in reserve); every node refuses more with PvmOutOfRes "
+                 "(said once per job); raise it, e.g. sudo sysctl -w vm.max_map_count=%ld",
+                 slots_in_use, map_limit, MAPS_PER_SLOT, MAP_HEADROOM, 2 * need);
+    said = true;
     return err->code;
 }
 
@@ -241,6 +267,10 @@ static bool keep_warm(struct proc *p)
         (void)madvise(l.base + woff, wlen, MADV_DONTNEED);
     (void)madvise(l.stack_lo, (size_t)(l.heap_lo - l.stack_lo) + hs.committed, MADV_DONTNEED);
 #if UPVM_ASAN
+    /* The next ULP here starts with clean shadow: the dead one's frames
+     * leave their redzones poisoned on its stack, where the next one's
+     * frames may fall elsewhere (a false report, or ASan's own CHECK). */
+    ASAN_UNPOISON_MEMORY_REGION(l.stack_lo, (size_t)(l.heap_lo - l.stack_lo));
     ASAN_UNPOISON_MEMORY_REGION(l.heap_lo, hs.committed);
 #endif
     return true;
@@ -495,11 +525,11 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
             return rc;
         }
     } else {
-        if (check_map_budget(err) != 0 && nwarm > 0)
+        if (!map_budget_ok() && nwarm > 0)
             warm_flush(); /* kept slots are a cache: the spawn comes first */
-        if (check_map_budget(err) != 0) {
+        if (!map_budget_ok()) {
             loader_image_put(img);
-            return err->code;
+            return map_limit_refusal(err);
         }
         if ((slot = mem_slot_alloc()) < 0 && nwarm > 0) {
             warm_flush();

@@ -77,6 +77,7 @@ struct proc {
     struct proc_atexit *atexits;
     int natexits, capatexits;
     bool exiting;
+    bool heap_end_said;   /* interpose.c: its heap's end was said */
 
     char path[PATH_MAX];  /* the program, as opened */
 };
@@ -101,6 +102,12 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
  * spawn, or earlier by the launcher, so that the nodes it forks do not
  * each say a bad value again. */
 void proc_read_settings(void) HIDDEN;
+
+/* The refusal at the kernel's mapping limit is the same on every node of
+ * a job: it is said once per process, and only when first() (if set) is
+ * true: the PVM layer registers one that is true once per job.  A refusal
+ * not said has an empty err->msg. */
+void proc_set_once_gate(bool (*first)(void)) HIDDEN;
 
 /*
  * Find the program `name` as PVM users expect: a name with a '/' as it is;

@@ -10,6 +10,8 @@
  * write (copy-on-write).  So packing more into a buffer that was sent
  * never changes what the receiver sees.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,6 +270,27 @@ int pvm_setminfo(int id, struct pvmminfo *mi)
 
 /* ------------------------------------------------------------ packing */
 
+/* A pack that failed with -ENOMEM: when it would take the message past
+ * its largest size (rather than out of memory), PvmNoMem alone misleads,
+ * so that is said, once per node. */
+static void say_too_large(const char *fn, const msg_buf_t *b, int type, int n)
+{
+    static bool said;
+    static const unsigned char width[] = {
+        [PVM_BYTE] = 1, [PVM_SHORT] = 2, [PVM_INT] = 4,  [PVM_FLOAT] = 4,  [PVM_CPLX] = 8,
+        [PVM_DOUBLE] = 8, [PVM_DCPLX] = 16, [PVM_LONG] = 8, [PVM_USHORT] = 2, [PVM_UINT] = 4,
+        [PVM_ULONG] = 8};
+    size_t w = type >= 0 && (size_t)type < sizeof width && width[type] ? width[type] : 1;
+    size_t would = msg_buf_len(b) + (size_t)(n > 0 ? n : 0) * w;
+    if (said || would <= MSG_MAX_LEN)
+        return;
+    said = true;
+    fprintf(stderr, "upvm: %s(): a message holds at most %zu bytes (PVM counts them in an "
+                    "int), and this one would hold about %zu: PvmNoMem, as PVM says it; send "
+                    "the data in several messages (said once per node)\n",
+            fn, MSG_MAX_LEN, would);
+}
+
 static inline int pack(const char *fn, int type, const void *p, int n, int stride)
 {
     TASK_OR_FAIL(t, fn);
@@ -275,6 +298,8 @@ static inline int pack(const char *fn, int type, const void *p, int n, int strid
     if (unlikely(!b))
         return pvm_fail(t, fn, PvmNoBuf);
     int rc = msg_pack(b, type, p, n, stride);
+    if (unlikely(rc == -ENOMEM))
+        say_too_large(fn, b, type, n);
     return unlikely(rc) ? pvm_fail(t, fn, pvm_code_from_errno(rc)) : 0;
 }
 

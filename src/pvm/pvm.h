@@ -153,6 +153,8 @@ struct pvm_node {
     char hostname[256];
     struct pvm_task **tids;    /* by local tid part */
     int ntids;                 /* slots in tids */
+    int ntaken;                /* local parts taken in tids (tasks, PVM_TASK_AWAY) */
+    int local_max;             /* the largest local part handed out */
     int next_local;            /* next local part to hand out */
     list_link_t tasks;         /* live tasks, oldest first */
     int ntasks;
@@ -211,6 +213,11 @@ static inline struct pvm_task *pvm_current(void)
 /* In pvm_node.tids: a task of this node's that lives on another node now
  * (migrated): its local part is not handed out again. */
 #define PVM_TASK_AWAY ((struct pvm_task *)1)
+
+/* Whether a tid is left for one more task of this node's (18 bits of
+ * local part: 262,143 tids, taken by its tasks and by those that moved
+ * away); when none is, says so once per node. */
+bool pvm_tid_left(void) HIDDEN;
 
 /* A task that came from another node (its tid's host part is not this
  * node's), or NULL (task.c). */

@@ -24,6 +24,7 @@
 #include "proc/proc.h"
 #include "node/board.h"
 #include "node/job.h"
+#include "net/net.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 
@@ -155,10 +156,27 @@ void pvm_set_job_starter(pvm_job_starter_fn fn)
     job_starter = fn;
 }
 
+/* PVM_TID_LOCAL_MASK; tests only: UPVM_TEST_TID_MAX, a smaller one (to
+ * reach the end of the tid space without 262,143 tasks). */
+static int local_max_setting(void)
+{
+    struct env_num spec = {.min = 2, .max = PVM_TID_LOCAL_MASK, .dflt = PVM_TID_LOCAL_MASK};
+    uint64_t v;
+    (void)env_uint("UPVM_TEST_TID_MAX", &spec, &v);
+    return (int)v;
+}
+
+static bool map_limit_first(void)
+{
+    return net_job_once(NET_ONCE_MAP_LIMIT);
+}
+
 static int node_init(void)
 {
     pvm_node.host_tid = (node_job_self() + 1) << PVM_TID_HOST_SHIFT;
     pvm_node.next_local = 1;
+    pvm_node.local_max = local_max_setting();
+    proc_set_once_gate(map_limit_first);
     pvm_node.next_ctx = 1;
     list_init(&pvm_node.tasks);
     list_init(&pvm_node.host_watches);
@@ -204,27 +222,63 @@ int upvm_set_delivery(int strategy)
 
 /* ------------------------------------------------------------ tids */
 
-/* A free local part, growing the table as needed; 0 when none is left. */
+/* Whether a local part is left for one more task of this node's; said
+ * once per node when none is. */
+bool pvm_tid_left(void)
+{
+    static bool said;
+    if (!pvm_node.ready || pvm_node.ntaken < pvm_node.local_max)
+        return true; /* (not ready: node_init comes first, with an empty table) */
+    if (!said)
+        fprintf(stderr, "upvm: node%d has no tid left for another task: the 18 bits of a tid "
+                        "that number a node's tasks give %d, all taken by its tasks and by those "
+                        "that moved away from it; pvm_spawn there gives PvmOutOfRes until some "
+                        "end\n", node_job_self(), pvm_node.local_max);
+    said = true;
+    return false;
+}
+
+/* Set the task (or PVM_TASK_AWAY, or NULL) of a local part, counting the
+ * taken ones. */
+static void tid_set(int local, struct pvm_task *t)
+{
+    pvm_node.ntaken += (t != NULL) - (pvm_node.tids[local] != NULL);
+    pvm_node.tids[local] = t;
+}
+
+/* Room in the table for local part `local`: 0, or -1 out of memory. */
+static int tids_grow(int local)
+{
+    if (local < pvm_node.ntids)
+        return 0;
+    int n = pvm_node.ntids ? 2 * pvm_node.ntids : 1024;
+    if (n > PVM_TID_LOCAL_MASK + 1)
+        n = PVM_TID_LOCAL_MASK + 1;
+    struct pvm_task **tab = realloc(pvm_node.tids, (size_t)n * sizeof *tab);
+    if (!tab)
+        return -1;
+    memset(tab + pvm_node.ntids, 0, (size_t)(n - pvm_node.ntids) * sizeof *tab);
+    pvm_node.tids = tab;
+    pvm_node.ntids = n;
+    return 0;
+}
+
+/* A free local part, growing the table as needed; 0 when none is left.
+ * The count of taken parts answers "none" at once: a full table used to
+ * be scanned whole by every spawn past its end (a spawn of many tasks
+ * past it took minutes). */
 static int tid_alloc(void)
 {
-    for (int tries = 0; tries <= PVM_TID_LOCAL_MASK; tries++) {
+    if (!pvm_tid_left())
+        return 0;
+    for (;;) { /* a free part exists: found within local_max steps */
         int local = pvm_node.next_local;
-        pvm_node.next_local = local == PVM_TID_LOCAL_MASK ? 1 : local + 1;
-        if (local >= pvm_node.ntids) {
-            int n = pvm_node.ntids ? 2 * pvm_node.ntids : 1024;
-            if (n > PVM_TID_LOCAL_MASK + 1)
-                n = PVM_TID_LOCAL_MASK + 1;
-            struct pvm_task **tab = realloc(pvm_node.tids, (size_t)n * sizeof *tab);
-            if (!tab)
-                return 0;
-            memset(tab + pvm_node.ntids, 0, (size_t)(n - pvm_node.ntids) * sizeof *tab);
-            pvm_node.tids = tab;
-            pvm_node.ntids = n;
-        }
+        pvm_node.next_local = local >= pvm_node.local_max ? 1 : local + 1;
+        if (tids_grow(local) != 0)
+            return 0;
         if (!pvm_node.tids[local])
             return local;
     }
-    return 0;
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -329,7 +383,7 @@ static bool is_home(int tid)
 static void task_tables_remove(struct pvm_task *t, bool away)
 {
     if (is_home(t->tid))
-        pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = away ? PVM_TASK_AWAY : NULL;
+        tid_set(t->tid & PVM_TID_LOCAL_MASK, away ? PVM_TASK_AWAY : NULL);
     else
         visitor_remove(t->tid);
     list_unlink(&t->node_link);
@@ -347,7 +401,7 @@ int pvm_task_register(struct pvm_task *t, struct ulp *u)
     if (!pvm_node.ready && node_init() != 0)
         return PvmNoMem;
     if (is_home(t->tid)) {
-        pvm_node.tids[t->tid & PVM_TID_LOCAL_MASK] = t;
+        tid_set(t->tid & PVM_TID_LOCAL_MASK, t);
     } else if (visitor_add(t) != 0) {
         return PvmNoMem;
     }
@@ -387,7 +441,7 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
     list_init(&t->watchers);
     upvm_waitq_init(&t->recvq, "pvm_recv");
     pvm_opts_init(t);
-    pvm_node.tids[local] = t;
+    tid_set(local, t);
     list_push_back(&pvm_node.tasks, &t->node_link);
     pvm_node.ntasks++;
     u->ext[ULP_EXT_PVM] = t;
@@ -707,7 +761,8 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
     int rc = proc_spawn(path, v, NULL, NULL, &u, &err);
     free(v);
     if (rc != 0) {
-        fprintf(stderr, "upvm: pvm_spawn(\"%s\"): %s\n", file, err.msg);
+        if (err.msg[0]) /* empty: said before (proc_set_once_gate) */
+            fprintf(stderr, "upvm: pvm_spawn(\"%s\"): %s\n", file, err.msg);
         return rc == -ENOMEM || rc == -ENOSPC ? PvmOutOfRes : PvmNoFile;
     }
     struct pvm_task *t = child_new(parent, u, flag, sibs);
@@ -721,8 +776,9 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
     return 0;
 }
 
-/* Start count tasks here; tids[i] gets each tid or error.  A program
- * failing is the same for every copy: said once. */
+/* Start count tasks here; tids[i] gets each tid or error.  A failure is
+ * the same for every copy (a program that cannot load, no memory, no tid
+ * left): said once, and the rest get the same error at once. */
 static int spawn_local(const struct pvm_spawn_origin *o, int flag, const struct task_entry *e,
                        const char *file, const char *path, char **argv, struct pvm_sibs *sibs,
                        int count, int *tids)
@@ -730,11 +786,12 @@ static int spawn_local(const struct pvm_spawn_origin *o, int flag, const struct 
     int started = 0;
     for (int i = 0; i < count; i++) {
         int tid = 0;
-        int rc = path ? spawn_program(o, flag, file, path, argv, sibs, &tid)
-                      : spawn_one(o, flag, e, argv, sibs, &tid);
+        int rc = !pvm_tid_left() ? PvmOutOfRes /* before a ULP is made for nothing */
+                 : path          ? spawn_program(o, flag, file, path, argv, sibs, &tid)
+                                 : spawn_one(o, flag, e, argv, sibs, &tid);
         started += rc == 0;
         tids[i] = rc ? rc : tid;
-        if (path && rc != 0) {
+        if (rc != 0) {
             for (int k = i + 1; k < count; k++)
                 tids[k] = rc;
             break;

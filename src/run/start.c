@@ -86,8 +86,10 @@ static int start_first_task(const char *path, char **argv, char **envp)
     struct ulp *u;
     struct loader_error err = {0, ""};
     upvm_attr_t detached = {0, NULL, UPVM_DETACHED}; /* nobody joins it */
-    if (proc_spawn(path, argv, envp, &detached, &u, &err) != 0) {
-        fprintf(stderr, "upvm: cannot start %s: %s\n", path, err.msg);
+    int rc = proc_spawn(path, argv, envp, &detached, &u, &err);
+    if (rc != 0) {
+        fprintf(stderr, "upvm: cannot start %s: %s\n", path,
+                err.msg[0] ? err.msg : strerror(-rc)); /* empty: a limit said before */
         return -1;
     }
     struct pvm_task *t = pvm_enroll(u);

@@ -13,9 +13,9 @@
 set -u
 
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
-           map-limit reuse pvm-path tag-output spmd-ring not-upvmcc upvmcc-show
-           mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big bad-files
-           crash-bad-call crash-null-call crash-overflow crash-bad-chain)
+           map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
+           upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
+           bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -149,6 +149,34 @@ sc_map-limit() {
     out=$(cd "$tmp" && UPVM_MAP_LIMIT=1000 timeout 20 ./family 2>&1); rc=$?
     [ $rc -ne 0 ] || fail "family ran under a tiny mapping limit"
     grep -q "raise it, e.g. sudo sysctl -w vm.max_map_count=" <<<"$out" || fail "no map-limit advice: $out"
+}
+
+# the mapping limit in a job of two nodes: each node stops at it, and it is
+# said once for the job (not by every refused spawn of every node)
+sc_map-limit-once() {
+    setup limits
+    out=$(cd "$tmp" && UPVM_NODES=2 UPVM_MAP_LIMIT=3500 timeout 60 ./limits spawn 600 2>&1); rc=$?
+    [ $rc -eq 0 ] || fail "limits spawn exited $rc: $out"
+    local k
+    k=$(sed -n 's/^started \([0-9]*\) of 600$/\1/p' <<<"$out")
+    [ -n "$k" ] && [ "$k" -gt 0 ] && [ "$k" -lt 600 ] || fail "not stopped by the limit: $out"
+    [ "$(grep -c 'vm.max_map_count' <<<"$out")" = 1 ] ||
+        fail "the limit was said $(grep -c 'vm.max_map_count' <<<"$out") times: $(head -c 2000 <<<"$out")"
+    grep -q "the most the kernel's limit of 3500 memory mappings per process allows .*(said once per job); raise it, e.g. sudo sysctl -w vm.max_map_count=" <<<"$out" ||
+        fail "not the limit's line: $out"
+}
+
+# malloc at the end of a ULP's slot (64 MiB slots, to get there cheaply):
+# NULL, and one line saying that the slot bounds the heap, and the setting
+sc_heap-limit() {
+    setup limits
+    out=$(cd "$tmp" && UPVM_SLOT_SIZE=64M timeout 20 ./limits heap 4 2>&1); rc=$?
+    [ $rc -eq 0 ] || fail "limits heap exited $rc: $out"
+    [ "$(grep -c '^malloc NULL after [1-5][0-9] MiB$' <<<"$out")" = 2 ] || fail "malloc: $out"
+    [ "$(grep -c 'its heap ends with its slot' <<<"$out")" = 1 ] ||
+        fail "the slot's end was said $(grep -c 'its heap ends' <<<"$out") times: $out"
+    grep -Eq "^upvm: ULP [0-9]+ \(limits, PVM task t[0-9a-f]+\) called malloc\(\): no room for 4 MiB: its heap ends with its slot \(UPVM_SLOT_SIZE=64M holds the program, its stack of 8 MiB and a heap of [0-9]+ MiB, [0-9]+ MiB of it in use\); give every slot more, e.g. UPVM_SLOT_SIZE=128M \(said once per ULP\)$" <<<"$out" ||
+        fail "not the heap's line: $out"
 }
 
 # a reused slot starts from the program's initial state

@@ -5,6 +5,8 @@
  * packf/unpackf, pkmesg/upkmesg, and the errors of each.
  */
 #include <complex.h>
+#include <stdint.h>
+#include <sys/mman.h>
 
 #include "pvmtest.h"
 
@@ -256,6 +258,33 @@ TEST(pack_errors)
     pvm_setopt(PvmAutoErr, 0);
     CHECK_EQ(pvm_pklong(&big, 1, 1), PvmOverflow);
     pvm_setopt(PvmAutoErr, 1);
+}
+
+/* A message past its largest size (2 GiB - 1: PVM counts bytes in an int)
+ * fails with PvmNoMem, as in PVM, and says which limit it is, once.  In
+ * place, over memory that is only reserved: nothing is copied. */
+TEST(message_past_its_largest_size)
+{
+    size_t span = (size_t)1 << 31;
+    char *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    CHECK(p != MAP_FAILED);
+    CHECK(pvm_initsend(PvmDataInPlace) > 0);
+    CHECK_EQ(pvm_pkbyte(p, INT32_MAX, 1), 0);
+    capture_begin();
+    int a = pvm_pkbyte(p, 1, 1), b = pvm_pkbyte(p, 1, 1);
+    const char *err = capture_end();
+    CHECK_EQ(a, PvmNoMem);
+    CHECK_EQ(b, PvmNoMem);
+    const char *line = "upvm: pvm_pkbyte(): a message holds at most 2147483647 bytes (PVM "
+                       "counts them in an int), and this one would hold about 2147483648: "
+                       "PvmNoMem, as PVM says it; send the data in several messages (said "
+                       "once per node)\n";
+    const char *at = strstr(err, line);
+    CHECK(at != NULL);
+    CHECK(strstr(at + strlen(line), "a message holds at most") == NULL);
+    CHECK_STR_CONTAINS(err, autoerr_line("pvm_pkbyte", "Malloc failed"));
+    CHECK(pvm_initsend(PvmDataDefault) > 0); /* drops the references */
+    munmap(p, span);
 }
 
 TEST(getminfo_setminfo)

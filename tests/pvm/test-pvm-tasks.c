@@ -423,6 +423,46 @@ static void test_hosts_of_one_machine(int nhost)
     CHECK_EQ(n, nhost);
 }
 
+/* The end of the tid space (issue 16, item 8): a node numbers its tasks
+ * in 18 bits; here UPVM_TEST_TID_MAX makes that 64, so that the end is
+ * reached with 63 tasks.  A spawn past it fails at once, every tid after
+ * the last free one PvmOutOfRes, and says why once; a tid freed by a
+ * task's end is handed out again. */
+TEST(spawn_past_the_tid_space)
+{
+    setenv("UPVM_TEST_TID_MAX", "64", 1); /* read by the first PVM call */
+    int me = pvm_mytid(), tids[100], more, nhost, narch;
+    /* all on this node, however many the job has */
+    struct pvmhostinfo *hosts;
+    CHECK_EQ(pvm_config(&nhost, &narch, &hosts), 0);
+    char *here = NULL;
+    for (int i = 0; i < nhost; i++)
+        if (hosts[i].hi_tid == pvm_tidtohost(me))
+            here = hosts[i].hi_name;
+    CHECK(here != NULL);
+    capture_begin();
+    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskHost, here, 100, tids), 63);
+    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskHost, here, 1, &more), 0);
+    const char *err = capture_end();
+    for (int i = 63; i < 100; i++)
+        CHECK_EQ(tids[i], PvmOutOfRes);
+    CHECK_EQ(more, PvmOutOfRes);
+    const char *line = "upvm: node0 has no tid left for another task: the 18 bits of a tid "
+                       "that number a node's tasks give 64, all taken";
+    const char *at = strstr(err, line);
+    CHECK(at != NULL);
+    CHECK(strstr(at + strlen(line), "no tid left") == NULL); /* once */
+    /* one ends: its tid serves again */
+    CHECK_EQ(pvm_notify(PvmTaskExit, 102, 1, &tids[0]), 0);
+    send_int(tids[0], 1, 0);
+    CHECK_EQ(recv_int(-1, 102), tids[0]);
+    CHECK_EQ(pvm_spawn("waiter", NULL, PvmTaskHost, here, 1, &more), 1);
+    CHECK(more != me);
+    tids[0] = more;
+    CHECK_EQ(pvm_initsend(PvmDataDefault) > 0, 1);
+    CHECK_EQ(pvm_mcast(tids, 63, 1), 0); /* all go */
+}
+
 TEST(pvmd_only_functions)
 {
     int *fds;

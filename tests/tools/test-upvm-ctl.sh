@@ -21,6 +21,10 @@
 #   tmpdir      without a usable XDG_RUNTIME_DIR: /tmp/upvm-<uid>
 #   refused     a directory owned by someone else (as root) or too open: the
 #               job says so and runs on
+#   flood       100 clients that connect and say nothing, then 100 that
+#               send half a request and stall: upvm tasks, jobs and migrate
+#               are answered within their 2 s all the same (the oldest idle
+#               clients are closed, told why), and every client is let in
 #   migrate     a migration there and back (the worker answers after it), and
 #               one of the job's first task (started from the shell)
 #   mpi         the same from a job of two MPI ranks (mpirun -np 2 over TCP):
@@ -278,6 +282,33 @@ refused)
         end 1
         [ "$status" -eq 0 ] || fail "a job without a control socket exited $status"
     fi
+    ;;
+flood)
+    start 0 run
+    for text in "" "tas"; do
+        # the clients stay 4 s: past the moment upvm is answered, which
+        # must not wait for their 5 s timeouts
+        "$raw" hold "${S[0]}" 100 "$text" 4000 >"$work/out-hold" 2>&1 &
+        holder=$!
+        deadline=$((SECONDS + 5))
+        until grep -q '^held' "$work/out-hold"; do
+            kill -0 $holder 2>/dev/null || grep -q '^held' "$work/out-hold" || fail "ctl-raw hold ended"
+            [ $SECONDS -lt $deadline ] || fail "ctl-raw hold did not connect within 5 s"
+            sleep 0.02
+        done
+        grep -q '^held 100$' "$work/out-hold" ||
+            fail "the job let in $(cat "$work/out-hold") of 100 clients (${text:-idle})"
+        run 0 "^node1 pid [0-9]+: 1 task$" "$upvm" tasks
+        run 0 "^ *${L[0]} +2 +ctl-job$" "$upvm" jobs
+        run 1 "^error: no node5" "$upvm" migrate "${W[0]}" 5
+        # the oldest idle were closed to make room, and told why
+        wait $holder || fail "ctl-raw hold failed: $(cat "$work/out-hold")"
+        grep -q '^closed by the job [0-9]*, the first told: error: closed unanswered: 64 clients were connected' \
+            "$work/out-hold" || fail "ctl-raw hold: $(cat "$work/out-hold")"
+    done
+    end 0
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    expect_gone "${S[0]}"
     ;;
 migrate)
     start 0 run

@@ -285,6 +285,7 @@ struct job {
     long pid;
     int nodes;            /* -1: did not answer */
     char program[64];
+    char why[160];        /* when it did not: "busy", or what it said */
 };
 
 static int cmd_error(const char *cmd, int status, const char *what)
@@ -341,10 +342,15 @@ static int ping_job(const char *dir, long pid, struct job *j)
     char path[CTL_PATH_MAX], reply[512];
     if (!ctl_sock_path(path, sizeof path, dir, pid))
         return -ENAMETOOLONG;
-    *j = (struct job){.pid = pid, .nodes = -1, .program = "?"};
+    *j = (struct job){.pid = pid, .nodes = -1, .program = "?", .why = "busy"};
     int rc = ask(path, "ping\n", reply, sizeof reply, PING_MS);
     if (rc == -EAGAIN)
         return rc;
+    if (rc == 0 && !strncmp(reply, "error: ", 7)) { /* it is there, and said why not now */
+        reply[strcspn(reply, "\n")] = '\0';
+        snprintf(j->why, sizeof j->why, "%.150s", reply + 7);
+        return -EAGAIN;
+    }
     long p;
     int off = 0;
     if (rc == 0 && sscanf(reply, "job %ld nodes %d program %n", &p, &j->nodes, &off) == 2 &&
@@ -387,7 +393,7 @@ static void print_jobs(FILE *f, const struct job *jobs, int n)
     fprintf(f, "%8s %6s  %s\n", "PID", "NODES", "PROGRAM");
     for (int i = 0; i < n; i++) {
         if (jobs[i].nodes < 0)
-            fprintf(f, "%8ld %6s  (not answering: busy)\n", jobs[i].pid, "?");
+            fprintf(f, "%8ld %6s  (not answering: %s)\n", jobs[i].pid, "?", jobs[i].why);
         else
             fprintf(f, "%8ld %6d  %s\n", jobs[i].pid, jobs[i].nodes, jobs[i].program);
     }
