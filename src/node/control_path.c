@@ -155,3 +155,37 @@ int ctl_parse_node(const char *s, int *node)
     *node = (int)v;
     return 0;
 }
+
+/* (the server's, control_server.c; a function of its own for fuzz/fuzz_ctl.c) */
+const char *ctl_parse_request(char *line, enum ctl_req_kind *kind, int *tid, int *node,
+                              char *err, size_t len)
+{
+    char *save, *w[4];
+    int n = 0;
+    for (char *t = strtok_r(line, " \t\r", &save); t && n < 4;
+         t = strtok_r(NULL, " \t\r", &save))
+        w[n++] = t;
+    if (n && !strcmp(w[0], "ping")) {
+        *kind = CTL_REQ_PING;
+        return n == 1 ? NULL : "error: ping takes no arguments";
+    }
+    if (n && !strcmp(w[0], "tasks")) {
+        *kind = CTL_REQ_TASKS;
+        return n == 1 ? NULL : "error: tasks takes no arguments";
+    }
+    if (!n || strcmp(w[0], "migrate") != 0) {
+        snprintf(err, len, "error: unknown request '%.40s' (ping, tasks, migrate <tid> <node>)",
+                 n ? w[0] : "");
+        return err;
+    }
+    *kind = CTL_REQ_MIGRATE;
+    if (n != 3)
+        return "error: migrate wants <tid> <node>";
+    if (ctl_parse_tid(w[1], tid) != 0)
+        snprintf(err, len, "error: bad tid '%.40s' (t40002, 0x40002 or decimal)", w[1]);
+    else if (ctl_parse_node(w[2], node) != 0)
+        snprintf(err, len, "error: bad node '%.40s' (a number, or node1 ...)", w[2]);
+    else
+        return NULL;
+    return err;
+}

@@ -58,6 +58,14 @@ int ctl_connect(const char *path, int timeout_ms) HIDDEN;
  * 0 with *tid > 0, or -1. */
 int ctl_parse_tid(const char *s, int *tid) HIDDEN;
 
+/* One request line as a client sends it (without its newline; split in
+ * place): "ping", "tasks" or "migrate <tid> <node>".  NULL when it is
+ * well formed (*kind, and for a migration *tid and *node, set), else the
+ * reply that says why, in err (len bytes) or a constant. */
+enum ctl_req_kind { CTL_REQ_PING, CTL_REQ_MIGRATE, CTL_REQ_TASKS };
+const char *ctl_parse_request(char *line, enum ctl_req_kind *kind, int *tid, int *node,
+                              char *err, size_t len) HIDDEN;
+
 /* A node: 2 or node2 (0 .. 63).  0 with *node set, or -1. */
 int ctl_parse_node(const char *s, int *node) HIDDEN;
 

@@ -464,34 +464,10 @@ static void conn_reply_text(struct conn *c, const char *text)
 /* The words of a request line into r; NULL, or the error reply. */
 static const char *parse_request(char *line, struct ctl_req *r, char *err, size_t len)
 {
-    char *save, *w[4];
-    int n = 0;
-    for (char *t = strtok_r(line, " \t\r", &save); t && n < 4;
-         t = strtok_r(NULL, " \t\r", &save))
-        w[n++] = t;
-    if (n && !strcmp(w[0], "ping")) {
-        r->kind = REQ_PING;
-        return n == 1 ? NULL : "error: ping takes no arguments";
-    }
-    if (n && !strcmp(w[0], "tasks")) {
-        r->kind = REQ_TASKS;
-        return n == 1 ? NULL : "error: tasks takes no arguments";
-    }
-    if (!n || strcmp(w[0], "migrate") != 0) {
-        snprintf(err, len, "error: unknown request '%.40s' (ping, tasks, migrate <tid> <node>)",
-                 n ? w[0] : "");
-        return err;
-    }
-    r->kind = REQ_MIGRATE;
-    if (n != 3)
-        return "error: migrate wants <tid> <node>";
-    if (ctl_parse_tid(w[1], &r->tid) != 0)
-        snprintf(err, len, "error: bad tid '%.40s' (t40002, 0x40002 or decimal)", w[1]);
-    else if (ctl_parse_node(w[2], &r->node) != 0)
-        snprintf(err, len, "error: bad node '%.40s' (a number, or node1 ...)", w[2]);
-    else
-        return NULL;
-    return err;
+    enum ctl_req_kind kind = CTL_REQ_PING;
+    const char *why = ctl_parse_request(line, &kind, &r->tid, &r->node, err, len);
+    r->kind = kind == CTL_REQ_MIGRATE ? REQ_MIGRATE : kind == CTL_REQ_TASKS ? REQ_TASKS : REQ_PING;
+    return why;
 }
 
 /* A request line: answered here when malformed, else queued. */
