@@ -132,8 +132,12 @@ void pvm_move_release(struct pvm_task *t)
         s->buf = NULL;
         s->queued = NULL;
     }
-    while ((l = list_pop_front(&t->watchers)))
-        free(list_entry(l, struct pvm_watch, link));
+    while ((l = list_pop_front(&t->watchers))) {
+        struct pvm_watch *x = list_entry(l, struct pvm_watch, link);
+        if (x->watcher != t->tid && pvm_task_by_tid(x->watcher)) /* a watcher here (remote.h) */
+            pvm_remote_watch_keep(x->watcher, t->tid, x->tag, x->ctx);
+        free(x);
+    }
     pvm_remote_move_release(t->tid);
     node_rpc_move_release(t->ulp, t->tid);
     pvm_task_unregister(t);

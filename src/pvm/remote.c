@@ -583,10 +583,37 @@ static void on_notify(int src, const struct node_frame *f, const void *p, size_t
     node_rpc_reply(back >= 0 ? back : src, f->b, 0, NULL, 0); /* (after the fire) */
 }
 
+/* The watch kept here for (watcher, watched, tag) goes: it fired. */
+static void drop_remote_watch(int watcher, int watched, int tag)
+{
+    list_for_each(l, &remote_watches) {
+        struct remote_watch *w = list_entry(l, struct remote_watch, link);
+        if (w->watcher == watcher && w->watched == watched && w->tag == tag) {
+            list_unlink(&w->link);
+            free(w);
+            return;
+        }
+    }
+}
+
+void pvm_remote_watch_keep(int watcher, int watched, int tag, int ctx)
+{
+    struct remote_watch *w = malloc(sizeof *w);
+    if (!w) { /* its node's death would then go unsaid to this watcher */
+        fprintf(stderr, "upvm: node %d: no memory to keep t%x's watch on t%x, which leaves\n",
+                node_job_self(), (unsigned)watcher, (unsigned)watched);
+        return;
+    }
+    *w = (struct remote_watch){.watcher = watcher, .watched = watched, .tag = tag, .ctx = ctx,
+                               .node = node_job_self()};
+    list_push_back(&remote_watches, &w->link);
+}
+
 void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
 {
     int node = pvm_tid_node(watcher);
     if (node == node_job_self() || node < 0) {
+        drop_remote_watch(watcher, watched, tag); /* (kept when watched left: below) */
         pvm_send_pvmd_int(watcher, tag, ctx, watched);
         return;
     }
@@ -600,14 +627,7 @@ static void on_notify_fire(int src, const struct node_frame *f, const void *p, s
     if (len != sizeof ctx || !pvm_route_here(src, f, p, len, f->a))
         return;
     memcpy(&ctx, p, sizeof ctx);
-    list_for_each(l, &remote_watches) {
-        struct remote_watch *w = list_entry(l, struct remote_watch, link);
-        if (w->watcher == f->a && w->watched == f->b && w->tag == f->c) {
-            list_unlink(&w->link);
-            free(w);
-            break;
-        }
-    }
+    drop_remote_watch(f->a, f->b, f->c);
     pvm_send_pvmd_int(f->a, f->c, ctx, f->b);
 }
 

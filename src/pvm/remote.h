@@ -90,6 +90,12 @@ int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel
 int pvm_remote_notify_host(struct pvm_task *t, int host_tid, int tag, bool cancel) HIDDEN;
 /* A PvmTaskExit notification for watcher, wherever it is. */
 void pvm_remote_fire(int watcher, int watched, int tag, int ctx) HIDDEN;
+
+/* A task of this node watches `watched`, which leaves this node: the watch
+ * goes with it (its state), and this node keeps a record too, as for a
+ * task watched on another node, so that the death of the node it goes to
+ * fires it here (pvm_move_release; the record follows it: route_set). */
+void pvm_remote_watch_keep(int watcher, int watched, int tag, int ctx) HIDDEN;
 int pvm_remote_kill(int tid, int sig) HIDDEN;
 int pvm_remote_pstat(int tid) HIDDEN;
 int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp,

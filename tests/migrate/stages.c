@@ -22,7 +22,9 @@
  *   outcome: lost              pvm_pstat says no such task, and its
  *                              PvmTaskExit came (20 s at most).
  *
- * Anything else prints "INCONSISTENT: ..." and exits 1.  Then it ends the
+ * Anything else prints "INCONSISTENT: ..." and exits 1.  With "local" as
+ * its argument the worker starts on node 0, beside main (its watch is then
+ * kept with the task's state), and the driver kills node 2 after the move.  Then it ends the
  * tasks that live and returns 0: the job must end (status 0).
  */
 #include <pvm3.h>
@@ -115,18 +117,27 @@ int main(int argc, char **argv)
         (void)pvm_recv(pvm_parent(), TAG_QUIT);
         return 0;
     }
+    /* "local": the worker starts on node 0 with main, which watches it from
+     * there; after the move the driver kills its new node */
+    int local = argc > 1 && strcmp(argv[1], "local") == 0;
     int w, probe, hosts[2];
     char *wargs[] = {"worker", NULL}, *pargs[] = {"probe", NULL};
-    if (pvm_spawn(argv[0], wargs, PvmTaskHost, "node1", 1, &w) != 1 ||
+    if (pvm_spawn(argv[0], wargs, PvmTaskHost, local ? "node0" : "node1", 1, &w) != 1 ||
         pvm_spawn(argv[0], pargs, PvmTaskHost, "node2", 1, &probe) != 1) {
         printf("cannot spawn (a job of 3 nodes: UPVM_NODES=3)\n");
         return 1;
     }
-    hosts[0] = pvm_tidtohost(w);
+    hosts[0] = (1 + 1) << 18; /* node1 */
     hosts[1] = pvm_tidtohost(probe);
     pvm_notify(PvmTaskExit, TAG_EXIT, 1, &w);
     pvm_notify(PvmHostDelete, TAG_HOST, 2, hosts);
-    printf("pids node1=%d node2=%d\n", node_pid(w), node_pid(probe));
+    int n1 = w; /* a task of node1's, for its pid */
+    if (local) {
+        char *sargs[] = {"probe", NULL};
+        if (pvm_spawn(argv[0], sargs, PvmTaskHost, "node1", 1, &n1) != 1)
+            return 1;
+    }
+    printf("pids node1=%d node2=%d\n", node_pid(n1), node_pid(probe));
     fflush(stdout);
     int rc = upvm_migrate(w, 2);
     printf("migrate: rc %d: %s\n", rc, rc ? upvm_migrate_error() : "moved");
@@ -143,6 +154,10 @@ int main(int argc, char **argv)
     if (dead_host != hosts[1]) {
         pvm_initsend(PvmDataDefault);
         pvm_send(probe, TAG_QUIT);
+    }
+    if (local && dead_host != hosts[0]) {
+        pvm_initsend(PvmDataDefault);
+        pvm_send(n1, TAG_QUIT);
     }
     fflush(NULL);
     return 0;

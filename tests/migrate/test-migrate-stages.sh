@@ -33,15 +33,26 @@ poll() {
     done
 }
 
-(cd "$tmp" && UPVM_NODES=3 UPVM_TEST_MIGRATE_PAUSE=$point exec timeout 90 "$tmp/stages" >out 2>err) &
+# POINT "after-local": no pause; the worker starts beside main on node 0
+# (stages.c local), and VICTIM dies once the move is over
+if [ "$point" = after-local ]; then
+    (cd "$tmp" && UPVM_NODES=3 exec timeout 90 "$tmp/stages" local >out 2>err) &
+else
+    (cd "$tmp" && UPVM_NODES=3 UPVM_TEST_MIGRATE_PAUSE=$point exec timeout 90 "$tmp/stages" >out 2>err) &
+fi
 job=$!
 poll 30 grep -q "^pids node1=" "$tmp/out" || fail "the job did not start"
-poll 30 grep -q "paused at $point" "$tmp/err" || fail "no node paused at $point"
 read -r p1 p2 < <(sed -n 's/^pids node1=\([0-9]*\) node2=\([0-9]*\)$/\1 \2/p' "$tmp/out")
-paused=$(sed -n "s/^upvm-test: node [0-9]* (pid \([0-9]*\)) paused at $point$/\1/p" "$tmp/err")
+if [ "$point" = after-local ]; then
+    poll 30 grep -q "^migrate: " "$tmp/out" || fail "the move did not end"
+    paused=none
+else
+    poll 30 grep -q "paused at $point" "$tmp/err" || fail "no node paused at $point"
+    paused=$(sed -n "s/^upvm-test: node [0-9]* (pid \([0-9]*\)) paused at $point$/\1/p" "$tmp/err")
+fi
 case $victim in src) kill_pid=$p1 ;; dst) kill_pid=$p2 ;; *) fail "victim: src or dst" ;; esac
 kill -9 "$kill_pid" || fail "cannot kill $kill_pid"
-if [ "$paused" != "$kill_pid" ]; then
+if [ "$paused" != "$kill_pid" ] && [ "$paused" != none ]; then
     poll 20 bash -c "! kill -0 $kill_pid 2>/dev/null" || fail "node $kill_pid did not die"
     kill -CONT "$paused"
 fi
