@@ -466,37 +466,37 @@ struct remote_watch {
 
 static list_link_t remote_watches = {&remote_watches, &remote_watches};
 
-/* tid is on node now: the exit watches on it here are about that node
- * (its death ends tid; the old node's does not). */
-void pvm_remote_watches_follow(int tid, int node)
-{
-    bool gone = node != node_job_self() && !node_job_up(node);
-    for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
-        next = l->next;
-        struct remote_watch *w = list_entry(l, struct remote_watch, link);
-        if (w->watched != tid)
-            continue;
-        w->node = node;
-        if (gone) { /* it moves to a node whose death was handled already */
-            list_unlink(l);
-            pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->watched);
-            free(w);
-        }
-    }
-}
+/* Fire and drop the exit watches kept here on tid `v` (BY_WATCHED) or on
+ * tasks of node `v` (BY_NODE); how many fired. */
+enum watch_key { BY_WATCHED, BY_NODE };
 
-/* The exit watches on tid here fire: it is lost. */
-static void fire_watches_of(int tid)
+static int fire_watches(enum watch_key by, int v)
 {
+    int fired = 0;
     for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
         next = l->next;
         struct remote_watch *w = list_entry(l, struct remote_watch, link);
-        if (w->watched != tid)
+        if ((by == BY_WATCHED ? w->watched : w->node) != v)
             continue;
         list_unlink(l);
         pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->watched);
         free(w);
+        fired++;
     }
+    return fired;
+}
+
+/* tid is on node now: the exit watches on it here are about that node
+ * (its death ends tid; the old node's does not). */
+void pvm_remote_watches_follow(int tid, int node)
+{
+    list_for_each(l, &remote_watches) {
+        struct remote_watch *w = list_entry(l, struct remote_watch, link);
+        if (w->watched == tid)
+            w->node = node;
+    }
+    if (node != node_job_self() && !node_job_up(node))
+        (void)fire_watches(BY_WATCHED, tid); /* to a node whose death was handled already */
 }
 
 void pvm_task_lost(int tid)
@@ -506,12 +506,12 @@ void pvm_task_lost(int tid)
     for (int n = 0; n < node_job_slots(); n++)
         if (n != self && node_job_up(n))
             node_post(n, &f, NULL, 0, NULL, 0);
-    fire_watches_of(tid);
+    (void)fire_watches(BY_WATCHED, tid);
 }
 
 static void on_task_lost(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    fire_watches_of(f->a);
+    (void)fire_watches(BY_WATCHED, f->a);
 }
 
 /* A PvmHostDelete watch (nodes of this job). */
@@ -860,16 +860,7 @@ static int peer_gone(int n, int status, bool deleted)
         pvm_mbox_node_gone(n);
     }
     (void)upvm_wake_all(&statusq); /* statuses that never come */
-    for (list_link_t *l = remote_watches.next, *next; l != &remote_watches; l = next) {
-        next = l->next;
-        struct remote_watch *w = list_entry(l, struct remote_watch, link);
-        if (w->node != n)
-            continue;
-        list_unlink(l);
-        pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->watched);
-        free(w);
-        fired++;
-    }
+    fired += fire_watches(BY_NODE, n);
     for (list_link_t *l = host_del_watches.next, *next; l != &host_del_watches; l = next) {
         next = l->next;
         struct pvm_watch *w = list_entry(l, struct pvm_watch, link);

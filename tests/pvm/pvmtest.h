@@ -68,4 +68,18 @@ static inline int recv_int(int tid, int tag)
     return v;
 }
 
+/* A thread-mode child that echoes every message back to its parent with
+ * the same tag (one int), until tag 999. */
+static inline void echo_child(int ordinal, void *arg)
+{
+    for (;;) {
+        int v = recv_int(pvm_parent(), -1);
+        int tag;
+        CHECK_EQ(pvm_bufinfo(pvm_getrbuf(), NULL, &tag, NULL), 0);
+        if (tag == 999)
+            return;
+        send_int(pvm_parent(), tag, v);
+    }
+}
+
 #endif

@@ -12,19 +12,6 @@
 #include "pvmtest.h"
 #include "util/compiler.h"
 
-/* Echoes each message back to its parent with the same tag, until 999. */
-static void echo_child(int ordinal, void *arg)
-{
-    for (;;) {
-        int v = recv_int(pvm_parent(), -1);
-        int tag;
-        CHECK_EQ(pvm_bufinfo(pvm_getrbuf(), NULL, &tag, NULL), 0);
-        if (tag == 999)
-            return;
-        send_int(pvm_parent(), tag, v);
-    }
-}
-
 /* Malformed: PVM's TIDISTASK is false for them. */
 static const int malformed[] = {
     -1, -5, 0,

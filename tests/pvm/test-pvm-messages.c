@@ -11,20 +11,6 @@
 
 /* ---------------------------------------------------------- helpers */
 
-/* A child that echoes every message back to its parent with the same tag
- * (one int), until tag 999. */
-static void echo_child(int ordinal, void *arg)
-{
-    for (;;) {
-        int v = recv_int(pvm_parent(), -1);
-        int tag;
-        CHECK_EQ(pvm_bufinfo(pvm_getrbuf(), NULL, &tag, NULL), 0);
-        if (tag == 999)
-            return;
-        send_int(pvm_parent(), tag, v);
-    }
-}
-
 static int spawn1(upvm_ordinal_entry_t fn, void *arg)
 {
     int tid;
