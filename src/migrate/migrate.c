@@ -521,7 +521,14 @@ static bool move_task(struct pending *p)
         pvm_trace("t%x: asking node %d to prepare", (unsigned)p->tid, p->to);
         rc = w.oom ? PvmNoMem : node_send(p->to, &f, w.p, w.len, NULL, 0);
         free(w.p);
-        rc = rc ? PvmSysErr : wait_prepared(p->tid, why, sizeof why);
+        if (rc == -EHOSTDOWN) { /* it died since the request came */
+            rc = PvmHostFail;
+            snprintf(why, sizeof why, "node %d died before t%x could move there", p->to,
+                     (unsigned)p->tid);
+        } else {
+            rc = rc ? (rc == PvmNoMem ? PvmNoMem : PvmSysErr)
+                    : wait_prepared(p->tid, why, sizeof why);
+        }
         p->prepared = rc == 0;
     }
     /* the task may have run, or ended, while we waited */

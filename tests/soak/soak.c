@@ -196,8 +196,11 @@ int main(int argc, char **argv)
                 moves++;
             else if (rc == PvmHostFail || rc == PvmNoTask || rc == PvmBadParam)
                 refused++; /* a node died (or the destination is gone) */
-            else
+            else {
+                printf("upvm_migrate(t%x, %d): %d: %s\n", (unsigned)x->tid, to, rc,
+                       upvm_migrate_error());
                 fail("a move failed for no reason a node death explains", x->tid);
+            }
             continue;
         }
         int n = (int)(next() % MAX_BYTES);
