@@ -1035,7 +1035,11 @@ static void learn_host(int src, bool standby, const char *names, size_t len)
 {
     if (src < 0 || src >= job.slots || job.host[src][0] || len == 0 || names[len - 1])
         return;
-    snprintf(job.host[src], sizeof job.host[src], "%s", names);
+    /* the short name, cut to the table's width (a name is at most 64
+     * bytes in practice: HOST_NAME_MAX) */
+    size_t n = strnlen(names, sizeof job.host[src] - 1);
+    memcpy(job.host[src], names, n);
+    job.host[src][n] = '\0';
     job.aliases[src] = malloc(len);
     if (job.aliases[src]) {
         memcpy(job.aliases[src], names, len);
