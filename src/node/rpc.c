@@ -95,8 +95,20 @@ static int serve_here(const struct node_frame *f, const struct node_rpc_req *q)
     return served ? 0 : q->down;
 }
 
-/* How long a request waits before its silence is said (rpc_send). */
+/* How long a request waits before its silence is said (rpc_send): 10 s,
+ * or UPVM_TEST_RPC_SLOW_MS (tests only: tests/node/blocked.c). */
 #define RPC_SLOW_NS (10ll * 1000 * 1000 * 1000)
+
+static int64_t slow_ns(void)
+{
+    static int64_t ns = -1;
+    if (ns < 0) {
+        const char *s = getenv("UPVM_TEST_RPC_SLOW_MS");
+        long ms = s ? strtol(s, NULL, 10) : 0;
+        ns = ms > 0 ? (int64_t)ms * 1000000 : RPC_SLOW_NS;
+    }
+    return ns;
+}
 
 /* Send r's request and wait for its answer (or its server's death), at
  * most limit_ns (< 0: no limit; -ETIMEDOUT when it passed). */
@@ -113,7 +125,7 @@ static int rpc_send(struct rpc *r, const struct node_rpc_req *q, int64_t limit_n
     /* Only the asking ULP waits: the node's other ULPs and timers go on.
      * A server that does not answer for long is said once (a node whose
      * task blocks in a system call serves nothing meanwhile). */
-    bool said = false;
+    bool said = limit_ns >= 0; /* (a bounded wait goes on by itself: nothing to say) */
     uint64_t end = limit_ns >= 0 ? upvm_now_ns() + (uint64_t)limit_ns : UINT64_MAX;
     while (!r->done) {
         uint64_t now = upvm_now_ns();
@@ -121,16 +133,16 @@ static int rpc_send(struct rpc *r, const struct node_rpc_req *q, int64_t limit_n
             list_unlink(&r->link); /* a late answer finds no record: dropped */
             return -ETIMEDOUT;
         }
-        int64_t wait = said ? -1 : RPC_SLOW_NS;
+        int64_t wait = said ? -1 : slow_ns();
         if (end != UINT64_MAX && (wait < 0 || (uint64_t)wait > end - now))
             wait = (int64_t)(end - now);
         int woke = core_block(&r->q, wait);
         if (!r->done && !said && woke == -ETIMEDOUT && upvm_now_ns() < end) {
             said = true;
             fprintf(stderr, "upvm: node %d: node %d has not answered a request (frame kind %u) "
-                            "for %d s: a task there may be blocked in a system call, which "
+                            "for %.3g s: a task there may be blocked in a system call, which "
                             "stalls its node; still waiting\n",
-                    node_job_self(), r->node, q->kind, (int)(RPC_SLOW_NS / 1000000000));
+                    node_job_self(), r->node, q->kind, (double)slow_ns() / 1e9);
         }
     }
     list_unlink(&r->link);

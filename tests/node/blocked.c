@@ -10,8 +10,11 @@
  *   - pvm_notify(PvmTaskExit) on the blocker must return (it used to wait
  *     for node1's answer, for ever);
  *   - pvm_trecv of that notification with a 200 ms timeout must time out;
- * then writes a byte into the FIFO: the blocker returns and exits, and the
- * notification must come.  Prints OK; a failed check exits 1 with a line.
+ *   - a request to node1 (pvm_pstat) waits, and after a while (100 ms
+ *     here, UPVM_TEST_RPC_SLOW_MS; 10 s in earnest) says so on stderr;
+ * then a releaser task writes a byte into the FIFO: the blocker returns
+ * and exits, and the notification must come.  Prints OK; a failed check
+ * exits 1 with a line.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +54,35 @@ static int blocker(int argc, char **argv)
 }
 UPVM_TASK("blocker", blocker)
 
+/* Whether the file at path holds the slow-answer line (rpc.c). */
+static int has_line(const char *path)
+{
+    char buf[4096] = "";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, "node 1 has not answered a request") != NULL;
+}
+
+/* On node 0: once the slow-answer line is in main's stderr file (20 s at
+ * most), a byte into the FIFO lets the blocker go. */
+static int releaser(int argc, char **argv)
+{
+    char path[256] = "", errpath[300];
+    check(pvm_recv(-1, TAG_PATH) > 0 && pvm_upkstr(path) == 0, "the releaser's paths");
+    snprintf(errpath, sizeof errpath, "%s.err", path);
+    for (int i = 0; i < 2000 && !has_line(errpath); i++)
+        (void)upvm_sleep_ns(10 * 1000 * 1000);
+    int fd = open(path, O_WRONLY | O_NONBLOCK);
+    check(fd >= 0 && write(fd, "x", 1) == 1, "release the blocker");
+    close(fd);
+    return 0;
+}
+UPVM_TASK("releaser", releaser)
+
 /* Whether process pid is in read(2) now (the first field of
  * /proc/PID/syscall is the number of the call it is blocked in). */
 static int in_read(int pid)
@@ -77,6 +109,7 @@ static void wait_in_read(int pid)
 
 int main(void)
 {
+    setenv("UPVM_TEST_RPC_SLOW_MS", "100", 1); /* before the first request */
     char path[256];
     /* in the working directory (the build tree): other tests watch /tmp */
     snprintf(path, sizeof path, "upvm-blocked-%d.fifo", (int)getpid());
@@ -97,9 +130,26 @@ int main(void)
     struct timeval short_wait = {0, 200 * 1000};
     check(pvm_trecv(-1, TAG_EXIT, &short_wait) == 0, "pvm_trecv times out");
 
-    int fd = open(path, O_WRONLY | O_NONBLOCK);
-    check(fd >= 0 && write(fd, "x", 1) == 1, "release the blocker");
-    close(fd);
+    /* A request to node1 now waits: after UPVM_TEST_RPC_SLOW_MS (100 ms
+     * here, set at the start: 10 s in earnest) it is said on stderr, which
+     * goes to a file meanwhile; a releaser task on this node lets the
+     * blocker go once the line is there (or after 20 s: then this fails). */
+    char errpath[300];
+    snprintf(errpath, sizeof errpath, "%s.err", path);
+    int saved = dup(2), cap = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    check(saved >= 0 && cap >= 0 && dup2(cap, 2) == 2, "stderr to a file");
+    int releaser;
+    check(pvm_spawn("releaser", NULL, PvmTaskHost, "node0", 1, &releaser) == 1,
+          "spawn the releaser");
+    check(pvm_initsend(PvmDataDefault) > 0 && pvm_pkstr(path) == 0 &&
+          pvm_send(releaser, TAG_PATH) == 0, "send the releaser the paths");
+    (void)pvm_pstat(tid); /* waits for node1, and says so */
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    check(has_line(errpath), "a request unanswered for long is said on stderr");
+    close(cap);
+    unlink(errpath);
     unlink(path);
     struct timeval long_wait = {20, 0};
     check(pvm_trecv(-1, TAG_EXIT, &long_wait) > 0, "the blocker's PvmTaskExit");
