@@ -107,13 +107,27 @@ static void wait_in_read(int pid)
     check(0, "node1 never blocked in read(2)");
 }
 
+static const char *fifo_path; /* main's, removed at its exit */
+
+static void remove_files(void)
+{
+    char errpath[300];
+    if (!fifo_path)
+        return;
+    snprintf(errpath, sizeof errpath, "%s.err", fifo_path);
+    unlink(errpath);
+    unlink(fifo_path);
+}
+
 int main(void)
 {
     setenv("UPVM_TEST_RPC_SLOW_MS", "100", 1); /* before the first request */
-    char path[256];
+    static char path[256];
     /* in the working directory (the build tree): other tests watch /tmp */
     snprintf(path, sizeof path, "upvm-blocked-%d.fifo", (int)getpid());
     check(mkfifo(path, 0600) == 0, "mkfifo");
+    fifo_path = path;
+    atexit(remove_files); /* also when a check fails */
     int tid, n;
     struct pvmtaskinfo *ti;
     check(pvm_spawn("blocker", NULL, PvmTaskHost, "node1", 1, &tid) == 1, "spawn on node1");
