@@ -87,6 +87,7 @@ static void test_pause(const char *point)
     fprintf(stderr, "upvm-test: node %d (pid %d) paused at %s\n", node_job_self(), (int)getpid(),
             point);
     fflush(stderr);
+    want = NULL; /* once per process */
     raise(SIGSTOP);
 }
 
@@ -539,6 +540,14 @@ static bool move_task(struct pending *p)
         snprintf(name, sizeof name, "t%x (%s)", (unsigned)t->tid, *t->name ? t->name : "?");
         held = held_here(t, name, why, sizeof why);
     }
+    if (rc == 0 && t && !held) {
+        test_pause("src:prepared");
+        if (!node_job_alive(p->to)) { /* it died since it said yes: the task stays */
+            rc = PvmHostFail;
+            snprintf(why, sizeof why, "node %d died before t%x could move there", p->to,
+                     (unsigned)p->tid);
+        }
+    }
     if (rc != 0 || !t || held) {
         if (rc == 0) { /* it ended, or stays: the destination lets go */
             struct node_frame c = {K_MIG_PREP, p->tid, 1, 0};
@@ -566,22 +575,6 @@ static bool move_task(struct pending *p)
     if (core_ulp_why_not_freezable(u, slot_lo, slot_lo + mem_window()->slot_size)) {
         u->migrate_pending = true; /* prepared: moves at its next stop */
         return false;
-    }
-    test_pause("src:prepared");
-    if (!node_job_alive(p->to)) { /* it died since it said yes: the task stays */
-        t->moving = false;
-        u->migrate_pending = false;
-        u->ext[ULP_EXT_MIGRATE] = NULL;
-        snprintf(why, sizeof why, "node %d died before t%x could move there", p->to,
-                 (unsigned)p->tid);
-        if (self) {
-            self->rc = PvmHostFail;
-            snprintf(self->why, sizeof self->why, "%s", why);
-            self->done = true;
-        } else {
-            refuse(p->origin, p->id, p->tid, PvmHostFail, "%s", why);
-        }
-        return true;
     }
     /* 3: freeze, flush, state */
     struct bytes_out st = {0};

@@ -999,6 +999,22 @@ static void settle(void)
     }
 }
 
+/* Every array of node_mpi freed, and node_mpi zeroed. */
+static void free_state(void)
+{
+    free(node_mpi.peers);
+    free(node_mpi.reqs);
+    free(node_mpi.txs);
+    free(node_mpi.done);
+    free(node_mpi.rx_npend);
+    free(node_mpi.rx_blocked);
+    free(node_mpi.rx_spare);
+    free(node_mpi.scratch);
+    free((void *)node_mpi.wake_req);
+    free(node_mpi.local_ranks);
+    memset(&node_mpi, 0, sizeof node_mpi);
+}
+
 static void mpi_fini(void)
 {
     int finalized = 1;
@@ -1012,17 +1028,7 @@ static void mpi_fini(void)
             MPI_Finalize(); /* waits for every rank to finalise */
     }
     started_mpi = false;
-    free(node_mpi.peers);
-    free(node_mpi.reqs);
-    free(node_mpi.txs);
-    free(node_mpi.done);
-    free(node_mpi.rx_npend);
-    free(node_mpi.rx_blocked);
-    free(node_mpi.rx_spare);
-    free(node_mpi.scratch);
-    free((void *)node_mpi.wake_req);
-    free(node_mpi.local_ranks);
-    memset(&node_mpi, 0, sizeof node_mpi);
+    free_state();
     door_close();
 }
 
@@ -1061,11 +1067,7 @@ static int alloc_state(int n)
     if (node_mpi.peers && node_mpi.rx_npend && node_mpi.rx_blocked && node_mpi.wake_req &&
         node_mpi.local_ranks)
         return 0;
-    free(node_mpi.peers);
-    free(node_mpi.rx_npend);
-    free(node_mpi.rx_blocked);
-    free((void *)node_mpi.wake_req);
-    free(node_mpi.local_ranks);
+    free_state();
     return -ENOMEM;
 }
 
@@ -1142,12 +1144,7 @@ static int mpi_join(const net_config_t *cfg)
         if (node_mpi.local != MPI_COMM_NULL)
             MPI_Comm_free(&node_mpi.local);
         MPI_Comm_free(&comm);
-        free(node_mpi.peers);
-        free(node_mpi.rx_npend);
-        free(node_mpi.rx_blocked);
-        free((void *)node_mpi.wake_req);
-        free(node_mpi.local_ranks);
-        memset(&node_mpi, 0, sizeof node_mpi);
+        free_state();
         return -EIO;
     }
     node_mpi.word = &node_mpi.own_word;

@@ -149,15 +149,16 @@ static int rpc_send(struct rpc *r, const struct node_rpc_req *q, int64_t limit_n
     return r->result;
 }
 
-int node_rpc_call(const struct node_rpc_req *req, enum node_rpc_mode mode, void **data,
-                  size_t *len)
+/* node_rpc_call, waiting at most limit_ns (< 0: for ever). */
+static int call(const struct node_rpc_req *req, enum node_rpc_mode mode, void **data, size_t *len,
+                int64_t limit_ns)
 {
     struct rpc r;
     struct ulp *me = core_current();
     rpc_begin(&r, req->node, req->died);
     if (mode == NODE_RPC_PINNED)
         core_ulp_pin(me);
-    int rc = rpc_send(&r, req, -1);
+    int rc = rpc_send(&r, req, limit_ns);
     if (mode == NODE_RPC_PINNED)
         core_ulp_unpin(me);
     if (data) {
@@ -169,16 +170,15 @@ int node_rpc_call(const struct node_rpc_req *req, enum node_rpc_mode mode, void 
     return rc;
 }
 
+int node_rpc_call(const struct node_rpc_req *req, enum node_rpc_mode mode, void **data,
+                  size_t *len)
+{
+    return call(req, mode, data, len, -1);
+}
+
 int node_rpc_call_within(const struct node_rpc_req *req, int64_t limit_ns)
 {
-    struct rpc r;
-    struct ulp *me = core_current();
-    rpc_begin(&r, req->node, req->died);
-    core_ulp_pin(me);
-    int rc = rpc_send(&r, req, limit_ns);
-    core_ulp_unpin(me);
-    free(r.data);
-    return rc;
+    return call(req, NODE_RPC_PINNED, NULL, NULL, limit_ns);
 }
 
 void node_rpc_complete(int id, int result, const void *p, size_t len)

@@ -166,14 +166,13 @@ bool pvm_route_here(int src, const struct node_frame *f, const void *p, size_t l
         (void)hold(x, src, f, p, len);
         return false;
     }
+    /* No route (not a tid of this job), or a route that ends at a node
+     * that died (the task was there, or on its way there or from there):
+     * the task is gone, and the frame is handled here as one for no task
+     * (a request is answered PvmNoTask, a message dropped), not sent on to
+     * be lost on the way. */
     int next = node_dir_next_hop(&pvm_dir, tid, src);
-    if (next < 0)
-        return false;
-    /* Its route ends at a node that died (it was there, or on its way
-     * there or from there): the task is gone, and the frame is handled
-     * here as one for no task (a request is answered PvmNoTask, a message
-     * dropped), not sent to be lost on the way. */
-    if (next != node_job_self() && node_job_up(next)) {
+    if (next >= 0 && next != node_job_self() && node_job_up(next)) {
         pvm_trace("t%x: forwarded frame kind %u from node %d to node %d", (unsigned)tid, f->kind,
                   src, next);
         node_post(next, f, p, len, NULL, 0); /* it moved: forward */

@@ -466,6 +466,19 @@ struct remote_watch {
 
 static list_link_t remote_watches = {&remote_watches, &remote_watches};
 
+/* A watch kept here: watcher is told when watched ends or node dies.
+ * 0, or -ENOMEM. */
+static int keep_watch(int watcher, int watched, int tag, int ctx, int node)
+{
+    struct remote_watch *w = malloc(sizeof *w);
+    if (!w)
+        return -ENOMEM;
+    *w = (struct remote_watch){.watcher = watcher, .watched = watched, .tag = tag, .ctx = ctx,
+                               .node = node};
+    list_push_back(&remote_watches, &w->link);
+    return 0;
+}
+
 /* Fire and drop the exit watches kept here on tid `v` (BY_WATCHED) or on
  * tasks of node `v` (BY_NODE); how many fired. */
 enum watch_key { BY_WATCHED, BY_NODE };
@@ -539,12 +552,8 @@ int pvm_remote_notify_exit(struct pvm_task *t, int watched, int tag, bool cancel
             }
         }
     } else {
-        struct remote_watch *w = malloc(sizeof *w);
-        if (!w)
+        if (keep_watch(t->tid, watched, tag, t->ctx, node) != 0)
             return PvmNoMem;
-        *w = (struct remote_watch){.watcher = t->tid, .watched = watched, .tag = tag,
-                                   .ctx = t->ctx, .node = node};
-        list_push_back(&remote_watches, &w->link);
     }
     int32_t extra[3] = {t->ctx, cancel, tag};
     struct node_frame f = {K_NOTIFY, watched, 0, t->tid};
@@ -598,15 +607,10 @@ static void drop_remote_watch(int watcher, int watched, int tag)
 
 void pvm_remote_watch_keep(int watcher, int watched, int tag, int ctx)
 {
-    struct remote_watch *w = malloc(sizeof *w);
-    if (!w) { /* its node's death would then go unsaid to this watcher */
+    if (keep_watch(watcher, watched, tag, ctx, node_job_self()) != 0)
+        /* its new node's death would then go unsaid to this watcher */
         fprintf(stderr, "upvm: node %d: no memory to keep t%x's watch on t%x, which leaves\n",
                 node_job_self(), (unsigned)watcher, (unsigned)watched);
-        return;
-    }
-    *w = (struct remote_watch){.watcher = watcher, .watched = watched, .tag = tag, .ctx = ctx,
-                               .node = node_job_self()};
-    list_push_back(&remote_watches, &w->link);
 }
 
 void pvm_remote_fire(int watcher, int watched, int tag, int ctx)
@@ -684,11 +688,8 @@ int pvm_remote_pstat(int tid)
 
 static void on_pstat(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    int next = node_dir_next_hop(&pvm_dir, f->a, src);
-    if (next >= 0 && next != node_job_self() && node_job_up(next)) {
-        node_post(next, f, p, len, NULL, 0); /* it moved: ask where it is */
-        return;
-    } /* (here, or its route ends at a node that died: no such task) */
+    if (!pvm_route_here(src, f, p, len, f->a))
+        return; /* it moved: asked where it is (or held while it arrives here) */
     node_rpc_reply(f->c > 0 ? f->c - 1 : src, f->b, pvm_task_by_tid(f->a) ? PvmOk : PvmNoTask, NULL,
           0);
 }
