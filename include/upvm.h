@@ -300,6 +300,15 @@ UPVM_API int upvm_run_program(const char *path, int ninst, char **argv, char **e
  */
 UPVM_API void upvm_program_start(int argc, char **argv, char **envp);
 
+/*
+ * upvm_vm_start - start this user's persistent VM (docs/console.md), as
+ * `upvm start` does: a daemon whose nnodes nodes (< 1: one per core)
+ * serve until it is halted, its output appended to the log whose path is
+ * written to log.  Returns once the VM answers: 0; 1 when one was up
+ * already; a negative errno when it could not start (said on stderr).
+ */
+UPVM_API int upvm_vm_start(int nnodes, char *log, size_t loglen);
+
 /* ------------------------------------------------------------- migration */
 
 /*

@@ -68,6 +68,18 @@ void mem_slot_free(int i) HIDDEN;
  * negative errno. */
 int mem_window_share(void) HIDDEN NODISCARD;
 
+/* The memfd behind the bitmap mem_window_share made (close-on-exec), for a
+ * process that joins the job later; -1: none (not shared, or an anonymous
+ * mapping). */
+int mem_window_share_fd(void) HIDDEN;
+
+/* A process joining a job whose nodes share the bitmap behind fd (a
+ * program joining a persistent VM): hand out slots from it from now on.
+ * Slots this process uses already become taken there.  0; -EBUSY (shared
+ * or partitioned already, or a slot in use here is taken there), -EINVAL
+ * (other window settings than the job's: said on stderr), -errno. */
+int mem_window_attach(int fd) HIDDEN NODISCARD;
+
 /*
  * A job whose nodes share no memory (several hosts): each node hands out
  * the slots of its own share of the window, node `part` of `nparts` the

@@ -33,11 +33,13 @@
  * slot is handed out once in the whole job: a ULP that migrates finds its
  * slot free on every node.  Shared words change with atomic operations.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mem/mem.h"
@@ -65,7 +67,8 @@ static struct {
     uint64_t *map;   /* bit set = slot in use; bits past nslots are set */
     uint32_t nwords;
     uint32_t hint;   /* no free bit in map[0 .. hint) */
-    bool shared;     /* map is the job's (mem_window_share) */
+    bool shared;     /* map is the job's (mem_window_share, mem_window_attach) */
+    int share_fd;    /* the memfd behind a map mem_window_share made, or -1 */
     /* mem_window_partition: this node's share of the slots, [lo, hi) */
     uint32_t part_lo, part_hi, part_size;
     int nparts;
@@ -205,6 +208,26 @@ static int read_settings(uintptr_t *base, size_t *slot, uint32_t *nslots)
     return 0;
 }
 
+/* Shared bitmap words for nwords: a memfd, so that a process that joins
+ * the job later (a program joining a persistent VM) can map it too; an
+ * anonymous shared mapping where memfd_create is refused. */
+static uint64_t *shared_map(uint32_t nwords, int *fd)
+{
+    size_t len = (size_t)nwords * sizeof(uint64_t);
+    *fd = memfd_create("upvm-slots", MFD_CLOEXEC);
+    if (*fd >= 0 && ftruncate(*fd, (off_t)len) != 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                   *fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS, *fd, 0);
+    if (p == MAP_FAILED && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return p == MAP_FAILED ? NULL : p;
+}
+
 int mem_window_share(void)
 {
     if (win.shared)
@@ -218,9 +241,9 @@ int mem_window_share(void)
     if (win.ready)
         nslots = win.w.nslots;
     uint32_t nwords = (nslots + 63) / 64;
-    uint64_t *map = mmap(NULL, (size_t)nwords * sizeof *map, PROT_READ | PROT_WRITE,
-                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
+    int fd;
+    uint64_t *map = shared_map(nwords, &fd);
+    if (!map)
         return -errno;
     if (win.ready) { /* slots already in use (the master's) stay in use */
         memcpy(map, win.map, (size_t)nwords * sizeof *map);
@@ -229,6 +252,52 @@ int mem_window_share(void)
     win.map = map;
     win.nwords = nwords;
     win.shared = true;
+    win.share_fd = fd;
+    return 0;
+}
+
+int mem_window_share_fd(void)
+{
+    return win.shared ? win.share_fd : -1;
+}
+
+int mem_window_attach(int fd)
+{
+    struct stat st;
+    if (win.shared || win.nparts)
+        return -EBUSY;
+    if (fstat(fd, &st) != 0)
+        return -errno;
+    uintptr_t base;
+    size_t slot;
+    uint32_t nslots;
+    int r = win.ready ? 0 : read_settings(&base, &slot, &nslots);
+    if (r)
+        return r;
+    if (win.ready)
+        nslots = win.w.nslots;
+    uint32_t nwords = (nslots + 63) / 64;
+    if ((size_t)st.st_size != (size_t)nwords * sizeof(uint64_t))
+        return env_reject("UPVM_SLOTS", "every node of a job needs the same window settings");
+    uint64_t *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED)
+        return -errno;
+    if (win.ready) { /* slots in use here must be free there, and become taken */
+        for (uint32_t w = 0; w < nwords; w++) {
+            uint64_t mine = win.map[w];
+            if (w == nwords - 1 && nslots % 64)
+                mine &= ~(~0ULL << (nslots % 64));
+            if (mine && (__atomic_fetch_or(&map[w], mine, __ATOMIC_ACQ_REL) & mine)) {
+                munmap(map, (size_t)st.st_size);
+                return -EBUSY;
+            }
+        }
+        free(win.map);
+    }
+    win.map = map;
+    win.nwords = nwords;
+    win.shared = true;
+    win.share_fd = -1;
     return 0;
 }
 

@@ -156,6 +156,25 @@ int net_request_start(int node)
     return net_cur.ops->request_start ? net_cur.ops->request_start(node) : -EBUSY;
 }
 
+void net_peer_forget(int node)
+{
+    if (in_job(node) && node != net_cur.node && net_cur.ops->forget)
+        net_cur.ops->forget(node);
+}
+
+int net_request_recycle(int node)
+{
+    if (!in_job(node) || node == net_cur.node)
+        return -EINVAL;
+    return net_cur.ops->request_recycle ? net_cur.ops->request_recycle(node) : -EOPNOTSUPP;
+}
+
+void net_peer_reset(int node)
+{
+    if (in_job(node) && node != net_cur.node && net_cur.ops->reset)
+        net_cur.ops->reset(node);
+}
+
 void *net_board(int node)
 {
     if (!in_job(node) || !net_cur.ops->board)

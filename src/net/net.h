@@ -254,6 +254,28 @@ HIDDEN int net_shm_nslots(net_shm_seg_t *seg);
 /* A node: ask for the ABSENT slot `node` to be started (the caller then
  * tells the launcher).  0, -EBUSY (not absent), -EINVAL. */
 HIDDEN int net_request_start(int node);
+/*
+ * Slots used again (a persistent VM, where programs join and leave as
+ * nodes: node/vm.h).  A slot that is GONE may be given to a new node once
+ * no node touches its rings any more:
+ *   1. every node, having delivered what the gone node had sent it, calls
+ *      net_peer_forget(node): nothing more is read from it or kept for it;
+ *   2. when all have (node 0 counts them), node 0 calls
+ *      net_request_recycle(node) and tells the launcher (SIGUSR1);
+ *   3. the launcher, net_shm_recycle: zeroes the slot's rings both ways
+ *      and its board, and marks it ABSENT (every node is woken);
+ *   4. every node that sees the slot ABSENT again calls net_peer_reset:
+ *      its side of those rings starts afresh, as for a slot never used.
+ * The MPI transport never reuses a rank: there these do nothing
+ * (net_request_recycle: -EOPNOTSUPP).  net_shm_recycle: 0, -EINVAL, -EBUSY
+ * (not GONE, or recycling not asked for).
+ */
+HIDDEN void net_peer_forget(int node);
+HIDDEN int net_request_recycle(int node);
+HIDDEN void net_peer_reset(int node);
+HIDDEN int net_shm_recycle(net_shm_seg_t *seg, int node);
+HIDDEN bool net_shm_recycle_asked(net_shm_seg_t *seg, int node);
+
 /* A node: a GONE node's exit status (128 + signal when killed). */
 HIDDEN int net_peer_status(int node);
 

@@ -32,6 +32,10 @@ struct net_ops {
     int (*request_start)(int node);
     void *(*board)(int node);
     int (*path)(int node);     /* net_path: NET_PATH_*, node in range, not this one */
+    /* slots used again (optional: NULL where slots are never reused) */
+    void (*forget)(int node);
+    int (*request_recycle)(int node);
+    void (*reset)(int node);
 };
 
 struct net_running {

@@ -71,7 +71,8 @@
 
 #define LINE 128
 #define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
-#define SEG_VERSION 4 /* 2: boards; 3: records on a line, polled by header; 4: once */
+#define SEG_VERSION 5 /* 2: boards; 3: records on a line, polled by header; 4: once;
+                         5: slots used again */
 #define REC_ALIGN 64 /* records start on a cache line */
 #define CLEAR_AHEAD 2048 /* header slots the producer keeps clear past its tail */
 #define MAX_NODES 4096
@@ -92,6 +93,8 @@ struct node_slot {
     _Atomic uint32_t state;   /* enum net_peer_state, set by the launcher */
     _Atomic int32_t status;   /* GONE: exit status, or 128 + signal */
     _Atomic int32_t waker_cpu; /* the cpu of the last node that woke it, -1 */
+    _Atomic uint32_t recycle;  /* GONE, and every node has forgotten it: the
+                                  launcher may give the slot out again */
 };
 
 struct ring_hdr {
@@ -294,6 +297,50 @@ int net_shm_nslots(net_shm_seg_t *seg)
     return (int)((struct seg_hdr *)seg->base)->nnodes;
 }
 
+/* Zero len bytes at p of a shared mapping: whole pages are given back
+ * (MADV_REMOVE: they read as zero and cost no memory), the edges set. */
+static void zero_shared(void *p, size_t len)
+{
+    uintptr_t a = (uintptr_t)p, end = a + len, page = 4096;
+    uintptr_t lo = (a + page - 1) & ~(page - 1), hi = end & ~(page - 1);
+    if (hi <= lo || madvise((void *)lo, hi - lo, MADV_REMOVE) != 0) {
+        memset(p, 0, len);
+        return;
+    }
+    memset(p, 0, lo - a);
+    memset((void *)hi, 0, end - hi);
+}
+
+int net_shm_recycle(net_shm_seg_t *seg, int node)
+{
+    struct seg_hdr *h = seg->base;
+    int n = (int)h->nnodes;
+    if (node < 0 || node >= n)
+        return -EINVAL;
+    struct node_slot *slot = &seg_slots(seg->base)[node];
+    if (atomic_load(&slot->state) != NET_PEER_GONE || !atomic_load(&slot->recycle))
+        return -EBUSY;
+    for (int p = 0; p < n; p++) {
+        if (p == node)
+            continue;
+        zero_shared(ring_at(seg->base, n, h->ring_bytes, node, p), ring_stride(h->ring_bytes));
+        zero_shared(ring_at(seg->base, n, h->ring_bytes, p, node), ring_stride(h->ring_bytes));
+    }
+    zero_shared(net_shm_board(seg, node), NET_BOARD_BYTES);
+    atomic_store(&slot->word, W_AWAKE);
+    atomic_store(&slot->waker_cpu, -1);
+    atomic_store(&slot->recycle, 0);
+    net_shm_set_state(seg, node, NET_PEER_ABSENT, 0);
+    return 0;
+}
+
+bool net_shm_recycle_asked(net_shm_seg_t *seg, int node)
+{
+    struct seg_hdr *h = seg->base;
+    return node >= 0 && node < (int)h->nnodes &&
+           atomic_load(&seg_slots(seg->base)[node].recycle) != 0;
+}
+
 static int shm_peer_status(int node)
 {
     return atomic_load(&node_shm.slots[node].status);
@@ -305,6 +352,47 @@ static int shm_request_start(int node)
     if (!atomic_compare_exchange_strong(&node_shm.slots[node].state, &absent, NET_PEER_STARTING))
         return -EBUSY;
     return 0;
+}
+
+/* A peer that is gone: nothing more is read from it or kept for it. */
+static void shm_forget(int node)
+{
+    struct in *in = &node_shm.ins[node];
+    in->broken = true;
+    free(in->as);
+    in->as = NULL;
+    in->as_cap = in->as_total = in->as_got = 0;
+    in->in_frame = false;
+    in->consumed = false;
+    struct out *o = &node_shm.outs[node];
+    if (o->bl) {
+        free(o->bl);
+        o->bl = NULL;
+        o->bl_off = o->bl_len = 0;
+        node_shm.nbacklog--;
+    }
+    o->wants = false;
+}
+
+static int shm_request_recycle(int node)
+{
+    if (shm_peer_state(node) != NET_PEER_GONE)
+        return -EBUSY;
+    atomic_store(&node_shm.slots[node].recycle, 1);
+    return 0;
+}
+
+/* The launcher zeroed the slot's rings (net_shm_recycle): start them
+ * afresh, as for a slot never used. */
+static void shm_reset(int node)
+{
+    shm_forget(node);
+    struct in *in = &node_shm.ins[node];
+    in->head = 0;
+    in->broken = false;
+    struct out *o = &node_shm.outs[node];
+    o->tail = o->head_cache = 0;
+    o->clear = REC_ALIGN;
 }
 
 static void *shm_board(int node)
@@ -866,6 +954,7 @@ static const struct net_ops shm_ops = {
     .wake = shm_wake, .flush = shm_flush, .fini = shm_fini,
     .peer_state = shm_peer_state, .peer_status = shm_peer_status,
     .request_start = shm_request_start, .board = shm_board, .path = shm_path,
+    .forget = shm_forget, .request_recycle = shm_request_recycle, .reset = shm_reset,
 };
 
 static void attach_rings(void *base, int n, int me)

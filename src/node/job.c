@@ -5,10 +5,12 @@
  * and from the transport poll the scheduler makes (core_idle_ops).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -22,6 +24,7 @@
 #include "node/kinds.h"
 #include "node/rpc.h"
 #include "node/hostname.h"
+#include "node/vm.h"
 #include "util/env.h"
 #include "util/output.h"
 
@@ -87,6 +90,19 @@ static struct {
     size_t aliases_len[NODE_MAX];
     bool standby[NODE_MAX];          /* not in the VM until node_job_add_host */
     int nhosts_known;
+
+    /* a persistent VM (vm.h): nodes never finish, no deadlock is judged,
+     * a node's loss never ends it; programs join as nodes and leave, and
+     * their slots are used again (net.h) */
+    bool persistent;
+    bool joined;                     /* this node is a program that joined */
+    int vm_nodes;                    /* slots below are the VM's own nodes */
+    int vm_conn;                     /* joined: the connection to the launcher */
+    bool forget_due[NODE_MAX];       /* gone: forget it at the next poll */
+    int nforget;
+    bool forgot[NODE_MAX];           /* forgotten here, not used again yet */
+    bool recycle_due[NODE_MAX];      /* node 0: every other node forgot it */
+    int gone_fired[NODE_MAX];        /* notifications fired here, for the vote */
 
     /* every node: shutdown ordered */
     bool shutdown;
@@ -387,7 +403,16 @@ static void node_gone(int n)
     node_rpc_node_gone(n); /* its answers never come */
     (void)upvm_wake_all(&job.goneq);
     int fired = hooks_peer_gone(n, status, deleted);
-    if (job.self != 0) {
+    if (job.persistent) {
+        /* its slot will be used again: what it sent is delivered first, then
+         * it is forgotten (forget_pending), and only then does node 0 count
+         * this node's vote */
+        job.forget_due[n] = true;
+        job.nforget++;
+        job.gone_fired[n] = fired;
+        if (job.self != 0)
+            return;
+    } else if (job.self != 0) {
         if (n != 0)
             send_bare(0, K_GONE_ACK, n, fired, 0);
         return;
@@ -403,9 +428,42 @@ static void node_gone(int n)
             (void)upvm_wake_one(&job.mainq);
     }
     bye_received(n); /* a node that died says no goodbye */
-    if (!deleted && !job.shutdown)
+    if ((!deleted || job.persistent) && !job.shutdown)
         gone_vote_start(n, fired); /* first: a report on another names n too */
     gone_vote_drop_voter(n); /* its votes on earlier deaths never come */
+}
+
+/* Slot n, gone, was recycled (net.h): a new node may come there, with
+ * nothing of the old one's. */
+static void slot_reused(int n)
+{
+    net_peer_reset(n);
+    job.sent_to[n] = job.recvd_from[n] = 0;
+    job.deleting[n] = false;
+    job.forgot[n] = job.recycle_due[n] = false;
+    job.gone[n] = (struct gone_vote){0};
+}
+
+/* The nodes that were gone are forgotten, what they sent delivered: node
+ * 0 is told (the vote on their loss), or, node 0, may have the slot
+ * recycled. */
+static void request_recycle(int n);
+
+static void forget_pending(void)
+{
+    (void)net_poll(dispatch, NULL, 0); /* what they sent before they went */
+    for (int n = 0; n < job.slots; n++) {
+        if (!job.forget_due[n])
+            continue;
+        job.forget_due[n] = false;
+        job.nforget--;
+        net_peer_forget(n);
+        job.forgot[n] = true;
+        if (job.self != 0 && n != 0)
+            send_bare(0, K_GONE_ACK, n, job.gone_fired[n], 0);
+        else if (job.self == 0 && job.recycle_due[n])
+            request_recycle(n);
+    }
 }
 
 static void membership_changed(void)
@@ -417,9 +475,13 @@ static void membership_changed(void)
         if (now == was || n == job.self)
             continue;
         job.known[n] = now;
-        if (now == NET_PEER_GONE && (was == NET_PEER_UP || was == NET_PEER_STARTING))
+        if (now == NET_PEER_GONE && (was == NET_PEER_UP || was == NET_PEER_STARTING)) {
             node_gone(n);
-        else if (now == NET_PEER_UP)
+            continue;
+        }
+        if (was == NET_PEER_GONE)
+            slot_reused(n);
+        if (now == NET_PEER_UP)
             hooks_peer_up(n);
     }
 }
@@ -477,6 +539,8 @@ static void job_poll(void)
     }
     if (job.nqueued)
         flush_queues();
+    if (unlikely(job.nforget))
+        forget_pending();
 }
 
 static void start_wave(void);
@@ -491,7 +555,8 @@ static void probe_idle_job(void)
 
 static void job_wait(uint64_t deadline)
 {
-    bool probing = job.self == 0 && !job.wave && !job.finishing && !job.shutdown;
+    bool probing = job.self == 0 && !job.wave && !job.finishing && !job.shutdown &&
+                   !job.persistent;
     if (deadline == UINT64_MAX) { /* no timer: no clock to read either */
         int woke = net_wait(probing ? (int64_t)job.idle_probe_ns : -1);
         if (probing && !woke)
@@ -704,10 +769,46 @@ static void print_lost_tasks(int n)
  * exit status (1 if it exited with 0).  Nodes that died at the same time
  * and are not decided yet are named too.
  */
+/* Node 0 of a VM: slot n's node is gone and forgotten everywhere: the
+ * launcher may give the slot to the next program that joins. */
+static void request_recycle(int n)
+{
+    job.recycle_due[n] = false;
+    if (net_request_recycle(n) == 0)
+        (void)kill(getppid(), SIGUSR1);
+}
+
+/* Node 0 of a VM: node n is gone.  The VM goes on, whatever it ran; what
+ * was lost is said in its log, and its slot is used again. */
+static void vm_node_gone(int n)
+{
+    int fired = job.gone[n].fired, status = net_peer_status(n);
+    const void *board = net_board(n);
+    if (n < job.vm_nodes || status != 0 || node_board_ntasks(board) > 0) {
+        char what[96];
+        fprintf(stderr, "upvm: %s%d (pid %d) %s; the VM goes on%s\n",
+                n < job.vm_nodes ? "node" : "the program of node", n, node_board_pid(board),
+                status == NODE_VM_VANISHED ? "ended without saying goodbye (it died)"
+                                           : fate(status, what, sizeof what),
+                fired ? " (its watchers were told: pvm_notify)" : "");
+        print_lost_tasks(n);
+    }
+    if (n < job.vm_nodes)
+        return; /* the VM's own nodes are not started again */
+    if (job.forgot[n])
+        request_recycle(n);
+    else
+        job.recycle_due[n] = true;
+}
+
 static void lost_node_decision(int n)
 {
     int fired = job.gone[n].fired, status = net_peer_status(n);
     char who[192];
+    if (job.persistent) {
+        vm_node_gone(n);
+        return;
+    }
     node_fate(n, who, sizeof who);
     if (fired > 0 || node_board_ntasks(net_board(n)) <= 0) {
         if (fired > 0)
@@ -930,7 +1031,13 @@ int node_job_halt(int tid)
     if (!job.multi || job.ranks)
         return -ENOTSUP;
     fflush(NULL); /* this node ends by the launcher's SIGTERM */
-    if (sigqueue(getppid(), NODE_SIG_HALT, (union sigval){.sival_int = tid}) != 0)
+    if (job.joined) { /* the launcher is not our parent: tell it on our connection */
+        char line[48];
+        snprintf(line, sizeof line, "halt %d\n", tid);
+        int rc = node_vm_say(job.vm_conn, line);
+        if (rc != 0)
+            return rc;
+    } else if (sigqueue(getppid(), NODE_SIG_HALT, (union sigval){.sival_int = tid}) != 0)
         return -errno;
     for (;;) /* until the launcher's SIGTERM (or, past a handler, SIGKILL) */
         pause();
@@ -987,13 +1094,13 @@ static void job_begin(int node)
     (void)atexit(note_output); /* node 0 ends with exit(): main's status */
 }
 
-int node_job_start(int nnodes)
+int node_job_start(int nnodes, bool vm)
 {
-    if (nnodes <= 1 || job.multi)
+    if ((nnodes <= 1 && !vm) || job.multi)
         return 0;
     if (core_enter() != 0)
         return -EPERM;
-    int capacity = nnodes + (nnodes < 4 ? 4 : nnodes);
+    int capacity = nnodes + (vm ? NODE_VM_JOINED_MAX : nnodes < 4 ? 4 : nnodes);
     if (capacity > NODE_MAX)
         capacity = NODE_MAX;
     /* Every node hands out slots from one bitmap, so that a ULP's slot is
@@ -1001,10 +1108,14 @@ int node_job_start(int nnodes)
     int rc = mem_window_share();
     if (rc != 0)
         return rc;
-    int node = node_job_fork(nnodes, capacity);
+    if (vm && mem_window_share_fd() < 0)
+        return -ENOSYS; /* no memfd: nothing to give a program that joins */
+    int node = node_job_fork(nnodes, capacity, vm ? mem_window_share_fd() : -1);
     if (node < 0)
         return node;
+    job.persistent = vm;
     job_begin(node);
+    job.vm_nodes = vm ? nnodes : job.slots;
     if (node == 0)
         node_ctl_start();
     /* A node started late never sees the deaths before its start; node 0
@@ -1013,6 +1124,88 @@ int node_job_start(int nnodes)
         if (job.known[n] == NET_PEER_GONE)
             send_bare(0, K_GONE_ACK, n, 0, 0);
     return node;
+}
+
+/* ------------------------------------------------------------ a persistent VM */
+
+bool node_job_persistent(void) { return job.persistent; }
+bool node_job_joined(void) { return job.joined; }
+
+bool node_job_places(int n)
+{
+    return node_job_up(n) && (!job.persistent || n < job.vm_nodes);
+}
+
+/* A joined program ends: it says so (its slot is then used again without a
+ * report of lost tasks). */
+static void vm_bye(void)
+{
+    char line[32];
+    snprintf(line, sizeof line, "bye 0\n");
+    (void)node_vm_say(job.vm_conn, line);
+}
+
+/* SIGIO on the connection to the launcher: did the VM go away?  (A VM
+ * halted sends SIGTERM; this is for one whose launcher was killed.) */
+static void vm_conn_signal(int sig)
+{
+    (void)sig;
+    char c;
+    ssize_t r = recv(job.vm_conn, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    if (r != 0)
+        return;
+    static const char msg[] = "upvm: the VM this program joined is gone; it ends\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+static void watch_vm(int conn)
+{
+    struct sigaction sa = {.sa_handler = vm_conn_signal};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(SIGIO, &sa, NULL) != 0)
+        return;
+    (void)fcntl(conn, F_SETOWN, getpid());
+    (void)fcntl(conn, F_SETFL, fcntl(conn, F_GETFL) | O_ASYNC);
+}
+
+int node_job_join_vm(char *why, size_t len)
+{
+    if (job.multi)
+        return -EBUSY;
+    if (core_enter() != 0)
+        return -EPERM;
+    struct node_vm_joined j;
+    int rc = node_vm_join(&j, why, len);
+    if (rc != 0)
+        return rc;
+    rc = mem_window_attach(j.map_fd);
+    close(j.map_fd);
+    if (rc == 0)
+        rc = net_init_shm_fd(j.seg_fd, j.slot, NULL);
+    if (rc != 0) {
+        snprintf(why, len, "cannot map the VM's memory: %s", strerror(-rc));
+        close(j.seg_fd);
+        close(j.conn); /* the launcher sees it leave */
+        return rc;
+    }
+    job.persistent = job.joined = true;
+    job.vm_conn = j.conn;
+    job_begin(j.slot);
+    job.vm_nodes = j.vm_nodes;
+    /* nodes gone before this one came: it has nothing of theirs */
+    for (int n = 0; n < job.slots; n++) {
+        if (n == job.self || job.known[n] != NET_PEER_GONE)
+            continue;
+        net_peer_forget(n);
+        job.forgot[n] = true;
+        if (n != 0)
+            send_bare(0, K_GONE_ACK, n, 0, 0);
+    }
+    (void)atexit(vm_bye);
+    watch_vm(j.conn);
+    return j.slot;
 }
 
 /* ------------------------------------------------------------ a job of MPI ranks */

@@ -72,7 +72,25 @@ typedef void (*node_frame_fn)(int src, const struct node_frame *f, const void *p
  * Negative errno if the nodes could not be started (the caller goes on as
  * a job of one node).  Call it once, before any ULP but the caller exists.
  */
-int node_job_start(int nnodes) HIDDEN;
+int node_job_start(int nnodes, bool vm) HIDDEN;
+
+/*
+ * A persistent VM (vm.h).  node_job_start(n, true) starts one: n nodes of
+ * its own that never finish (their main ULPs serve until the VM is
+ * halted), no deadlock judged, a node's loss said in the VM's log and never
+ * ending it, and room for programs that join (NODE_VM_JOINED_MAX).
+ * node_job_join_vm: this process joins the VM up for this user, as a node
+ * of its own; its number, or -errno with why (a sentence).  Such a node's
+ * end (its process's exit) is its own: the VM goes on.
+ */
+int node_job_join_vm(char *why, size_t len) HIDDEN;
+bool node_job_persistent(void) HIDDEN;
+bool node_job_joined(void) HIDDEN;
+
+/* May tasks be placed on node n by default (pvm_spawn with no host)?  A
+ * node up; in a VM, one of its own, not a program's that joined (whose
+ * process ends when that program does). */
+bool node_job_places(int n) HIDDEN;
 
 /*
  * node_job_join - this process is one rank of K that an MPI launcher
@@ -220,8 +238,8 @@ int node_job_wait_gone(int n, int64_t timeout_ns) HIDDEN;
 
 /* ------------------------------------------------------------ running, ending */
 
-/* Nodes other than 0, on their main ULP: serve the job until it ends;
- * then the process exits. */
+/* Nodes other than 0 (and every node of a VM), on their main ULP: serve
+ * the job until it ends; then the process exits. */
 _Noreturn void node_job_serve(void) HIDDEN;
 
 /*

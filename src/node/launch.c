@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #include "node/board.h"
 #include "node/control.h"
 #include "node/launch.h"
+#include "node/vm.h"
 #include "util/output.h"
 
 #define MAX_NODES 64
@@ -376,6 +378,9 @@ struct launcher {
     int status;   /* the job's exit status so far */
     bool ending;  /* the launcher ends the job: no node's end is reported */
     bool quiet;   /* ended by SIGPIPE: the output's reader went away */
+    bool vm;      /* a persistent VM (vm.h): programs join it from outside */
+    int vm_nodes; /* its own nodes, slots 0 .. vm_nodes-1; the rest are for joiners */
+    int sfd;      /* the VM's launcher waits for its signals on this signalfd */
 };
 
 /* The launcher ends the job itself, with this exit status. */
@@ -383,6 +388,8 @@ static void launcher_end_job(struct launcher *l, int status)
 {
     l->ending = true;
     l->status = status;
+    if (l->vm)
+        node_vm_close(SIGTERM); /* the programs joined end with it */
     end_all(l->ex, MAX_NODES, &l->left);
 }
 
@@ -470,6 +477,95 @@ static void launcher_check_output(struct launcher *l)
     }
 }
 
+/* ------------------------------------------------------------ a persistent VM */
+
+/* A program joins: the first absent slot past the VM's own nodes. */
+static int vm_join(void *ctx, pid_t pid)
+{
+    struct launcher *l = ctx;
+    (void)pid;
+    for (int i = l->vm_nodes; i < net_shm_nslots(l->seg); i++) {
+        if (net_shm_state(l->seg, i) != NET_PEER_ABSENT)
+            continue;
+        net_shm_set_state(l->seg, i, NET_PEER_UP, 0);
+        return i;
+    }
+    return -ENOSPC;
+}
+
+static void vm_left(void *ctx, int slot, int status)
+{
+    struct launcher *l = ctx;
+    net_shm_set_state(l->seg, slot, NET_PEER_GONE, status);
+}
+
+static void vm_halt(void *ctx, int tid, pid_t by)
+{
+    struct launcher *l = ctx;
+    if (l->ending)
+        return;
+    if (tid > 0)
+        fprintf(stderr, "upvm: the VM was halted by t%x (pvm_halt): ending its %d node(s)\n",
+                (unsigned)tid, l->left);
+    else
+        fprintf(stderr, "upvm: the VM was halted (upvm halt, pid %d): ending its %d node(s)\n",
+                (int)by, l->left);
+    launcher_end_job(l, 0);
+}
+
+/* Slots whose programs have left and that every node has forgotten: used
+ * again (net.h). */
+static void vm_recycle(struct launcher *l)
+{
+    for (int i = l->vm_nodes; i < net_shm_nslots(l->seg); i++)
+        if (net_shm_state(l->seg, i) == NET_PEER_GONE && net_shm_recycle_asked(l->seg, i))
+            (void)net_shm_recycle(l->seg, i);
+}
+
+/* The VM's launcher waits for its signals and its socket together. */
+static void vm_wait(struct launcher *l)
+{
+    static const struct node_vm_launcher ops = {NULL, vm_join, vm_left, vm_halt};
+    struct node_vm_launcher o = ops;
+    o.ctx = l;
+    struct pollfd p[1 + NODE_VM_JOINED_MAX + 32];
+    p[0] = (struct pollfd){l->sfd, POLLIN, 0};
+    int n = 1 + node_vm_pollfds(p + 1, (int)(sizeof p / sizeof p[0]) - 1);
+    if (poll(p, (nfds_t)n, -1) < 0)
+        return;
+    struct signalfd_siginfo ssi;
+    while (p[0].revents && read(l->sfd, &ssi, sizeof ssi) == (ssize_t)sizeof ssi) {
+        if (ssi.ssi_signo == SIGCHLD)
+            continue; /* launcher_reap looks */
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_code = ssi.ssi_code;
+        si.si_pid = (pid_t)ssi.ssi_pid;
+        si.si_value.sival_int = ssi.ssi_int;
+        launcher_signal(l, (int)ssi.ssi_signo, &si);
+    }
+    if (!l->ending)
+        node_vm_serve(p + 1, n - 1, &o);
+}
+
+/* The VM's socket, before its nodes exist: -EEXIST when one is up. */
+static int vm_open(struct launcher *l, int nnodes, int map_fd)
+{
+    char why[256];
+    l->vm_nodes = nnodes;
+    l->sfd = signalfd(-1, &l->waitset, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (l->sfd < 0)
+        return -errno;
+    int rc = node_vm_listen(l->self, nnodes, net_shm_fd(l->seg), map_fd, why,
+                            sizeof why);
+    if (rc != 0) {
+        fprintf(stderr, "upvm: cannot start the VM: %s\n", why);
+        close(l->sfd);
+        l->sfd = -1;
+    }
+    return rc;
+}
+
 /* Fork the job's first nnodes nodes: 0 in the launcher, else (node + 1)
  * in node `node`, or -errno (none left running). */
 static int launcher_fork_nodes(struct launcher *l, int nnodes)
@@ -490,8 +586,9 @@ static int launcher_fork_nodes(struct launcher *l, int nnodes)
     return 0;
 }
 
-int node_job_fork(int nnodes, int capacity)
+int node_job_fork(int nnodes, int capacity, int vm_map_fd)
 {
+    bool vm = vm_map_fd >= 0;
     if (nnodes < 1 || nnodes > capacity || capacity > MAX_NODES)
         return -EINVAL;
     static struct launcher l; /* (the launcher's only: the nodes return) */
@@ -502,13 +599,29 @@ int node_job_fork(int nnodes, int capacity)
         return rc;
     node_contain_strays(); /* this process is the job's from here on */
     l.self = getpid();
+    l.vm = vm;
+    l.sfd = -1;
+    if (vm && (rc = vm_open(&l, nnodes, vm_map_fd)) != 0) {
+        launcher_unblock(&l.oldmask);
+        net_shm_destroy(l.seg);
+        return rc;
+    }
     node_ctl_prepare(l.self); /* node 0 creates it; this process removes it */
     for (int i = 0; i < nnodes; i++)
         net_shm_set_state(l.seg, i, NET_PEER_UP, 0);
     rc = launcher_fork_nodes(&l, nnodes);
-    if (rc > 0)
+    if (rc > 0) {
+        if (l.vm) { /* the socket is the launcher's */
+            close(l.sfd);
+            node_vm_drop();
+        }
         return rc - 1; /* a node */
+    }
     if (rc < 0) {
+        if (l.vm) {
+            node_vm_close(0);
+            node_vm_remove();
+        }
         node_ctl_cleanup();
         launcher_unblock(&l.oldmask);
         net_shm_destroy(l.seg);
@@ -523,13 +636,23 @@ int node_job_fork(int nnodes, int capacity)
         if (!l.ending &&
             job_start_requested(l.seg, &l.cfg, l.ex, &l.left, l.self, &l.oldmask, &child_node))
             return child_node;
+        if (l.vm) {
+            if (!l.ending)
+                vm_recycle(&l);
+            vm_wait(&l);
+            continue;
+        }
         siginfo_t si;
         int sig = sigwaitinfo(&l.waitset, &si);
         if (sig > 0 && sig != SIGCHLD)
             launcher_signal(&l, sig, &si);
     }
+    if (l.vm)
+        node_vm_close(SIGTERM); /* node 0 ended: so does the VM */
     node_end_strays(); /* every node is gone: what they left goes too */
     node_ctl_cleanup(); /* every node is gone, node 0 however it ended */
+    if (l.vm)
+        node_vm_remove(); /* last: `upvm halt` waits for it to go */
     launcher_check_output(&l);
     net_shm_destroy(l.seg);
     fflush(NULL);

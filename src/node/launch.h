@@ -16,6 +16,7 @@
 #define UPVM_NODE_LAUNCH_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "util/compiler.h"
@@ -54,8 +55,16 @@ int node_launch(int nnodes, int (*node_main)(int node, void *arg), void *arg,
  * output could not be written (said once, from the nodes' boards).
  * Negative errno when the job could not start (nothing runs then; the
  * caller goes on alone).
+ *
+ * vm_map_fd >= 0: the job is a persistent VM (vm.h), and that is the
+ * memfd of the job's slot bitmap (mem.h), which joiners get with the
+ * segment's: the launcher also listens on the
+ * VM's socket (-EEXIST, said, when a VM is up already), gives the slots
+ * past the first nnodes to programs that join, marks them GONE when they
+ * leave and recycles them when node 0 asks (net.h); halting the VM ends
+ * the joined programs too (SIGTERM).
  */
-int node_job_fork(int nnodes, int capacity) HIDDEN;
+int node_job_fork(int nnodes, int capacity, int vm_map_fd) HIDDEN;
 
 /* What a node of such a job sends its launcher (sigqueue, the value: the
  * calling task's tid) when a task calls pvm_halt (node_job_halt): the

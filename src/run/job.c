@@ -13,6 +13,7 @@
 #include "net/net.h"
 #include "node/control.h"
 #include "node/job.h"
+#include "node/vm.h"
 #include "proc/proc.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
@@ -119,6 +120,45 @@ static int join_ranks(const struct run_launch *launch)
     return serve_or_go_on(node);
 }
 
+/* A program joins the VM up for this user (node/vm.h): one more node of
+ * it, which goes on with the program.  -1 when it cannot (said why: the
+ * program then runs on its own). */
+static int join_vm(void)
+{
+    char why[256];
+    pvm_remote_configure();
+    proc_read_settings();
+    int node = node_job_join_vm(why, sizeof why);
+    if (node < 0) {
+        fprintf(stderr, "upvm: a VM is up, but this program cannot join it: %s; it runs on "
+                        "its own\n", why);
+        return -1;
+    }
+    if (wire_node(node) != 0) {
+        fprintf(stderr, "upvm: node %d: out of memory while joining the VM\n", node);
+        _exit(71);
+    }
+    node_job_ready();
+    return node;
+}
+
+int run_vm_nodes(int nnodes)
+{
+    out_keep_std_fds();
+    proc_read_settings();
+    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
+    node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
+    int node = node_job_start(nnodes, true);
+    if (node < 0)
+        return node;
+    if (wire_node(node) != 0 || pvm_node_ensure() != 0) {
+        fprintf(stderr, "upvm: node %d: out of memory while starting\n", node);
+        _exit(71);
+    }
+    node_job_ready();
+    return node;
+}
+
 int run_job_start(int dflt_nodes)
 {
     if (pvm_multi())
@@ -126,6 +166,11 @@ int run_job_start(int dflt_nodes)
     struct run_launch launch;
     if (run_launched_ranks(&launch) > 1)
         return join_ranks(&launch);
+    if (node_vm_up()) {
+        int node = join_vm();
+        if (node >= 0)
+            return node;
+    }
     int want = node_job_nodes_from_env(dflt_nodes);
     if (want <= 1)
         return 0;
@@ -141,7 +186,7 @@ int run_job_start(int dflt_nodes)
     proc_read_settings();
     static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
     node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
-    int node = node_job_start(want);
+    int node = node_job_start(want, false);
     if (node < 0) {
         fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
                 strerror(-node));

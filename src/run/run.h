@@ -19,11 +19,17 @@
 
 /*
  * Start the job's nodes (UPVM_NODES, else dflt_nodes) if this is a job of
- * several; the calling (main) ULP goes on as node 0.  Other nodes never
+ * several; the calling (main) ULP goes on as node 0.  While a VM is up for
+ * this user (node/vm.h), the program joins it instead, as a node of its
+ * own, and goes on there (its number is returned).  Other nodes never
  * return: they serve.  Returns this node (0); a job that cannot have its
  * nodes runs as one (said on stderr).
  */
 int run_job_start(int dflt_nodes) HIDDEN;
+
+/* The VM's nodes (node/vm.h), in the process that becomes its launcher:
+ * returns in each node with its number, wired, or -errno (said). */
+int run_vm_nodes(int nnodes) HIDDEN;
 
 /* The program's name the control socket shows (`upvm jobs`); before
  * run_job_start.  Default: this process's name. */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <upvm.h>
 
+#include "cmd.h"
 #include "hosts.h"
 #include "node/control_path.h"
 #include "util/env.h"
@@ -288,7 +289,7 @@ struct job {
     char why[160];        /* when it did not: "busy", or what it said */
 };
 
-static int cmd_error(const char *cmd, int status, const char *what)
+int cmd_error(const char *cmd, int status, const char *what)
 {
     fprintf(stderr, "upvm %s: %s\n", cmd, what);
     if (status == 2)
@@ -314,7 +315,7 @@ static int jobs_dir(const char *cmd, char *dir, size_t len)
 /* Send one request line to the socket at path; the reply (all its lines)
  * into buf.  0, or -errno: -ENOENT (no such socket), -ECONNREFUSED (its
  * job is gone), -EAGAIN (no answer within timeout_ms). */
-static int ask(const char *path, const char *req, char *buf, size_t len, int timeout_ms)
+int ask(const char *path, const char *req, char *buf, size_t len, int timeout_ms)
 {
     int fd = ctl_connect(path, timeout_ms);
     if (fd < 0)
@@ -574,6 +575,9 @@ int main(int argc, char **argv)
                "       upvm migrate [--job PID] TID NODE    (upvm migrate --help)\n"
                "       upvm jobs                            (upvm jobs --help)\n"
                "       upvm tasks [--job PID]               (upvm tasks --help)\n"
+               "       upvm start [-n NODES]                start this user's VM\n"
+               "       upvm halt                            halt it (every task ends)\n"
+               "       upvm console [-c CMDS]               PVM's console in the VM\n"
                "       upvm --version\n");
         return argc < 2 ? 2 : 0;
     }
@@ -593,7 +597,10 @@ int main(int argc, char **argv)
         return cmd_jobs(argc - 1, argv + 1);
     if (!strcmp(argv[1], "tasks"))
         return cmd_tasks(argc - 1, argv + 1);
-    if (strcmp(argv[1], "run") != 0) {
+    if (!strcmp(argv[1], "halt"))
+        return cmd_halt(argc - 1, argv + 1);
+    bool vm_cmd = !strcmp(argv[1], "start") || !strcmp(argv[1], "console");
+    if (strcmp(argv[1], "run") != 0 && !vm_cmd) {
         fprintf(stderr, "upvm: unknown command '%s' (upvm --help)\n", argv[1]);
         return 2;
     }
@@ -605,5 +612,9 @@ int main(int argc, char **argv)
         env_choice("UPVM_ASLR", keep, -1, 0, &k) <= 0 &&
         personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1)
         execv("/proc/self/exe", argv); /* same addresses in every node */
+    if (!strcmp(argv[1], "start"))
+        return cmd_start(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "console"))
+        return cmd_console(argc - 1, argv + 1);
     return cmd_run(argc - 1, argv + 1);
 }
