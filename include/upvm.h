@@ -309,6 +309,15 @@ UPVM_API void upvm_program_start(int argc, char **argv, char **envp);
  */
 UPVM_API int upvm_vm_start(int nnodes, char *log, size_t loglen);
 
+/*
+ * upvm_tasks_waits - after the calling task's pvm_tasks, what its i-th
+ * task waits for, in a few words ("recv from t40001 tag 5", "any" for a
+ * wildcard; the name of what it blocks on, such as "pvm_barrier";
+ * "sleeping"), "" when it runs or may run; NULL for an i out of range.
+ * Valid until the task's next pvm_tasks.  The console's `ps` shows it.
+ */
+UPVM_API const char *upvm_tasks_waits(int i);
+
 /* ------------------------------------------------------------- migration */
 
 /*

@@ -94,6 +94,7 @@ struct pvm_watch {
  * frees what another still reads.  See pvm_task_result. */
 enum pvm_result {
     PVM_RESULT_TASKS,        /* pvm_tasks */
+    PVM_RESULT_TASK_WAITS,   /* pvm_tasks: what each waits for (upvm_tasks_waits) */
     PVM_RESULT_NORESETS,     /* pvm_getnoresets */
     PVM_RESULT_VHOST_COORDS, /* pvm_grpvhostinfo */
     PVM_RESULT_VHOST_COUNTS,
@@ -134,6 +135,8 @@ struct pvm_task {
     int active_mhfs;
 
     void *results[PVM_RESULT_COUNT]; /* see enum pvm_result */
+
+    int nresult_waits;          /* entries of results[PVM_RESULT_TASK_WAITS] */
     list_link_t watchers;      /* struct pvm_watch on this task's exit */
     bool sibs_pending;         /* spawned for another node: its list comes */
     bool sibs_private;         /* sibs is its own copy, in its heap */
@@ -261,6 +264,11 @@ static inline bool pvm_is_task_tid(int tid)
  * replacing (freeing) the one the previous call returned; NULL if out of
  * memory.  Freed when t leaves. */
 void *pvm_task_result(struct pvm_task *t, enum pvm_result which, size_t n, size_t size) HIDDEN;
+
+/* What task k waits for, in a few words ("recv from t40001 tag 5",
+ * "pvm_barrier", "sleeping"), or "" when it runs or may run. */
+#define PVM_WAITS_MAX 48
+void pvm_task_waits(const struct pvm_task *k, char *buf, size_t len) HIDDEN;
 
 /* Leave PVM (pvm_exit, or the task's ULP ended): notifications, groups,
  * mailbox, buffers, queue; the ULP stops being a task. */

@@ -228,7 +228,7 @@ int pvm_place(int flag, const char *where, int i, int n, int *node)
         int slots = node_job_slots();
         for (int k = 0; k < slots; k++) {
             int cand = (self + 1 + i + k) % slots;
-            if (cand != target && node_job_up(cand)) {
+            if (cand != target && node_job_places(cand)) {
                 *node = cand;
                 return 0;
             }
@@ -242,7 +242,7 @@ int pvm_place(int flag, const char *where, int i, int n, int *node)
     }
     int up[NODE_MAX], nup = 0;
     for (int k = 0; k < node_job_slots(); k++)
-        if (node_job_up(k))
+        if (node_job_places(k))
             up[nup++] = k;
     int me = 0;
     for (int k = 0; k < nup; k++)
@@ -699,6 +699,7 @@ static void on_pstat(int src, const struct node_frame *f, const void *p, size_t 
 struct wire_task {
     int32_t tid, ptid, host, pid;
     char name[64];
+    char waits[PVM_WAITS_MAX];
 };
 
 /* This node's tasks that `where` selects (0 or this host: all; a tid:
@@ -712,8 +713,9 @@ static int local_tasks(int where, struct wire_task **out)
         struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
         if (!w || (where != 0 && where != pvm_node.host_tid && k->tid != where))
             continue;
-        w[n] = (struct wire_task){k->tid, k->ptid, pvm_node.host_tid, (int)getpid(), ""};
+        w[n] = (struct wire_task){k->tid, k->ptid, pvm_node.host_tid, (int)getpid(), "", ""};
         snprintf(w[n].name, sizeof w[n].name, "%s", k->name);
+        pvm_task_waits(k, w[n].waits, sizeof w[n].waits);
         n++;
     }
     *out = w;
@@ -790,7 +792,9 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaski
         free(w);
     }
     struct pvmtaskinfo *ti = pvm_task_result(t, PVM_RESULT_TASKS, (size_t)total, sizeof *ti);
-    if (!ti) {
+    char (*waits)[PVM_WAITS_MAX] =
+        pvm_task_result(t, PVM_RESULT_TASK_WAITS, (size_t)total, PVM_WAITS_MAX);
+    if (!ti || !waits) {
         free(all);
         return PvmNoMem;
     }
@@ -799,6 +803,9 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaski
                                      .ti_host = all[i].host, .ti_flag = 0x4,
                                      .ti_a_out = (char *)name_keep(all[i].name),
                                      .ti_pid = all[i].pid};
+    for (int i = 0; i < total; i++)
+        memcpy(waits[i], all[i].waits, PVM_WAITS_MAX);
+    t->nresult_waits = total;
     free(all);
     if (where != 0 && total == 0 && (where & PVM_TID_LOCAL_MASK))
         return PvmNoTask;

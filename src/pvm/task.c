@@ -884,9 +884,17 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
     if (!found)
         program = file && *file && proc_find(file, spawner_dir(dir, sizeof dir), path,
                                              sizeof path) == 0;
+    /* found here, loaded maybe elsewhere: a node with another working
+     * directory (a VM's, node/vm.h) must find the same file */
+    if (program && path[0] != '/') {
+        char abs[PATH_MAX];
+        if (realpath(path, abs) && strlen(abs) < sizeof path)
+            strcpy(path, abs);
+    }
     /* A thread-mode task of a process-mode copy shares that copy's
-     * globals: it runs on the copy's node, whatever the job's size. */
-    bool placed = pvm_multi() && !(found && proc_current());
+     * globals: it runs on the copy's node, whatever the job's size; so does
+     * one of a program that joined a VM (no other node has its code). */
+    bool placed = pvm_multi() && !(found && (proc_current() || node_job_joined()));
     int err = placed ? 0 : spawn_placement(flag, where);
     if (!err && !found && !program)
         err = PvmNoFile;
@@ -1057,6 +1065,34 @@ int pvm_pstat(int tid)
     return PvmNoTask;
 }
 
+void pvm_task_waits(const struct pvm_task *k, char *buf, size_t len)
+{
+    char from[16] = "any", tag[16] = "any";
+    const struct ulp *u = k->ulp;
+    if (k->waiting) {
+        if (k->want_tid != -1)
+            snprintf(from, sizeof from, "t%x", (unsigned)k->want_tid);
+        if (k->want_tag != -1)
+            snprintf(tag, sizeof tag, "%d", k->want_tag);
+        snprintf(buf, len, "recv from %s tag %s", from, tag);
+    } else if (u && u->state == ULP_BLOCKED && u->waitq && u->waitq->name) {
+        snprintf(buf, len, "%s", u->waitq->name);
+    } else if (u && u->state == ULP_SLEEPING) {
+        snprintf(buf, len, "sleeping");
+    } else if (len) {
+        buf[0] = '\0';
+    }
+}
+
+const char *upvm_tasks_waits(int i)
+{
+    struct pvm_task *t = pvm_current();
+    char (*w)[PVM_WAITS_MAX] = t ? t->results[PVM_RESULT_TASK_WAITS] : NULL;
+    if (!w || i < 0 || i >= t->nresult_waits)
+        return NULL;
+    return w[i];
+}
+
 int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
 {
     struct pvm_task *t = pvm_current();
@@ -1077,7 +1113,9 @@ int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
     }
     struct pvmtaskinfo *taskinfo_buf =
         pvm_task_result(t, PVM_RESULT_TASKS, (size_t)pvm_node.ntasks, sizeof *taskinfo_buf);
-    if (!taskinfo_buf)
+    char (*waits)[PVM_WAITS_MAX] =
+        pvm_task_result(t, PVM_RESULT_TASK_WAITS, (size_t)pvm_node.ntasks, PVM_WAITS_MAX);
+    if (!taskinfo_buf || !waits)
         return pvm_fail(t, "pvm_tasks", PvmNoMem);
     int n = 0;
     list_for_each(l, &pvm_node.tasks) {
@@ -1091,7 +1129,9 @@ int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
         ti->ti_flag = 0x4; /* TF_CONN: connected, as PVM shows its tasks */
         ti->ti_a_out = (char *)k->name;
         ti->ti_pid = (int)getpid();
+        pvm_task_waits(k, waits[n - 1], PVM_WAITS_MAX);
     }
+    t->nresult_waits = n;
     if (ntaskp)
         *ntaskp = n;
     if (tip)
