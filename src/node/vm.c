@@ -40,6 +40,9 @@ static struct {
     int vm_nodes;
     char path[CTL_PATH_MAX];
     struct vm_conn conn[NODE_VM_JOINED_MAX + PENDING_MAX];
+    bool halt;       /* asked for: done once the connections are served */
+    int halt_tid;
+    pid_t halt_by;
 } vm = {.lfd = -1};
 
 #define NCONN ((int)(sizeof vm.conn / sizeof vm.conn[0]))
@@ -180,7 +183,7 @@ static bool request(struct vm_conn *c, char *line, const struct node_vm_launcher
         if (sscanf(line, "bye %d", &v) == 1)
             c->status = v & 0xff;
         else if (sscanf(line, "halt %i", &v) == 1)
-            l->halt(l->ctx, v, c->pid);
+            vm.halt = true, vm.halt_tid = v, vm.halt_by = c->pid;
         return true;
     }
     if (strncmp(line, "join", 4) == 0) {
@@ -198,7 +201,7 @@ static bool request(struct vm_conn *c, char *line, const struct node_vm_launcher
         socklen_t cl = sizeof cred;
         pid_t by = getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 ? cred.pid : 0;
         reply(c->fd, "ok\n");
-        l->halt(l->ctx, v, by);
+        vm.halt = true, vm.halt_tid = v, vm.halt_by = by;
         return false;
     }
     reply(c->fd, "error unknown request (join, bye, halt, ping)\n");
@@ -257,6 +260,10 @@ void node_vm_serve(const struct pollfd *p, int n, const struct node_vm_launcher 
         for (int i = 0; i < NCONN; i++)
             if (vm.conn[i].fd == p[k].fd && !conn_read(&vm.conn[i], l))
                 conn_close(&vm.conn[i], l);
+    }
+    if (vm.halt) { /* last: it closes every connection */
+        vm.halt = false;
+        l->halt(l->ctx, vm.halt_tid, vm.halt_by);
     }
 }
 
