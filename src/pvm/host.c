@@ -401,9 +401,25 @@ static int refuse(const char *fn, int code)
     return pvm_fail(pvm_current(), fn, code);
 }
 
+static pvm_vm_starter_fn vm_starter;
+
+void pvm_set_vm_starter(pvm_vm_starter_fn fn)
+{
+    vm_starter = fn;
+}
+
+/* Before the program's first PVM call: start this user's VM when none is
+ * up (the first call then joins it), as PVM starts a pvmd.  PvmDupHost
+ * when one runs, or this program already runs as a job of its own. */
 int pvm_start_pvmd(int argc, char **argv, int block)
 {
-    return refuse("pvm_start_pvmd", PvmDupHost); /* this node is running */
+    (void)argc, (void)argv, (void)block;
+    if (pvm_node.ready || !vm_starter)
+        return refuse("pvm_start_pvmd", PvmDupHost); /* this node is running */
+    int rc = vm_starter();
+    if (rc == 1)
+        return refuse("pvm_start_pvmd", PvmDupHost);
+    return rc == 0 ? PvmOk : refuse("pvm_start_pvmd", PvmCantStart);
 }
 
 int pvm_getfds(int **fds)

@@ -184,6 +184,11 @@ int pvm_node_ensure(void) HIDDEN;
  * PVM layer cannot start the layers above it.  It returns this node. */
 typedef int (*pvm_job_starter_fn)(int dflt_nodes);
 void pvm_set_job_starter(pvm_job_starter_fn fn) HIDDEN;
+
+/* pvm_start_pvmd's work, registered by src/run: start this user's VM
+ * (node/vm.h) when none is up.  0: started; 1: one was up; -errno. */
+typedef int (*pvm_vm_starter_fn)(void);
+void pvm_set_vm_starter(pvm_vm_starter_fn fn) HIDDEN;
 /* UPVM_DELIVERY=copy sets pvm_node.delivery (share, or unset, leaves it);
  * read at the node's start and by the launcher before the fork, so that a
  * bad value is said once per job. */

@@ -97,3 +97,15 @@ int upvm_vm_start(int nnodes, char *log, size_t loglen)
             log);
     return -ETIMEDOUT;
 }
+
+/* pvm_start_pvmd (pvm.h): this user's VM, its nodes one per core. */
+static int start_for_pvm(void)
+{
+    char log[CTL_PATH_MAX + 16];
+    return upvm_vm_start(0, log, sizeof log);
+}
+
+__attribute__((constructor)) static void register_vm_starter(void)
+{
+    pvm_set_vm_starter(start_for_pvm);
+}

@@ -13,7 +13,8 @@
 set -u
 
 SCENARIOS=(meet pvm-examples console console-pipe spawn-output users halt-clean
-           console-killed launcher-killed no-false-deadlock program-halts self-contained)
+           console-killed launcher-killed no-false-deadlock program-halts self-contained
+           start-pvmd)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -331,6 +332,22 @@ sc_self-contained() {
     start_vm
     out=$(cd "$tmp" && UPVM_VM=off timeout 20 ./vm-service serve alone 2>&1); rc=$?
     [ $rc -eq 70 ] || fail "UPVM_VM=off: got $rc: $out"
+}
+
+# pvm_start_pvmd from a (thread-mode) program starts the VM, which its
+# first PVM call then joins; a second start says PvmDupHost (-28)
+sc_start-pvmd() {
+    setup
+    local src
+    src=$(cd "$(dirname "$0")" && pwd)
+    cc -I"$src/../../include" "$src/starter.c" -L"$build/src" -lupvm -Wl,-rpath,"$build/src" \
+        -o "$tmp/starter" 2>"$tmp/cc.out" || fail "cc: $(cat "$tmp/cc.out")"
+    out=$(timeout 30 "$tmp/starter" 2>&1) || fail "starter: $out"
+    grep -q '^start 0, t' <<<"$out" || fail "the first start: $out"
+    [ -S "$XDG_RUNTIME_DIR/upvm/vm.sock" ] || fail "no VM after pvm_start_pvmd"
+    out=$(timeout 30 "$tmp/starter" 2>&1) || fail "starter: $out"
+    grep -q '^start -28, t' <<<"$out" || fail "the second start: $out"
+    out=$(timeout 30 "$upvm" halt 2>&1) || fail "halt: $out"
 }
 
 for scenario in "$@"; do
