@@ -698,6 +698,10 @@ int cmd_console(int argc, char **argv)
             script = argv[++i];
             continue;
         }
+        if (argv[i][0] != '-')
+            return cmd_error("console", 1, "a VM over several hosts (a hostfile) is not "
+                                           "supported yet: run a job over several hosts with "
+                                           "upvm run --hostfile FILE or mpirun (docs/hosts.md)");
         return cmd_error("console", 2, "unknown argument (only -c COMMANDS)");
     }
     if (vm_ensure(0, script != NULL) != 0)

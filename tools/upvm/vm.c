@@ -68,6 +68,10 @@ int cmd_start(int argc, char **argv)
             nnodes = (int)v;
             continue;
         }
+        if (argv[i][0] != '-')
+            return cmd_error("start", 1, "a VM over several hosts (a hostfile) is not supported "
+                                         "yet: run a job over several hosts with upvm run "
+                                         "--hostfile FILE or mpirun (docs/hosts.md)");
         return cmd_error("start", 2, "unknown argument (only -n NODES)");
     }
     return vm_ensure(nnodes, 0);
