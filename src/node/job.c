@@ -98,6 +98,7 @@ static struct {
     bool joined;                     /* this node is a program that joined */
     int vm_nodes;                    /* slots below are the VM's own nodes */
     int vm_conn;                     /* joined: the connection to the launcher */
+    unsigned join_gen;               /* joined: programs its slot held before */
     bool forget_due[NODE_MAX];       /* gone: forget it at the next poll */
     int nforget;
     bool forgot[NODE_MAX];           /* forgotten here, not used again yet */
@@ -1129,6 +1130,7 @@ int node_job_start(int nnodes, bool vm)
 /* ------------------------------------------------------------ a persistent VM */
 
 bool node_job_persistent(void) { return job.persistent; }
+unsigned node_job_generation(void) { return job.joined ? job.join_gen : 0; }
 bool node_job_joined(void) { return job.joined; }
 
 bool node_job_places(int n)
@@ -1192,6 +1194,7 @@ int node_job_join_vm(char *why, size_t len)
     }
     job.persistent = job.joined = true;
     job.vm_conn = j.conn;
+    job.join_gen = j.gen;
     job_begin(j.slot);
     job.vm_nodes = j.vm_nodes;
     /* nodes gone before this one came: it has nothing of theirs */

@@ -86,6 +86,9 @@ int node_job_start(int nnodes, bool vm) HIDDEN;
 int node_job_join_vm(char *why, size_t len) HIDDEN;
 bool node_job_persistent(void) HIDDEN;
 bool node_job_joined(void) HIDDEN;
+/* A program that joined a VM: how many programs its slot held before it
+ * (0 for every other node). */
+unsigned node_job_generation(void) HIDDEN;
 
 /* May tasks be placed on node n by default (pvm_spawn with no host)?  A
  * node up; in a VM, one of its own, not a program's that joined (whose

@@ -19,7 +19,8 @@
 
 #define LINE_MAX_VM 128
 #define ASK_TIMEOUT_MS 5000
-#define PENDING_MAX 16 /* connections that have not said what they want yet */
+#define PENDING_MAX 16
+#define NODE_VM_SLOTS_MAX 64 /* node/job.h NODE_MAX */ /* connections that have not said what they want yet */
 
 /* ------------------------------------------------------------ the launcher's side */
 
@@ -40,6 +41,7 @@ static struct {
     int vm_nodes;
     char path[CTL_PATH_MAX];
     struct vm_conn conn[NODE_VM_JOINED_MAX + PENDING_MAX];
+    unsigned gen[NODE_VM_SLOTS_MAX]; /* programs each slot has held */
     bool halt;       /* asked for: done once the connections are served */
     int halt_tid;
     pid_t halt_by;
@@ -169,7 +171,8 @@ static void do_join(struct vm_conn *c, const struct node_vm_launcher *l)
     c->slot = slot;
     c->pid = cred.pid;
     c->status = NODE_VM_VANISHED;
-    snprintf(line, sizeof line, "ok %d %d %ld\n", slot, vm.vm_nodes, vm.pid);
+    unsigned gen = slot < NODE_VM_SLOTS_MAX ? vm.gen[slot]++ : 0;
+    snprintf(line, sizeof line, "ok %d %d %ld %u\n", slot, vm.vm_nodes, vm.pid, gen);
     if (reply_fds(c->fd, line) != 0)
         c->status = 1; /* it could not be told: it never ran here */
 }
@@ -394,7 +397,8 @@ int node_vm_join(struct node_vm_joined *j, char *why, size_t len)
     int rc = send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 ? -errno : 0;
     if (rc == 0)
         rc = read_reply(fd, line, sizeof line, fds, 2);
-    if (rc == 0 && (sscanf(line, "ok %d %d %ld", &j->slot, &j->vm_nodes, &j->launcher) != 3 ||
+    if (rc == 0 && (sscanf(line, "ok %d %d %ld %u", &j->slot, &j->vm_nodes, &j->launcher,
+                           &j->gen) != 4 ||
                     fds[0] < 0 || fds[1] < 0)) {
         snprintf(why, len, "the VM refused: %s",
                  strncmp(line, "error ", 6) == 0 ? line + 6 : line);

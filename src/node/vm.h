@@ -17,7 +17,7 @@
  * "bye" first.  The slot is then used again (net.h, "Slots used again").
  *
  * Protocol (lines; the launcher's side is here, in vm.c):
- *   join <pid>      -> "ok <slot> <vm nodes> <launcher pid>" + 2 fds, or
+ *   join <pid>      -> "ok <slot> <vm nodes> <launcher pid> <gen>" + 2 fds, or
  *                      "error <why>"; the connection then stays the node's
  *   bye <status>    -> (nothing) the program ends normally
  *   halt <tid>      -> the VM ends (every node and joined program)
@@ -93,6 +93,7 @@ bool node_vm_up(void) HIDDEN;
 struct node_vm_joined {
     int slot, vm_nodes;
     long launcher;
+    unsigned gen;        /* how many programs the slot held before */
     int seg_fd, map_fd;  /* the job's segment and slot bitmap (close-on-exec) */
     int conn;            /* kept open while this program runs (close-on-exec) */
 };

@@ -188,6 +188,9 @@ void pvm_set_job_starter(pvm_job_starter_fn fn) HIDDEN;
 /* pvm_start_pvmd's work, registered by src/run: start this user's VM
  * (node/vm.h) when none is up.  0: started; 1: one was up; -errno. */
 typedef int (*pvm_vm_starter_fn)(void);
+
+/* This node is a program that joined a VM: where its tids start. */
+void pvm_tids_after_join(void) HIDDEN;
 void pvm_set_vm_starter(pvm_vm_starter_fn fn) HIDDEN;
 /* UPVM_DELIVERY=copy sets pvm_node.delivery (share, or unset, leaves it);
  * read at the node's start and by the launcher before the fork, so that a

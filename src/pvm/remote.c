@@ -955,6 +955,7 @@ int pvm_remote_init(int node)
     node_rpc_set_ops(&rpc_ops);
     pvm_remote_register();
     pvm_node.host_tid = (node + 1) << PVM_TID_HOST_SHIFT;
+    pvm_tids_after_join();
     return 0;
 }
 

@@ -171,6 +171,20 @@ static bool map_limit_first(void)
     return net_job_once(NET_ONCE_MAP_LIMIT);
 }
 
+/* A program that joined a VM gets a node slot others had before it (node
+ * vm.h): its tids start past theirs, 4096 further on for each program the
+ * slot has held, so that a tid is not reused until the local part wraps
+ * around, as PVM's. */
+#define JOIN_TID_STRIDE 4096u
+
+void pvm_tids_after_join(void)
+{
+    unsigned gen = node_job_generation(), max = (unsigned)pvm_node.local_max;
+    if (gen == 0 || max <= 2 * JOIN_TID_STRIDE || pvm_node.next_local != 1)
+        return;
+    pvm_node.next_local = 1 + (int)((gen * JOIN_TID_STRIDE) % (max - JOIN_TID_STRIDE));
+}
+
 static int node_init(void)
 {
     pvm_node.host_tid = (node_job_self() + 1) << PVM_TID_HOST_SHIFT;
