@@ -266,6 +266,8 @@ static int tids_grow(int local)
     if (local < pvm_node.ntids)
         return 0;
     int n = pvm_node.ntids ? 2 * pvm_node.ntids : 1024;
+    while (n <= local) /* a table that starts past 1 (pvm_tids_after_join) */
+        n *= 2;
     if (n > PVM_TID_LOCAL_MASK + 1)
         n = PVM_TID_LOCAL_MASK + 1;
     struct pvm_task **tab = realloc(pvm_node.tids, (size_t)n * sizeof *tab);

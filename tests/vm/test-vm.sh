@@ -340,8 +340,10 @@ sc_start-pvmd() {
     setup
     local src
     src=$(cd "$(dirname "$0")" && pwd)
-    cc -I"$src/../../include" "$src/starter.c" -L"$build/src" -lupvm -Wl,-rpath,"$build/src" \
-        -o "$tmp/starter" 2>"$tmp/cc.out" || fail "cc: $(cat "$tmp/cc.out")"
+    local san=()  # a sanitized libupvm wants its runtime first
+    ldd "$build/src/libupvm.so" | grep -q libasan && san=(-fsanitize=address,undefined)
+    cc "${san[@]}" -I"$src/../../include" "$src/starter.c" -L"$build/src" -lupvm \
+        -Wl,-rpath,"$build/src" -o "$tmp/starter" 2>"$tmp/cc.out" || fail "cc: $(cat "$tmp/cc.out")"
     out=$(timeout 30 "$tmp/starter" 2>&1) || fail "starter: $out"
     grep -q '^start 0, t' <<<"$out" || fail "the first start: $out"
     [ -S "$XDG_RUNTIME_DIR/upvm/vm.sock" ] || fail "no VM after pvm_start_pvmd"
