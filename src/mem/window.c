@@ -228,18 +228,26 @@ static uint64_t *shared_map(uint32_t nwords, int *fd)
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* The window's slot count: its own once reserved, else the settings'. */
+static int window_nslots(uint32_t *nslots)
+{
+    uintptr_t base;
+    size_t slot;
+    if (win.ready) {
+        *nslots = win.w.nslots;
+        return 0;
+    }
+    return read_settings(&base, &slot, nslots);
+}
+
 int mem_window_share(void)
 {
     if (win.shared)
         return 0;
-    uintptr_t base;
-    size_t slot;
     uint32_t nslots;
-    int r = win.ready ? 0 : read_settings(&base, &slot, &nslots);
+    int r = window_nslots(&nslots);
     if (r)
         return r;
-    if (win.ready)
-        nslots = win.w.nslots;
     uint32_t nwords = (nslots + 63) / 64;
     int fd;
     uint64_t *map = shared_map(nwords, &fd);
@@ -268,14 +276,10 @@ int mem_window_attach(int fd)
         return -EBUSY;
     if (fstat(fd, &st) != 0)
         return -errno;
-    uintptr_t base;
-    size_t slot;
     uint32_t nslots;
-    int r = win.ready ? 0 : read_settings(&base, &slot, &nslots);
+    int r = window_nslots(&nslots);
     if (r)
         return r;
-    if (win.ready)
-        nslots = win.w.nslots;
     uint32_t nwords = (nslots + 63) / 64;
     if ((size_t)st.st_size != (size_t)nwords * sizeof(uint64_t))
         return env_reject("UPVM_SLOTS", "every node of a job needs the same window settings");

@@ -67,6 +67,14 @@ wait_until() {
     done
 }
 
+# vm-service serving NAME in the background (its pid last in pids),
+# polled until it says so
+start_server() {
+    (cd "$tmp" && exec ./vm-service serve "$1" >"$tmp/server.out" 2>&1) &
+    pids+=($!)
+    wait_until "grep -q serving '$tmp/server.out'" || fail "the server did not start: $(cat "$tmp/server.out")"
+}
+
 start_vm() {
     out=$(timeout 30 "$upvm" start 2>&1) || fail "upvm start: $out"
     grep -q "VM started (pid [0-9]*, [0-9]* nodes" <<<"$out" || fail "upvm start said: $out"
@@ -94,9 +102,7 @@ check_gone() {
 sc_meet() {
     setup
     start_vm
-    (cd "$tmp" && exec ./vm-service serve svc >"$tmp/server.out" 2>&1) &
-    pids+=($!)
-    wait_until "grep -q serving '$tmp/server.out'" || fail "the server did not start: $(cat "$tmp/server.out")"
+    start_server svc
     for i in 1 2 3; do
         out=$(cd "$tmp" && timeout 20 ./vm-service ask svc 2>&1) || fail "client $i: $out"
         grep -q "group svc: size 2, instance [0-9]*, first is the server" <<<"$out" ||
@@ -138,9 +144,7 @@ sc_pvm-examples() {
 sc_console() {
     setup
     start_vm
-    (cd "$tmp" && exec ./vm-service serve cons >"$tmp/server.out" 2>&1) &
-    pids+=($!)
-    wait_until "grep -q serving '$tmp/server.out'" || fail "server: $(cat "$tmp/server.out")"
+    start_server cons
     stid=$(sed -n 's/serving cons as t\([0-9a-f]*\),.*/\1/p' "$tmp/server.out")
     out=$(cd "$tmp" && timeout 30 "$upvm" console -c "conf; id; version; ps -a; ps -l -a; mstat $(hostname -s) nosuchhost; pstat t$stid t7ffff; names; put answer 42; names answer; alias h help; alias; h spawn; unalias h; alias; echo one two; setenv UPVM_TEST_X=1; setenv; jobs; spawn -2 ./vm-service wait two; jobs; tasks; trace; bogus; help" 2>&1) ||
         fail "console exited $?: $out"
@@ -215,9 +219,7 @@ sc_users() {
     command -v useradd >/dev/null || { echo "SKIP: no useradd"; exit 77; }
     setup
     start_vm
-    (cd "$tmp" && exec ./vm-service serve mine >"$tmp/server.out" 2>&1) &
-    pids+=($!)
-    wait_until "grep -q serving '$tmp/server.out'" || fail "server: $(cat "$tmp/server.out")"
+    start_server mine
     other_user=upvmvm$$
     useradd -M -d /nonexistent -s /bin/sh "$other_user" || fail "useradd"
     local run2=$tmp/run2
@@ -296,9 +298,7 @@ sc_launcher-killed() {
 sc_no-false-deadlock() {
     setup
     start_vm
-    (cd "$tmp" && exec ./vm-service serve d >"$tmp/server.out" 2>&1) &
-    pids+=($!)
-    wait_until "grep -q serving '$tmp/server.out'" || fail "server: $(cat "$tmp/server.out")"
+    start_server d
     # a self-contained job reports its deadlock within a second; a VM never
     wait_until "! kill -0 ${pids[0]} 2>/dev/null" 3 && fail "the server ended: $(cat "$tmp/server.out")"
     grep -q deadlock "$tmp/server.out" "$XDG_RUNTIME_DIR/upvm/vm.log" && fail "a deadlock was reported"
