@@ -24,7 +24,12 @@
  *   - freezegroup works like a barrier that makes the group static: no one
  *     may join it any more; when a member of a static group leaves, the
  *     group is dead: waiting barriers end with PvmNoGroup, so do later
- *     barriers, broadcasts, gathers and scatters.
+ *     barriers, and the broadcasts, gathers and scatters of tasks that do
+ *     not know the group as static.
+ *   - every task keeps a copy of each static group it heard of, as
+ *     libgpvm3 does (see "a task's static groups" below): the members of a
+ *     static group go on seeing its frozen membership after one of them
+ *     left or exited.
  *   - a task that ends leaves all its groups (pvmgs is notified of its
  *     exit); a barrier it was counted in keeps counting it.
  *   - group calls never print: they only set pvm_errno (freezegroup not
@@ -76,6 +81,7 @@ struct grp_waiter {
 
 struct grp {
     list_link_t link;      /* grp_list, in creation order */
+    struct grp *next_cached; /* a task's copies (grp_cache) */
     bool copy;             /* a copy from node 0 (grp_view), not the table's */
     int *tids;             /* tids[instance], GRP_FREE for a free slot */
     int cap;               /* slots in tids */
@@ -253,6 +259,8 @@ static struct grp_hostinfo host_info(const struct grp *g, int host)
 
 /* ------------------------------------------------------------ the table's side */
 
+static void reply_view(int node, int request, const struct grp *g, int result);
+
 /*
  * What node 0 does for a task, here or on another node (tid names it).
  * The barrier and freeze ones return ROUND_WAIT with w queued when the
@@ -355,9 +363,14 @@ static int table_freeze(const char *name, int size, struct grp_waiter *w)
     rc = round_arrive(g, (struct grp_round){&g->frz_count, &g->frz_reached}, size);
     if (rc == ROUND_WAIT)
         list_push_back(&g->frz_waiters, &w->link);
-    if (rc == ROUND_COMPLETE) {
+    if (rc == ROUND_COMPLETE) { /* the size, with the members: each caller keeps them */
         g->state = GRP_STATIC;
-        release(&g->frz_waiters, g->frz_count);
+        list_link_t *l;
+        while ((l = list_pop_front(&g->frz_waiters))) {
+            struct grp_waiter *x = list_entry(l, struct grp_waiter, link);
+            reply_view(x->node, x->request, g, g->frz_count);
+            free(x);
+        }
         rc = g->frz_count;
     }
     return rc;
@@ -395,8 +408,9 @@ static void table_task_gone(int tid)
 
 enum grp_request { GRQ_JOIN, GRQ_LEAVE, GRQ_BARRIER, GRQ_FREEZE, GRQ_VIEW, GRQ_GONE, GRQ_DUMP };
 
-/* A copy of group g for another node: state, ntids, cap, tids[cap]. */
-static void reply_view(int node, int request, const struct grp *g)
+/* A copy of group g for another node: state, ntids, cap, tids[cap]; the
+ * answer's result is result. */
+static void reply_view(int node, int request, const struct grp *g, int result)
 {
     size_t len = (3 + (size_t)g->cap) * sizeof(int);
     int *v = malloc(len);
@@ -408,7 +422,7 @@ static void reply_view(int node, int request, const struct grp *g)
     v[1] = g->ntids;
     v[2] = g->cap;
     memcpy(v + 3, g->tids, (size_t)g->cap * sizeof(int));
-    node_rpc_reply(node, request, 0, v, len);
+    node_rpc_reply(node, request, result, v, len);
     free(v);
 }
 
@@ -440,11 +454,15 @@ void pvm_groups_serve(int src, const struct node_frame *f, const void *p, size_t
         if (rc == ROUND_WAIT)
             return; /* answered when released */
         free(w);
+        if (f->a == GRQ_FREEZE && rc > 0) { /* frozen: the members too */
+            reply_view(src, f->b, grp_find(name), rc);
+            return;
+        }
         break;
     case GRQ_VIEW: {
         struct grp *g;
         if ((rc = grp_get(name, &g)) == 0) {
-            reply_view(src, f->b, g);
+            reply_view(src, f->b, g, 0);
             return;
         }
         break;
@@ -487,6 +505,28 @@ static int ask(int op, int tid, const char *name, int arg, void **data, size_t *
                    data, len);
 }
 
+/* A group from reply_view's form (grp_done frees it): 0, PvmSysErr or
+ * PvmNoMem. */
+static int grp_from_view(const char *name, const void *data, size_t len, struct grp **out)
+{
+    const int *v = data;
+    if (!v || len < 3 * sizeof(int) || v[2] < 0 || len != (3 + (size_t)v[2]) * sizeof(int))
+        return PvmSysErr;
+    struct grp *g = calloc(1, sizeof *g + strlen(name) + 1);
+    int *tids = g ? malloc((size_t)v[2] * sizeof *tids + 1) : NULL;
+    if (!g || !tids) {
+        free(g);
+        free(tids);
+        return PvmNoMem;
+    }
+    *g = (struct grp){.copy = true, .tids = tids, .state = (enum grp_state)v[0],
+                      .ntids = v[1], .cap = v[2], .bar_count = -1, .frz_count = -1};
+    memcpy(tids, v + 3, (size_t)g->cap * sizeof *tids);
+    strcpy(g->name, name);
+    *out = g;
+    return 0;
+}
+
 /* The group called name to read: the table's own on node 0, else a copy
  * from it (grp_done frees it).  0, PvmNullGroup or PvmNoGroup. */
 static int grp_view(const char *name, struct grp **out)
@@ -496,23 +536,8 @@ static int grp_view(const char *name, struct grp **out)
     void *data = NULL;
     size_t len = 0;
     int rc = ask(GRQ_VIEW, 0, name, 0, &data, &len);
-    const int *v = data;
-    if (rc == 0 && (len < 3 * sizeof(int) || len != (3 + (size_t)v[2]) * sizeof(int)))
-        rc = PvmSysErr;
-    struct grp *g = rc == 0 ? calloc(1, sizeof *g + strlen(name) + 1) : NULL;
-    int *tids = g ? malloc((size_t)v[2] * sizeof *tids + 1) : NULL;
-    if (rc == 0 && (!g || !tids))
-        rc = PvmNoMem;
-    if (rc == 0) {
-        *g = (struct grp){.copy = true, .tids = tids, .state = (enum grp_state)v[0],
-                          .ntids = v[1], .cap = v[2], .bar_count = -1, .frz_count = -1};
-        memcpy(tids, v + 3, (size_t)g->cap * sizeof *tids);
-        strcpy(g->name, name);
-        *out = g;
-    } else {
-        free(g);
-        free(tids);
-    }
+    if (rc == 0)
+        rc = grp_from_view(name, data, len, out);
     free(data);
     return rc;
 }
@@ -523,6 +548,118 @@ static void grp_done(struct grp *g)
         free(g->tids);
         free(g);
     }
+}
+
+/* ------------------------------------------------------------ a task's static groups */
+
+/*
+ * libgpvm3 keeps in every task a copy of each static group the task heard
+ * of (probe tests/pvm-reference/p18_static_groups.c, ref §11.1): stored
+ * when the task's pvm_freezegroup completes and whenever the server's
+ * answer about a group says it is static (so not after a member left:
+ * the group is dead then), dropped by the task's own pvm_lvgroup of it
+ * (whatever the server answers), never brought up to date.  gsize answers
+ * from it; gettid of an instance and getinst of a tid it holds too (others
+ * ask the server); bcast, gather, scatter, reduce and the host information
+ * take its members.  So after a member of a static group leaves or exits,
+ * the tasks that knew the group still see its frozen membership and their
+ * bcast still reaches the leaver; barriers always ask the server
+ * (PvmNoGroup).  The copies live in the task's memory: they move with it.
+ */
+
+static struct grp *cache_find(const struct pvm_task *t, const char *name)
+{
+    for (struct grp *g = t->grp_cache; g; g = g->next_cached)
+        if (strcmp(g->name, name) == 0)
+            return g;
+    return NULL;
+}
+
+static void cache_drop(struct pvm_task *t, const char *name)
+{
+    for (struct grp **pp = (struct grp **)&t->grp_cache; *pp; pp = &(*pp)->next_cached) {
+        struct grp *g = *pp;
+        if (strcmp(g->name, name) == 0) {
+            *pp = g->next_cached;
+            pvm_task_free(t, g->tids);
+            pvm_task_free(t, g);
+            return;
+        }
+    }
+}
+
+/* t keeps a copy of g, a static group as the server has it (without
+ * memory for it, t goes on asking the server). */
+static void cache_put(struct pvm_task *t, const struct grp *g)
+{
+    cache_drop(t, g->name);
+    size_t len = strlen(g->name) + 1;
+    struct grp *c = pvm_task_alloc(t, sizeof *c + len);
+    int *tids = pvm_task_alloc(t, (size_t)(g->cap > 0 ? g->cap : 1) * sizeof *tids);
+    if (!c || !tids) {
+        pvm_task_free(t, c);
+        pvm_task_free(t, tids);
+        return;
+    }
+    *c = (struct grp){.next_cached = t->grp_cache, .tids = tids, .cap = g->cap,
+                      .ntids = g->ntids, .state = GRP_STATIC, .bar_count = -1,
+                      .frz_count = -1};
+    memcpy(tids, g->tids, (size_t)g->cap * sizeof *tids);
+    memcpy(c->name, g->name, len);
+    t->grp_cache = c;
+}
+
+/* The server's view of the group (grp_view), which t keeps if static. */
+static int grp_ask(struct pvm_task *t, const char *name, struct grp **out)
+{
+    int rc = grp_view(name, out);
+    if (rc == 0 && (*out)->state == GRP_STATIC)
+        cache_put(t, *out);
+    return rc;
+}
+
+/* The group as t reads it: its own copy if it has one (grp_done leaves
+ * that alone), else the server's view. */
+static int grp_read(struct pvm_task *t, const char *name, struct grp **out)
+{
+    if (name && *name && (*out = cache_find(t, name)))
+        return 0;
+    return grp_ask(t, name, out);
+}
+
+/* pvm_getinst's answer: tid's instance, or an error. */
+static int lookup_inst(struct pvm_task *t, const char *name, int tid)
+{
+    struct grp *g = name && *name ? cache_find(t, name) : NULL;
+    int rc = g && tid != GRP_FREE ? inst_of(g, tid) : -1;
+    if (rc >= 0)
+        return rc;
+    g = NULL;
+    rc = grp_ask(t, name, &g);
+    if (rc == 0 && (rc = inst_of(g, tid)) < 0)
+        rc = PvmNotInGroup;
+    grp_done(g);
+    return rc;
+}
+
+/* pvm_gettid's answer: instance inst's tid, or an error. */
+static int lookup_tid(struct pvm_task *t, const char *name, int inst)
+{
+    struct grp *g = name && *name ? cache_find(t, name) : NULL;
+    int rc = g ? tid_of(g, inst) : PvmNoInst;
+    if (rc >= 0)
+        return rc;
+    g = NULL;
+    rc = grp_ask(t, name, &g);
+    rc = rc ? rc : tid_of(g, inst);
+    grp_done(g);
+    return rc;
+}
+
+static void cache_clear(struct pvm_task *t)
+{
+    while (t->grp_cache)
+        cache_drop(t, ((struct grp *)t->grp_cache)->name);
 }
 
 /* A barrier or freeze: a request whose answer comes when the round is
@@ -563,6 +700,7 @@ int pvm_lvgroup(char *group)
     TASK_OR_SYSERR(t);
     if (!group || !*group)
         return pvm_fail_silent(PvmNullGroup);
+    cache_drop(t, group); /* first, whatever the server says (libgpvm3) */
     return group_rc(table_here() ? table_leave(group, t->tid)
                                  : ask(GRQ_LEAVE, t->tid, group, 0, NULL, NULL));
 }
@@ -571,23 +709,14 @@ int pvm_getinst(char *group, int tid)
 {
     TASK_OR_SYSERR(t);
     pvm_poll_yield(); /* often polled: let the members come */
-    struct grp *g = NULL;
-    int rc = grp_view(group, &g);
-    if (rc == 0 && (rc = inst_of(g, tid)) < 0)
-        rc = PvmNotInGroup;
-    grp_done(g);
-    return group_rc(rc);
+    return group_rc(lookup_inst(t, group, tid));
 }
 
 int pvm_gettid(char *group, int inst)
 {
     TASK_OR_SYSERR(t);
     pvm_poll_yield(); /* often polled: let the members come */
-    struct grp *g = NULL;
-    int rc = grp_view(group, &g);
-    rc = rc ? rc : tid_of(g, inst);
-    grp_done(g);
-    return group_rc(rc);
+    return group_rc(lookup_tid(t, group, inst));
 }
 
 int pvm_gsize(char *group)
@@ -595,7 +724,7 @@ int pvm_gsize(char *group)
     TASK_OR_SYSERR(t);
     pvm_poll_yield(); /* often polled: let the members come */
     struct grp *g = NULL;
-    int rc = grp_view(group, &g);
+    int rc = grp_read(t, group, &g);
     rc = rc ? rc : g->ntids;
     grp_done(g);
     return group_rc(rc);
@@ -614,7 +743,18 @@ int pvm_freezegroup(char *group, int size)
     struct pvm_task *t = pvm_current();
     if (unlikely(!t))
         return PvmSysErr;
-    return round_trip(GRQ_FREEZE, t, group, size); /* PVM does not set pvm_errno here */
+    const char *name = group ? group : "";
+    void *data = NULL;
+    size_t len = 0;
+    int rc = pvm_rpc_movable(0, K_GROUP, GRQ_FREEZE, size, &t->tid, sizeof t->tid, name,
+                             strlen(name) + 1, PvmSysErr, &data, &len);
+    struct grp *g = NULL;
+    t = pvm_current(); /* (it may have moved meanwhile) */
+    if (rc > 0 && t && grp_from_view(name, data, len, &g) == 0)
+        cache_put(t, g); /* the members it froze with */
+    grp_done(g);
+    free(data);
+    return rc; /* PVM does not set pvm_errno here */
 }
 
 /* ------------------------------------------------------------ bcast */
@@ -644,7 +784,7 @@ int pvm_bcast(char *group, int msgtag)
 {
     TASK_OR_SYSERR(t);
     struct grp *g = NULL;
-    int n = 0, rc = grp_view(group, &g);
+    int n = 0, rc = grp_read(t, group, &g);
     if (rc == 0 && g->state == GRP_STATIC_DEAD)
         rc = PvmNoGroup;
     if (rc == 0 && g->ntids == 1 && inst_of(g, t->tid) >= 0)
@@ -738,15 +878,14 @@ struct reduce_plan {
 static int reduce_plan(struct pvm_task *t, const char *group, int rootinst, int type,
                        struct reduce_plan *p)
 {
+    /* libgpvm3 asks pvm_getinst, pvm_gettid, pvm_grphostinfo in turn */
     struct grp *g = NULL;
-    int rc = grp_view(group, &g);
-    if (rc == 0 && inst_of(g, t->tid) < 0)
-        rc = PvmNotInGroup;
-    if (rc == 0 && (p->root = tid_of(g, rootinst)) < 0)
+    int rc = lookup_inst(t, group, t->tid);
+    if (rc >= 0 && (p->root = lookup_tid(t, group, rootinst)) < 0)
         rc = p->root;
-    if (rc == 0 && (rc = item_size(type)) > 0)
+    if (rc >= 0 && (rc = item_size(type)) > 0)
         rc = 0;
-    if (rc == 0)
+    if (rc == 0 && (rc = grp_read(t, group, &g)) == 0)
         p->host = host_info(g, host_of(t->tid));
     grp_done(g);
     return rc;
@@ -811,16 +950,17 @@ int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info
 
 /* ------------------------------------------------------------ gather, scatter */
 
-/* The root's tid and the caller's instance, in libgpvm3's order of checks. */
+/* The root's tid and the caller's instance, in libgpvm3's order of checks
+ * (pvm_gettid, then pvm_getinst), and the group to read the members from. */
 static int locate(struct pvm_task *t, const char *group, int rootinst, struct grp **g,
                   int *roottid, int *myinst)
 {
     *g = NULL;
-    int rc = grp_view(group, g);
-    if (rc == 0 && (*roottid = tid_of(*g, rootinst)) < 0)
-        rc = *roottid;
-    if (rc == 0 && (*myinst = inst_of(*g, t->tid)) < 0)
-        rc = PvmNotInGroup;
+    int rc = *roottid = lookup_tid(t, group, rootinst);
+    if (rc >= 0)
+        rc = *myinst = lookup_inst(t, group, t->tid);
+    if (rc >= 0)
+        rc = grp_read(t, group, g);
     return rc;
 }
 
@@ -1007,7 +1147,7 @@ int pvm_grphostinfo(char *group, int hosttid, int *coord, int *nmem_onhost, int 
 {
     TASK_OR_SYSERR(t);
     struct grp *g = NULL;
-    int rc = grp_view(group, &g);
+    int rc = grp_read(t, group, &g);
     struct grp_hostinfo h = {-1, 0, 0};
     if (rc == 0) {
         h = host_info(g, host_of(hosttid));
@@ -1027,7 +1167,7 @@ int pvm_grpvhostinfo(char *group, int **coordv, int **nmem_onhostv, int *nhosts)
 {
     TASK_OR_SYSERR(t);
     struct grp *g = NULL;
-    int rc = grp_view(group, &g);
+    int rc = grp_read(t, group, &g);
     int n = 0;
     int *vhost_coords = NULL, *vhost_counts = NULL;
     if (rc == 0) {
@@ -1098,6 +1238,7 @@ void pvm_gsdump(void)
 
 void pvm_groups_task_leave(struct pvm_task *t)
 {
+    cache_clear(t);
     if (table_here()) {
         table_task_gone(t->tid);
         return;

@@ -19,6 +19,7 @@
  * one task that is ready to run hands the CPU to that task directly.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -442,14 +443,147 @@ static struct ulp *handoff_target(int tid)
 enum recv_mode { RECV_TAKE, RECV_PROBE };
 
 /*
- * The receive family's one loop.  timeout_ns: < 0 wait forever, 0 poll.
- * Returns a buffer id, 0 (nothing: poll or timeout) or an error.
+ * pvm_trecv's timeout, as libpvm 3.4.6 computes it (probe p17_trecv_timeout,
+ * docs/reference/pvm-probed-semantics.md section 3).  PVM never normalises
+ * the caller's timeval: pvm_trecv compares it field by field with the time
+ * elapsed since the call (TVXLTY: seconds first, then microseconds) and
+ * hands what is left (TVXSUBY, one borrow of a second at most) to mxfer,
+ * which does the same with that rest and gives select(2) the result.  So
+ *
+ *   - {0,0} polls once; a time already behind the elapsed one (negative
+ *     seconds, {0, negative}) returns 0 at once (PVM without even polling;
+ *     here after one poll, see trecv_step);
+ *   - {1,-5} waits a second: the pair is compared, not its sum; {1,-500000}
+ *     too (mxfer's select ends after half a second, then pvm_trecv polls in
+ *     a loop until its seconds are up);
+ *   - {0,1500000} waits 1.5 s (select normalises microseconds);
+ *   - a rest with negative microseconds reaches select ({2,-1500000} after
+ *     half a second, {5,-3000000} at once): EINVAL, which libpvm logs
+ *     ("mxfer() select: Invalid argument") and pvm_trecv reports as
+ *     PvmSysErr; so do microseconds that glibc's select takes as a negative
+ *     int32_t ({0,LONG_MAX}: at once);
+ *   - huge seconds ({LONG_MAX,0}) wait for ever.
+ * This is the same arithmetic, step by step, with the node's clock in
+ * microseconds; PVM's busy polling is a wait that a message still ends.
+ */
+struct pvm_tv {
+    int64_t sec, usec;
+};
+
+struct trecv_clock {
+    struct pvm_tv tmout;  /* the caller's, as given */
+    uint64_t start;       /* of the call, ns */
+    bool zero;            /* {0,0}: one poll */
+    bool polled;
+    bool in_mxfer;        /* inside libpvm's mxfer: waiting for `left` */
+    bool waited;          /* that mxfer has waited once */
+    struct pvm_tv left;   /* pvm_trecv's rest, mxfer's timeout */
+    uint64_t mxfer_start; /* ns */
+};
+
+enum trecv_step { TRECV_DONE, TRECV_POLL, TRECV_WAIT, TRECV_EINVAL };
+
+/* Time since start (ns) as PVM's clock gives it: whole seconds, usec. */
+static struct pvm_tv tv_since(uint64_t start)
+{
+    uint64_t us = (upvm_now_ns() - start) / 1000;
+    return (struct pvm_tv){(int64_t)(us / 1000000), (int64_t)(us % 1000000)};
+}
+
+/* x < y (TVXLTY). */
+static bool tv_before(struct pvm_tv x, struct pvm_tv y)
+{
+    return x.sec < y.sec || (x.sec == y.sec && x.usec < y.usec);
+}
+
+/* x - y with x >= y by TVXLTY, and y a clock reading (TVXSUBY): no
+ * overflow, the result's seconds are >= 0, its microseconds any. */
+static struct pvm_tv tv_minus(struct pvm_tv x, struct pvm_tv y)
+{
+    if (x.usec >= y.usec)
+        return (struct pvm_tv){x.sec - y.sec, x.usec - y.usec};
+    return (struct pvm_tv){x.sec - y.sec - 1, x.usec + 1000000 - y.usec};
+}
+
+/* What select(2) makes of timeout r on the probed system (glibc 2.36 takes
+ * the microseconds as an int32_t, then normalises): ns (-1: beyond any
+ * clock), or -EINVAL. */
+static int64_t select_ns(struct pvm_tv r)
+{
+    int32_t us = (int32_t)r.usec;
+    if (r.sec < 0 || us < 0)
+        return -EINVAL;
+    if (r.sec > INT64_MAX / 1000000000 - 1 - INT32_MAX / 1000000) /* ~292 years */
+        return -1;
+    return (r.sec + us / 1000000) * 1000000000 + (int64_t)(us % 1000000) * 1000;
+}
+
+/* ns from now until pvm_trecv's own comparison says its time is up (used
+ * when mxfer's time was up at once: PVM then polls in a loop until it). */
+static int64_t trecv_left_ns(const struct trecv_clock *c)
+{
+    const struct pvm_tv *t = &c->tmout;
+    if (t->sec < 0 || t->sec > INT64_MAX / 1000000000 - 3)
+        return 0;
+    int64_t us = t->usec < 0 ? t->sec * 1000000
+                 : t->usec < 1000000 ? t->sec * 1000000 + t->usec + 1
+                 : (t->sec + 1) * 1000000;
+    int64_t left = us * 1000 - (int64_t)(upvm_now_ns() - c->start);
+    return left > 0 ? left : 0;
+}
+
+/* The next step of a pvm_trecv that found nothing: end with nothing, poll
+ * once, wait *ns (-1: for ever; a message ends it) or fail (EINVAL). */
+static enum trecv_step trecv_step(struct trecv_clock *c, int64_t *ns)
+{
+    if (c->zero || !c->in_mxfer) {
+        struct pvm_tv e = c->zero ? (struct pvm_tv){0, 0} : tv_since(c->start);
+        if (c->zero || tv_before(c->tmout, e)) {
+            if (c->polled)
+                return TRECV_DONE;
+            /* One poll, then a last look.  PVM polls its socket only for
+             * {0,0}; a time up at once ({-1,0}) just looks at what it has
+             * read.  Here every form lets the ready tasks run once, so that
+             * a loop on it cannot keep the node's other tasks from running. */
+            c->polled = true;
+            return TRECV_POLL;
+        }
+        c->left = tv_minus(c->tmout, e); /* the same reading: tmout >= e */
+        c->in_mxfer = true;
+        c->waited = false;
+        c->mxfer_start = upvm_now_ns();
+    }
+    struct pvm_tv e = tv_since(c->mxfer_start);
+    if (tv_before(c->left, e)) {
+        c->in_mxfer = false; /* mxfer polls a last time and returns */
+        if (c->waited || (*ns = trecv_left_ns(c)) == 0)
+            return TRECV_POLL;
+        return TRECV_WAIT;
+    }
+    *ns = select_ns(tv_minus(c->left, e));
+    if (*ns == -EINVAL)
+        return TRECV_EINVAL;
+    if (*ns == 0) {
+        c->in_mxfer = false;
+        return TRECV_POLL;
+    }
+    c->waited = true;
+    return TRECV_WAIT;
+}
+
+/*
+ * The receive family's one loop.  tmout: NULL waits for ever, else
+ * pvm_trecv's timeout ({0,0}: a poll).  Returns a buffer id, 0 (nothing:
+ * poll or timeout) or an error.
  */
 static int receive(struct pvm_task *t, const char *fn, int tid, int tag,
-                   int64_t timeout_ns, enum recv_mode mode)
+                   const struct timeval *tmout, enum recv_mode mode)
 {
-    uint64_t deadline = timeout_ns > 0 ? upvm_now_ns() + (uint64_t)timeout_ns : 0;
-    bool polled = false;
+    struct trecv_clock c = {.zero = tmout && tmout->tv_sec == 0 && tmout->tv_usec == 0};
+    if (tmout && !c.zero) {
+        c.tmout = (struct pvm_tv){tmout->tv_sec, tmout->tv_usec};
+        c.start = upvm_now_ns();
+    }
     for (;;) {
         if (unlikely(t->active_mhfs))
             run_handlers(t);
@@ -465,23 +599,23 @@ static int receive(struct pvm_task *t, const char *fn, int tid, int tag,
             int id = take(t, q);
             return unlikely(id < 0) ? pvm_fail(t, fn, id) : id;
         }
-        int64_t left = timeout_ns < 0 ? -1 : 0;
-        if (timeout_ns > 0) {
-            uint64_t now = upvm_now_ns();
-            left = now < deadline ? (int64_t)(deadline - now) : 0;
+        int64_t ns = -1;
+        switch (tmout ? trecv_step(&c, &ns) : TRECV_WAIT) {
+        case TRECV_DONE: return 0;
+        case TRECV_POLL: pvm_poll_yield(); continue; /* let the senders run, look again */
+        case TRECV_EINVAL: {
+            char who[32];
+            fprintf(stderr, "libpvm [%s] mxfer() select: %s\n", pvm_whoami(who, sizeof who),
+                    strerror(EINVAL));
+            return pvm_fail(t, fn, PvmSysErr);
         }
-        if (left == 0 && timeout_ns == 0 && !polled) {
-            polled = true; /* a poll: let the senders run, then look again */
-            pvm_poll_yield();
-            continue;
+        case TRECV_WAIT: break;
         }
-        if (left == 0)
-            return 0;
         t->waiting = true;
         t->want_tid = tid;
         t->want_tag = tag;
         t->want_ctx = t->ctx;
-        (void)core_block_to(&t->recvq, left, handoff_target(tid));
+        (void)core_block_to(&t->recvq, ns, handoff_target(tid));
         t->waiting = false;
     }
 }
@@ -497,36 +631,31 @@ static int nothing_received(struct pvm_task *t)
 int pvm_recv(int tid, int tag)
 {
     TASK_OR_FAIL(t, "pvm_recv");
-    return receive(t, "pvm_recv", tid, tag, -1, RECV_TAKE);
+    return receive(t, "pvm_recv", tid, tag, NULL, RECV_TAKE);
 }
+
+static const struct timeval poll_now = {0, 0};
 
 int pvm_nrecv(int tid, int tag)
 {
     TASK_OR_FAIL(t, "pvm_nrecv");
-    int id = receive(t, "pvm_nrecv", tid, tag, 0, RECV_TAKE);
+    int id = receive(t, "pvm_nrecv", tid, tag, &poll_now, RECV_TAKE);
     return id == 0 ? nothing_received(t) : id;
 }
 
 int pvm_trecv(int tid, int tag, struct timeval *tmout)
 {
     TASK_OR_FAIL(t, "pvm_trecv");
-    int64_t ns = -1;
-    if (tmout) {
-        if (tmout->tv_sec < 0 || tmout->tv_usec < 0)
-            ns = 0; /* PVM treats a negative time as a poll */
-        else if (tmout->tv_sec > INT64_MAX / 1000000000 / 2)
-            ns = -1;
-        else
-            ns = (int64_t)tmout->tv_sec * 1000000000 + (int64_t)tmout->tv_usec * 1000;
-    }
-    int id = receive(t, "pvm_trecv", tid, tag, ns, RECV_TAKE);
-    return id == 0 ? nothing_received(t) : id;
+    int id = receive(t, "pvm_trecv", tid, tag, tmout, RECV_TAKE);
+    if (id <= 0) /* PVM frees it first, whatever comes (PvmSysErr too) */
+        (void)nothing_received(t);
+    return id;
 }
 
 int pvm_probe(int tid, int tag)
 {
     TASK_OR_FAIL(t, "pvm_probe");
-    return receive(t, "pvm_probe", tid, tag, 0, RECV_PROBE);
+    return receive(t, "pvm_probe", tid, tag, &poll_now, RECV_PROBE);
 }
 
 int pvm_precv(int tid, int tag, void *buf, int len, int type, int *rtid, int *rtag,
@@ -541,7 +670,7 @@ int pvm_precv(int tid, int tag, void *buf, int len, int type, int *rtid, int *rt
     /* Receive into a temporary buffer, leaving the receive buffer alone. */
     int saved = t->rbuf;
     t->rbuf = 0;
-    int id = receive(t, "pvm_precv", tid, tag, -1, RECV_TAKE);
+    int id = receive(t, "pvm_precv", tid, tag, NULL, RECV_TAKE);
     if (id <= 0) {
         t->rbuf = saved;
         return id;

@@ -135,8 +135,9 @@ struct pvm_task {
     int active_mhfs;
 
     void *results[PVM_RESULT_COUNT]; /* see enum pvm_result */
-
     int nresult_waits;          /* entries of results[PVM_RESULT_TASK_WAITS] */
+    void *grp_cache;           /* groups.c: the static groups it knows
+                                * (libgpvm3's cache), in its memory */
     list_link_t watchers;      /* struct pvm_watch on this task's exit */
     bool sibs_pending;         /* spawned for another node: its list comes */
     bool sibs_private;         /* sibs is its own copy, in its heap */

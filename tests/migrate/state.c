@@ -27,7 +27,8 @@
  *   (between two words after move 1, in the middle of "-bd" after move 2),
  *   pvm_getcontext (S's own context across moves 1 and 4),
  *   pvm_getopt(PvmRoute / PvmAutoErr), its group instance, the group's
- *   size and P's instance; then finishes both buffers (the send buffer goes
+ *   size and P's instance, its copy of a static group that P left (size 2
+ *   and P's tid, where the group table says 1 member); then finishes both buffers (the send buffer goes
  *   to P, who checks it), receives the queued messages in order, its own
  *   message in its context (and not in the base one), and a message that
  *   P sends after the move runs the handler (pvm_addmhf) added before the
@@ -50,6 +51,7 @@
 #include "mtest.h"
 
 #define GROUP "st"
+#define SGROUP "sst" /* static: S and P freeze it, P leaves it */
 #define MOVES 4
 #define BIGQ (1 << 18) /* ints: a 1 MB queued message */
 
@@ -198,8 +200,14 @@ static int subject(int argc, char **argv, int *sib)
     g_ptid = P;
     pvm_joingroup(GROUP);
     pvm_barrier(GROUP, 3);
+    pvm_joingroup(SGROUP);
+    if (pvm_freezegroup(SGROUP, 2) != 2)
+        MT_FAIL("pvm_freezegroup(%s, 2)", SGROUP);
     int ready;
-    mt_recv_ints(P, T_READY, &ready, 1); /* P watches us now */
+    mt_recv_ints(P, T_READY, &ready, 1); /* P watches us now, and left SGROUP */
+    int sinst = pvm_getinst(SGROUP, P); /* from S's copy of the static group */
+    if (sinst < 0 || pvm_gsize(SGROUP) != 2)
+        MT_FAIL("static group: P's instance %d, size %d", sinst, pvm_gsize(SGROUP));
     pvm_notify(PvmTaskExit, T_QEXIT, 1, &Q);
     if (pvm_addmhf(P, T_MHF, -1, on_mhf) < 0)
         MT_FAIL("pvm_addmhf");
@@ -314,6 +322,10 @@ static int subject(int argc, char **argv, int *sib)
         if ((k == 1 || k == 4) && ctx_after != ctx)
             MT_FAIL("move %d: pvm_getcontext() %d after the move, %d before", k, ctx_after, ctx);
         compare(&snap, argc, argv, P, Q, k);
+        if (pvm_gsize(SGROUP) != 2 || pvm_gettid(SGROUP, sinst) != P)
+            MT_FAIL("move %d: static group: size %d, instance %d is t%x, not P t%x (S's copy "
+                    "of it did not move)", k, pvm_gsize(SGROUP), sinst,
+                    pvm_gettid(SGROUP, sinst), P);
         check_env(k);
         if (k == 1)
             setenv("MTEST_B", "set after the first move", 1);
@@ -412,6 +424,10 @@ static int peer(int *sib)
     int S = sib[0];
     pvm_joingroup(GROUP);
     pvm_barrier(GROUP, 3);
+    pvm_joingroup(SGROUP);
+    if (pvm_freezegroup(SGROUP, 2) != 2)
+        MT_FAIL("pvm_freezegroup(%s, 2)", SGROUP);
+    pvm_lvgroup(SGROUP); /* the group is dead; S keeps its frozen copy */
     pvm_notify(PvmTaskExit, T_SEXIT, 1, &S);
     int one = 1;
     mt_send_ints(S, T_READY, &one, 1);

@@ -24,7 +24,7 @@
 enum { CMD = 100, REPLY = 101 };
 enum member_op {
     OP_JOIN, OP_LEAVE, OP_BARRIER, OP_FREEZE, OP_RECV_INT, OP_BCAST,
-    OP_REDUCE, OP_GATHER, OP_SCATTER, OP_EXIT
+    OP_REDUCE, OP_GATHER, OP_SCATTER, OP_GSIZE, OP_GETTID, OP_GETINST, OP_EXIT
 };
 
 /* What members saw, by instance (thread mode: one address space). */
@@ -103,6 +103,9 @@ static int member_do(int op, const char *group, const int *a)
     case OP_REDUCE: return member_reduce(group, a[0], a[1], a[2], a[3]);
     case OP_GATHER: return member_gather(group, a[0], a[1]);
     case OP_SCATTER: return member_scatter(group, a[0], a[1]);
+    case OP_GSIZE: return pvm_gsize((char *)group);
+    case OP_GETTID: return pvm_gettid((char *)group, a[0]);
+    case OP_GETINST: return pvm_getinst((char *)group, a[0]);
     default: CHECK(!"op"); return 0;
     }
 }
@@ -703,18 +706,125 @@ TEST(freezegroup)
     CHECK_EQ(answer(m[0]), PvmNoGroup);
     CHECK_EQ(pvm_barrier("F2", -1), PvmNoGroup);
     CHECK_EQ(do_cmd(m[1], OP_JOIN, "F2", 0), PvmNotInGroup);
+    /* probe p18 (ref §11.1): the tasks that froze it keep its frozen
+     * membership (libgpvm3's cache): all three, the leaver too; their
+     * bcast still works and reaches the leaver */
+    CHECK_EQ(pvm_gsize("F2"), 3);
+    CHECK_EQ(pvm_gettid("F2", 2), m[1]);
+    CHECK_EQ(pvm_getinst("F2", m[1]), 2);
+    CHECK_EQ(pvm_gettid("F2", 3), PvmNoInst); /* not in it: the server's */
     CHECK(pvm_initsend(PvmDataDefault) > 0);
-    CHECK_EQ(pvm_bcast("F2", 1), PvmNoGroup);
-    /* UPVM has no per-task cache of static groups: everyone sees the
-     * current members (PVM's members still see the frozen list, probe) */
-    CHECK_EQ(pvm_gsize("F2"), 2);
-    CHECK_EQ(pvm_gettid("F2", 2), PvmNoInst);
+    CHECK_EQ(pvm_pkint(&(int){31}, 1, 1), 0);
+    CHECK_EQ(pvm_bcast("F2", 31), 0);
+    CHECK_EQ(do_cmd(m[1], OP_RECV_INT, "", 31), 31);
+    CHECK_EQ(do_cmd(m[0], OP_RECV_INT, "", 31), 31);
+    /* the leaver dropped its copy: it sees the server's (dead) group */
+    CHECK_EQ(do_cmd(m[1], OP_GSIZE, "F2", 0), 2);
+    CHECK_EQ(do_cmd(m[1], OP_GETTID, "F2", 2), PvmNoInst);
+    CHECK_EQ(do_cmd(m[1], OP_BCAST, "F2", 0), PvmNoGroup);
     /* the last ones leave: the group is gone, and can be made again */
     CHECK_EQ(do_cmd(m[0], OP_LEAVE, "F2", 0), 0);
     CHECK_EQ(pvm_lvgroup("F2"), 0);
     CHECK_EQ(pvm_joingroup("F2"), 0);
     CHECK_EQ(pvm_lvgroup("F2"), 0);
     end_members(2, m);
+}
+
+/*
+ * A static group of two after one member leaves or exits, as genuine PVM
+ * 3.4.6 shows it (probe tests/pvm-reference/p18_static_groups.c, ref
+ * §11.1): every task keeps a copy of a static group it froze or asked
+ * about while it was alive (libgpvm3's cache) and answers gsize, gettid
+ * and getinst from it where it can; its own pvm_lvgroup drops it.  With
+ * several nodes the tasks are spread over them (UPVM_NODES).
+ */
+TEST(static_group_members_keep_the_frozen_membership)
+{
+    int me = pvm_mytid(), m[4];
+    spawn_members(4, m);
+    int b = m[0], o1 = m[1], o2 = m[2], x = m[3];
+    CHECK_EQ(pvm_joingroup("g"), 0);
+    CHECK_EQ(do_cmd(b, OP_JOIN, "g", 0), 1);
+    ask(b, OP_FREEZE, "g", 2, 0, 0, 0);
+    CHECK_EQ(pvm_freezegroup("g", 2), 2);
+    CHECK_EQ(answer(b), 2);
+    CHECK_EQ(do_cmd(o1, OP_GSIZE, "g", 0), 2); /* o1 asks while it lives */
+
+    CHECK_EQ(do_cmd(b, OP_LEAVE, "g", 0), 0);
+    /* p18: "A: gsize(g) = 2, gettid(g,1) = t40003, getinst(g,t40003) = 1" */
+    CHECK_EQ(pvm_gsize("g"), 2);
+    CHECK_EQ(pvm_gettid("g", 0), me);
+    CHECK_EQ(pvm_gettid("g", 1), b);
+    CHECK_EQ(pvm_gettid("g", 2), PvmNoInst);
+    CHECK_EQ(pvm_getinst("g", b), 1);
+    CHECK_EQ(pvm_getinst("g", me), 0);
+    CHECK_EQ(pvm_getinst("g", o1), PvmNotInGroup);
+    /* p18: O1 (asked before) the same; B, the leaver, and O2 (first asks
+     * now) the server's: "gsize(g) = 1, gettid(g,1) = PvmNoInst" */
+    CHECK_EQ(do_cmd(o1, OP_GSIZE, "g", 0), 2);
+    CHECK_EQ(do_cmd(o1, OP_GETTID, "g", 1), b);
+    CHECK_EQ(do_cmd(o1, OP_GETINST, "g", b), 1);
+    for (int i = 0; i < 2; i++) {
+        int t = i ? o2 : b;
+        CHECK_EQ(do_cmd(t, OP_GSIZE, "g", 0), 1);
+        CHECK_EQ(do_cmd(t, OP_GETTID, "g", 0), me);
+        CHECK_EQ(do_cmd(t, OP_GETTID, "g", 1), PvmNoInst);
+        CHECK_EQ(do_cmd(t, OP_GETINST, "g", b), PvmNotInGroup);
+        CHECK_EQ(do_cmd(t, OP_JOIN, "g", 0), PvmNotInGroup); /* dead static */
+    }
+    /* p18: "A: pvm_bcast("g", 10) = 0 ... B: received? yes" */
+    CHECK(pvm_initsend(PvmDataDefault) > 0);
+    CHECK_EQ(pvm_pkint(&(int){4242}, 1, 1), 0);
+    CHECK_EQ(pvm_bcast("g", 10), 0);
+    CHECK_EQ(do_cmd(b, OP_RECV_INT, "", 10), 4242);
+    CHECK_EQ(do_cmd(o1, OP_RECV_INT, "", 10), -1); /* not a member */
+    /* p18: "A: pvm_barrier("g", -1) = -19", and (2) too: the server's */
+    CHECK_EQ(pvm_barrier("g", -1), PvmNoGroup);
+    CHECK_EQ(pvm_barrier("g", 2), PvmNoGroup);
+    CHECK_EQ(pvm_gsize("g"), 2);
+
+    /* p18: A leaves (the group is deleted): its copy goes; O1's stays,
+     * and what it lacks is the server's: "O1: gettid(g,2) = -19" */
+    CHECK_EQ(pvm_lvgroup("g"), 0);
+    CHECK_EQ(pvm_gsize("g"), PvmNoGroup);
+    CHECK_EQ(pvm_gettid("g", 0), PvmNoGroup);
+    CHECK_EQ(do_cmd(o1, OP_GSIZE, "g", 0), 2);
+    CHECK_EQ(do_cmd(o1, OP_GETTID, "g", 1), b);
+    CHECK_EQ(do_cmd(o1, OP_GETTID, "g", 2), PvmNoGroup);
+    CHECK_EQ(do_cmd(o1, OP_GETINST, "g", o1), PvmNoGroup);
+    CHECK_EQ(do_cmd(o2, OP_GSIZE, "g", 0), PvmNoGroup);
+    /* p18: a new dynamic g with A alone; O1 still has the old one */
+    CHECK_EQ(pvm_joingroup("g"), 0);
+    CHECK_EQ(pvm_gsize("g"), 1);
+    CHECK_EQ(pvm_getinst("g", b), PvmNotInGroup);
+    CHECK_EQ(do_cmd(o1, OP_GSIZE, "g", 0), 2);
+    CHECK_EQ(do_cmd(o1, OP_GETTID, "g", 2), PvmNoInst);
+    CHECK_EQ(do_cmd(o2, OP_GSIZE, "g", 0), 1);
+    CHECK_EQ(do_cmd(b, OP_GETTID, "g", 1), PvmNoInst);
+    CHECK_EQ(pvm_lvgroup("g"), 0);
+
+    /* p18, group h: a member that exits instead of leaving */
+    CHECK_EQ(pvm_joingroup("h"), 0);
+    CHECK_EQ(do_cmd(x, OP_JOIN, "h", 0), 1);
+    ask(x, OP_FREEZE, "h", 2, 0, 0, 0);
+    CHECK_EQ(pvm_freezegroup("h", 2), 2);
+    CHECK_EQ(answer(x), 2);
+    end_members(1, &x);
+    CHECK_EQ(pvm_gsize("h"), 2);
+    CHECK_EQ(pvm_gettid("h", 1), x);
+    CHECK_EQ(pvm_getinst("h", x), 1);
+    CHECK(pvm_initsend(PvmDataDefault) > 0);
+    CHECK_EQ(pvm_bcast("h", 11), 0);
+    CHECK_EQ(do_cmd(o2, OP_GSIZE, "h", 0), 1); /* p18: "J: gsize(h) = 1" */
+    CHECK_EQ(do_cmd(o2, OP_GETTID, "h", 1), PvmNoInst);
+    CHECK_EQ(do_cmd(o2, OP_JOIN, "h", 0), PvmNotInGroup);
+    CHECK_EQ(pvm_barrier("h", -1), PvmNoGroup);
+    CHECK_EQ(pvm_barrier("h", 2), PvmNoGroup);
+    CHECK_EQ(pvm_lvgroup("h"), 0);
+    CHECK_EQ(pvm_gsize("h"), PvmNoGroup);
+    CHECK_EQ(pvm_joingroup("h"), 0);
+    CHECK_EQ(pvm_lvgroup("h"), 0);
+    end_members(3, m);
 }
 
 /* ---------------------------------------------------------- task exit */
@@ -749,6 +859,8 @@ TEST(leaving_on_exit)
     CHECK_EQ(answer(s), 2);
     end_members(1, &s);
     CHECK_EQ(pvm_barrier("e", -1), PvmNoGroup);
+    CHECK_EQ(pvm_gsize("e"), 2); /* probe p18: its frozen copy */
+    CHECK_EQ(pvm_gettid("e", 1), s);
     CHECK_EQ(pvm_lvgroup("e"), 0);
     CHECK_EQ(pvm_gsize("e"), PvmNoGroup);
 }

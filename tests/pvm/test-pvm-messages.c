@@ -5,6 +5,7 @@
  * ctest: with the shared delivery strategy and with UPVM_DELIVERY=copy.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sys/time.h>
 
 #include "pvmtest.h"
@@ -116,7 +117,7 @@ TEST(nrecv_trecv_free_the_receive_buffer)
     CHECK_EQ(pvm_trecv(-1, -1, &tenth), 0);
     uint64_t waited = upvm_now_ns() - t0;
     CHECK(waited >= 100000000u);
-    CHECK_EQ(pvm_trecv(-1, -1, &neg), 0); /* negative: a poll */
+    CHECK_EQ(pvm_trecv(-1, -1, &neg), 0); /* negative: 0 at once */
 }
 
 /* A child that sleeps a little, then sends one int. */
@@ -137,6 +138,119 @@ TEST(trecv_gets_message_before_timeout)
     int v;
     CHECK_EQ(pvm_upkint(&v, 1, 1), 0);
     CHECK_EQ(v, 123);
+}
+
+/* A child that, for every request (tag 1, one int: a tag), waits 300 ms
+ * and then sends the parent a message with that tag; a negative one ends it. */
+static void sender_300ms_later(int ordinal, void *arg)
+{
+    for (;;) {
+        int tag = recv_int(pvm_parent(), 1);
+        if (tag < 0)
+            return;
+        upvm_sleep_ns(300 * 1000 * 1000);
+        send_int(pvm_parent(), tag, tag);
+    }
+}
+
+/* pvm_trecv(kid, tag, tv) while kid sends tag 300 ms after being asked:
+ * the id (it waited), 0 (it returned before; the late message is taken
+ * away) or an error.  Nothing received frees the receive buffer. */
+static int trecv_with_late_message(int kid, int tag, struct timeval *tv)
+{
+    send_int(kid, 1, tag);
+    int id = pvm_trecv(kid, tag, tv);
+    CHECK_EQ(pvm_getrbuf(), id > 0 ? id : 0);
+    if (id <= 0)
+        CHECK_EQ(recv_int(kid, tag), tag);
+    return id;
+}
+
+/*
+ * Every form of pvm_trecv's timeout, as genuine PVM 3.4.6 treats it (probe
+ * tests/pvm-reference/p17_trecv_timeout.c, ref §3): the pair is compared
+ * field by field with the time elapsed, never summed, and what is left is
+ * given to select(2).  A message sent 300 ms after the call is received
+ * (the call waited) or not (it returned at once).
+ */
+TEST(trecv_timeout_forms_as_pvm)
+{
+    static const struct {
+        long sec, usec;
+        int waits; /* 1: receives the late message; 0: returns 0 at once */
+    } forms[] = {
+        {0, 0, 0},              /* a poll */
+        {0, 1, 0},              /* 1 us */
+        {0, 100000, 0},         /* 0.1 s: over before the message */
+        {0, 999999, 1},
+        {0, 1000000, 1},        /* usec >= 1000000: select normalises */
+        {0, 1500000, 1},        /* (1.5 s without a message) */
+        {1, 0, 1},
+        {1, -5, 1},             /* a second, not a poll */
+        {1, -500000, 1},        /* a second, not half of one */
+        {1, -999999, 1},
+        {1, -1000000, 1},
+        {1, -2000000, 1},       /* a second too */
+        {2, -1500000, 1},       /* (without a message: PvmSysErr after 0.5 s) */
+        {0, -1, 0},             /* behind the clock at once: 0, no poll */
+        {0, -5, 0},
+        {0, -1000000, 0},
+        {-1, 0, 0},
+        {-1, -5, 0},
+        {-1, 1500000, 0},       /* negative seconds: not 0.5 s */
+        {-5, 999999, 0},
+        {LONG_MIN, 0, 0},
+        {0, LONG_MIN, 0},
+        {INT_MAX, 0, 1},        /* for ever, in practice */
+        {LONG_MAX, 0, 1},
+        {LONG_MAX, 999999, 1},
+    };
+    int kid = spawn1(sender_300ms_later, NULL);
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        struct timeval tv = {forms[i].sec, forms[i].usec};
+        int tag = 100 + (int)i;
+        int id = trecv_with_late_message(kid, tag, &tv);
+        if (forms[i].waits ? id <= 0 : id != 0)
+            fprintf(stderr, "trecv({%ld,%ld}) = %d: expected %s\n", forms[i].sec,
+                    forms[i].usec, id, forms[i].waits ? "the message" : "0 at once");
+        CHECK(forms[i].waits ? id > 0 : id == 0);
+        CHECK_EQ(tv.tv_sec, forms[i].sec); /* untouched */
+        CHECK_EQ(tv.tv_usec, forms[i].usec);
+    }
+
+    /* What select refuses: PvmSysErr, libpvm's log line and the report;
+     * the receive buffer is freed as by a timeout (p17 (a) and (c)). */
+    static const struct timeval refused[] = {{2, -2000000}, {5, -3000000}, {0, LONG_MAX}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        struct timeval tv = refused[i];
+        send_int(pvm_mytid(), 5, 0);
+        CHECK(pvm_recv(-1, 5) > 0);
+        char expect[512];
+        snprintf(expect, sizeof expect, "libpvm [t%x] mxfer() select: Invalid argument\n%s",
+                 (unsigned)pvm_mytid(), autoerr_line("pvm_trecv", "Can't contact local daemon"));
+        capture_begin();
+        int id = trecv_with_late_message(kid, 200 + (int)i, &tv);
+        const char *err = capture_end();
+        CHECK_EQ(id, PvmSysErr);
+        CHECK_EQ(strcmp(err, expect), 0);
+    }
+
+    /* Without a message: {1,-500000} waits a whole second (PVM polls until
+     * its seconds are up), {2,-1500000} half of one before select refuses
+     * the rest.  Lower bounds only. */
+    struct timeval half = {1, -500000}, later = {2, -1500000};
+    uint64_t t0 = upvm_now_ns();
+    CHECK_EQ(pvm_trecv(kid, 9999, &half), 0);
+    CHECK(upvm_now_ns() - t0 >= 900000000u);
+    pvm_setopt(PvmAutoErr, 0);
+    t0 = upvm_now_ns();
+    capture_begin();
+    int rc = pvm_trecv(kid, 9999, &later);
+    (void)capture_end();
+    CHECK_EQ(rc, PvmSysErr);
+    CHECK(upvm_now_ns() - t0 >= 400000000u);
+    pvm_setopt(PvmAutoErr, 1);
+    send_int(kid, 1, -1);
 }
 
 TEST(probe_returns_the_id_recv_will_return)
