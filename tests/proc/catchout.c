@@ -80,6 +80,10 @@ static int catcher(const char *what)
         f = tmpfile();
         pvm_catchout(f);
         spawn1("-writer", "last");
+    } else if (!strcmp(what, "notids")) {
+        pvm_catchout(stdout);
+        pvm_setopt(PvmShowTids, 0); /* the lines alone, no BEGIN/EOF */
+        spawn1("-writer", "print");
     } else if (!strcmp(what, "stop")) {
         pvm_catchout(stdout);
         pvm_catchout(0); /* stops: the child's output goes where it always went */
@@ -131,7 +135,8 @@ int main(int argc, char **argv)
         pvm_exit();
         return 0;
     }
-    static char *cases[] = {"print", "last", "err", "empty", "after", "grand", "file", "stop"};
+    static char *cases[] = {"print", "last", "err", "empty", "after", "grand", "file", "notids",
+                           "stop"};
     pvm_mytid();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         printf("## %s\n", cases[i]);

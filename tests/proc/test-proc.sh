@@ -516,6 +516,10 @@ sc_catchout() {
 [T8] last without newline
 [T8] EOF
 -----
+## notids
+stdout line 1 from child
+stdout line 2 from child
+partial line without newlinestderr line from child
 ## stop
 a
 
