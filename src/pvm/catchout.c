@@ -237,16 +237,30 @@ static bool catching(int tid)
     return false;
 }
 
+/* How long the output of caught tasks that have ended may take to come
+ * before pvm_exit says it waits for them. */
+#define OUT_GRACE_NS (200 * 1000 * 1000LL)
+
 void pvm_output_wait(struct pvm_task *t)
 {
     if (!catching(t->tid) || (!t->catch_file && !t->catch_which))
         return;
-    fprintf(stderr, "libpvm [t%x]: child task(s) still running.  waiting...\n",
-            (unsigned)t->tid);
     if (!exitq_ready) {
         upvm_waitq_init(&exitq, "pvm_exit");
         exitq_ready = true;
     }
+    /* A task's exit is told (PvmTaskExit) when it calls pvm_exit, its EOF
+     * when its program ends, just after: a catcher that waited for the
+     * notification finds the EOF on its way.  PVM tells the exit after the
+     * EOF, so it says nothing then: neither do we, unless the output goes
+     * on for a while (the tasks still run). */
+    uint64_t end = upvm_now_ns() + OUT_GRACE_NS;
+    for (uint64_t now; catching(t->tid) && (now = upvm_now_ns()) < end;)
+        (void)core_block(&exitq, (int64_t)(end - now));
+    if (!catching(t->tid))
+        return;
+    fprintf(stderr, "libpvm [t%x]: child task(s) still running.  waiting...\n",
+            (unsigned)t->tid);
     while (catching(t->tid))
         (void)core_block(&exitq, -1);
 }

@@ -52,6 +52,9 @@ static int writer(const char *mode)
         fflush(stdout);
     } else if (!strcmp(mode, "err")) {
         fprintf(stderr, "only stderr\n");
+    } else if (!strcmp(mode, "slow")) { /* still runs when the catcher exits */
+        usleep(500 * 1000);
+        printf("slow line\n");
     } else if (!strcmp(mode, "empty")) {
         printf("a\n\nb\n");
         fflush(stdout);
@@ -136,7 +139,7 @@ int main(int argc, char **argv)
         return 0;
     }
     static char *cases[] = {"print", "last", "err", "empty", "after", "grand", "file", "notids",
-                           "stop"};
+                           "slow", "stop"};
     pvm_mytid();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         printf("## %s\n", cases[i]);
