@@ -4,8 +4,8 @@
  * shows it), or carried to the task that catches them (pvm_catchout).
  *
  * Neither (the default): a ULP's stdout and stderr are the node's.
- * Tagged (UPVM_OUTPUT_TIDS=1, or `upvm run --tag-output`), or caught (the
- * router says so when its streams open): the ULP gets its own two FILE
+ * Tagged (UPVM_OUTPUT_TIDS=1, or `upvm run --tag-output`), or caught
+ * (proc_output_catch before it runs): the ULP gets its own two FILE
  * streams (fopencookie).  Tagged, they collect a line at a time and write
  * it, prefixed, to the node's file descriptor 1 or 2 in one write; caught,
  * they hand what comes out of them to the router (pvm sends it to the
@@ -53,6 +53,15 @@ static const struct proc_output_router *router;
 void proc_output_set_router(const struct proc_output_router *r)
 {
     router = r;
+}
+
+void proc_output_catch(struct proc *p, const int key[2])
+{
+    if (!router)
+        return;
+    p->catch_key[0] = key[0];
+    p->catch_key[1] = key[1];
+    p->caught = true;
 }
 
 static bool tagging(void)
@@ -184,9 +193,6 @@ void proc_output_open(struct proc *p, struct ulp *u)
     p->out = stdout;
     p->err = stderr;
     p->tagged[0] = p->tagged[1] = NULL;
-    /* asked once: a ULP that moved here is still caught (or not) */
-    if (!p->caught && router && router->caught(u, p->catch_key))
-        p->caught = true;
     if (!tagging() && !p->caught)
         return;
     FILE *o = tagged_open(p, u, 1, &p->tagged[0]), *e = tagged_open(p, u, 2, &p->tagged[1]);

@@ -151,21 +151,21 @@ void proc_output_keep_name(struct ulp *u) HIDDEN;
 /*
  * Where a ULP's output goes instead of the node's descriptors 1 and 2
  * (pvm_catchout: to the task that catches it, perhaps on another node).
- * The layer that knows registers it (pvm).
- *  caught: when the ULP's streams open on a node, does its output go
- *          elsewhere?  If so it fills key (two ints, kept with the ULP:
- *          they move with it) and returns true.
+ * The layer that knows says which ULPs are caught (proc_output_catch, when
+ * it makes one: key is two ints of its own, kept with the ULP, which move
+ * with it) and registers where their output goes (pvm):
  *  write:  bytes it wrote, stdout and stderr alike, as its streams let
  *          them out (stdout a line at a time or when flushed, stderr at
  *          once): neither tagged nor cut into lines here.
- *  end:    its output has ended (the ULP ended; not a move).
+ *  end:    its output has ended (the ULP ended, also one killed before it
+ *          ran; not a move).
  */
 struct proc_output_router {
-    bool (*caught)(const struct ulp *u, int key[2]);
     void (*write)(const int key[2], const char *data, size_t n);
     void (*end)(const int key[2]);
 };
 void proc_output_set_router(const struct proc_output_router *r) HIDDEN;
+void proc_output_catch(struct proc *p, const int key[2]) HIDDEN;
 /* The stream `f` of the program of p, if it is its stdout (1) or stderr
  * (2), else 0; and back: that stream now (NULL for 0). */
 int proc_output_which(const struct proc *p, const FILE *f) HIDDEN;

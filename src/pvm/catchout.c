@@ -185,21 +185,12 @@ void pvm_output_spawned(struct pvm_task *t, int out)
 {
     if (!out || !t->ulp->ext[ULP_EXT_PROC])
         return; /* thread-mode tasks write to the process's own streams */
-    t->out_to = out;
     t->opt[PvmOutputTid] = out; /* its children write there too */
     t->opt[PvmOutputCode] = (int)0x80030005;
     t->opt[PvmOutputContext] = 0x7ffff;
+    /* before it runs: its EOF comes even if it is killed before that */
+    proc_output_catch(t->ulp->ext[ULP_EXT_PROC], (int[2]){out, t->tid});
     send_out(out, t->tid, OUT_BEGIN, NULL, 0);
-}
-
-static bool route_caught(const struct ulp *u, int key[2])
-{
-    const struct pvm_task *t = u->ext[ULP_EXT_PVM];
-    if (!t || !t->out_to)
-        return false;
-    key[0] = t->out_to;
-    key[1] = t->tid;
-    return true;
 }
 
 static void route_write(const int key[2], const char *data, size_t n)
@@ -278,7 +269,7 @@ void pvm_output_node_gone(int n)
 void pvm_output_register(void)
 {
     static const struct proc_output_router router = {
-        .caught = route_caught, .write = route_write, .end = route_end,
+        .write = route_write, .end = route_end,
     };
     node_on_frame(K_OUTPUT, on_output);
     proc_output_set_router(&router);

@@ -143,8 +143,6 @@ struct pvm_task {
     bool exiting;              /* pvm_exit in progress */
 
     /* output (catchout.c) */
-    int out_to;                /* the task that catches its output, 0: none
-                                * (its parent's PvmOutputTid at its spawn) */
     FILE *catch_file;          /* pvm_catchout's file, NULL: none; */
     int catch_which;           /* or its program's stdout (1), stderr (2) */
 };

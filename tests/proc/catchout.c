@@ -55,6 +55,9 @@ static int writer(const char *mode)
     } else if (!strcmp(mode, "slow")) { /* still runs when the catcher exits */
         usleep(500 * 1000);
         printf("slow line\n");
+    } else if (!strcmp(mode, "sleeper")) { /* killed before it prints */
+        sleep(5);
+        printf("never\n");
     } else if (!strcmp(mode, "empty")) {
         printf("a\n\nb\n");
         fflush(stdout);
@@ -87,6 +90,9 @@ static int catcher(const char *what)
         pvm_catchout(stdout);
         pvm_setopt(PvmShowTids, 0); /* the lines alone, no BEGIN/EOF */
         spawn1("-writer", "print");
+    } else if (!strcmp(what, "killed")) { /* its EOF comes all the same */
+        pvm_catchout(stdout);
+        pvm_kill(spawn1("-writer", "sleeper"));
     } else if (!strcmp(what, "stop")) {
         pvm_catchout(stdout);
         pvm_catchout(0); /* stops: the child's output goes where it always went */
@@ -139,7 +145,7 @@ int main(int argc, char **argv)
         return 0;
     }
     static char *cases[] = {"print", "last", "err", "empty", "after", "grand", "file", "notids",
-                           "slow", "stop"};
+                           "slow", "killed", "stop"};
     pvm_mytid();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         printf("## %s\n", cases[i]);

@@ -524,6 +524,9 @@ partial line without newlinestderr line from child
 [T9] BEGIN
 [T9] slow line
 [T9] EOF
+## killed
+[T10] BEGIN
+[T10] EOF
 ## stop
 a
 
