@@ -25,7 +25,10 @@
  * prints it there too).
  *
  * The catcher's part: pvm_exit waits while writers it catches have not
- * ended (PVM does: "child task(s) still running.  waiting...").  Output
+ * ended (PVM does: "child task(s) still running.  waiting...").  A writer's
+ * node also tells when it leaves PVM (OUT_EXITED, before its PvmTaskExit
+ * notifications go), so that the line is said only for tasks still in
+ * PVM, as PVM says it.  Output
  * that comes for a catcher that is gone (killed, or its program ended
  * without pvm_exit) goes, tagged, to its node's stdout (PVM's pvmd writes
  * it to its log); for one that called pvm_catchout(0) since, it is dropped
@@ -43,7 +46,7 @@
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 
-enum { OUT_DATA, OUT_BEGIN, OUT_END };
+enum { OUT_DATA, OUT_BEGIN, OUT_END, OUT_EXITED };
 
 /* The largest piece of output in one frame. */
 #define OUT_CHUNK 4096
@@ -52,6 +55,7 @@ enum { OUT_DATA, OUT_BEGIN, OUT_END };
 struct writer {
     struct writer *next;
     int tid, catcher;
+    bool exited;          /* it left PVM (its output may still come) */
     size_t len, cap;
     char *line;
 };
@@ -111,7 +115,7 @@ static void take(int catcher, int writer, int op, const char *data, size_t n)
     bool tags, gone;
     FILE *f = target(catcher, &tags, &gone);
     struct writer **link = find(writer), *w = *link;
-    if (!w && op != OUT_END) {
+    if (!w && op != OUT_END && op != OUT_EXITED) {
         w = calloc(1, sizeof *w);
         if (!w)
             return; /* no memory: this writer's output is lost */
@@ -123,7 +127,9 @@ static void take(int catcher, int writer, int op, const char *data, size_t n)
         if (op == OUT_BEGIN && f && tags && !gone)
             fprintf(f, "[t%x] BEGIN\n", (unsigned)writer);
     }
-    if (op == OUT_DATA && w) {
+    if (op == OUT_EXITED && w) {
+        w->exited = true;
+    } else if (op == OUT_DATA && w) {
         if (w->len + n > w->cap) {
             size_t cap = w->cap ? w->cap : 256;
             while (cap < w->len + n)
@@ -185,12 +191,19 @@ void pvm_output_spawned(struct pvm_task *t, int out)
 {
     if (!out || !t->ulp->ext[ULP_EXT_PROC])
         return; /* thread-mode tasks write to the process's own streams */
+    t->out_to = out;
     t->opt[PvmOutputTid] = out; /* its children write there too */
     t->opt[PvmOutputCode] = (int)0x80030005;
     t->opt[PvmOutputContext] = 0x7ffff;
     /* before it runs: its EOF comes even if it is killed before that */
     proc_output_catch(t->ulp->ext[ULP_EXT_PROC], (int[2]){out, t->tid});
     send_out(out, t->tid, OUT_BEGIN, NULL, 0);
+}
+
+void pvm_output_left(struct pvm_task *t)
+{
+    if (t->out_to)
+        send_out(t->out_to, t->tid, OUT_EXITED, NULL, 0);
 }
 
 static void route_write(const int key[2], const char *data, size_t n)
@@ -228,9 +241,14 @@ static bool catching(int tid)
     return false;
 }
 
-/* How long the output of caught tasks that have ended may take to come
- * before pvm_exit says it waits for them. */
-#define OUT_GRACE_NS (200 * 1000 * 1000LL)
+/* Is a task that tid catches still in PVM (not yet exited)? */
+static bool catching_live(int tid)
+{
+    for (struct writer *w = writers; w; w = w->next)
+        if (w->catcher == tid && !w->exited)
+            return true;
+    return false;
+}
 
 void pvm_output_wait(struct pvm_task *t)
 {
@@ -240,18 +258,14 @@ void pvm_output_wait(struct pvm_task *t)
         upvm_waitq_init(&exitq, "pvm_exit");
         exitq_ready = true;
     }
-    /* A task's exit is told (PvmTaskExit) when it calls pvm_exit, its EOF
-     * when its program ends, just after: a catcher that waited for the
-     * notification finds the EOF on its way.  PVM tells the exit after the
-     * EOF, so it says nothing then: neither do we, unless the output goes
-     * on for a while (the tasks still run). */
-    uint64_t end = upvm_now_ns() + OUT_GRACE_NS;
-    for (uint64_t now; catching(t->tid) && (now = upvm_now_ns()) < end;)
-        (void)core_block(&exitq, (int64_t)(end - now));
-    if (!catching(t->tid))
-        return;
-    fprintf(stderr, "libpvm [t%x]: child task(s) still running.  waiting...\n",
-            (unsigned)t->tid);
+    /* Said, as PVM says it, when tasks it catches still run.  One that
+     * has left PVM (pvm_exit) but whose program has not ended yet is
+     * waited for quietly: its EOF is on its way (PVM tells a task's exit
+     * after its EOF, so a catcher that waited for PvmTaskExit finds no
+     * output pending there). */
+    if (catching_live(t->tid))
+        fprintf(stderr, "libpvm [t%x]: child task(s) still running.  waiting...\n",
+                (unsigned)t->tid);
     while (catching(t->tid))
         (void)core_block(&exitq, -1);
 }

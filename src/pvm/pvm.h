@@ -143,6 +143,7 @@ struct pvm_task {
     bool exiting;              /* pvm_exit in progress */
 
     /* output (catchout.c) */
+    int out_to;                /* the task that catches its output, 0: none */
     FILE *catch_file;          /* pvm_catchout's file, NULL: none; */
     int catch_which;           /* or its program's stdout (1), stderr (2) */
 };
@@ -394,6 +395,8 @@ void pvm_output_spawned(struct pvm_task *t, int out) HIDDEN;
 /* pvm_exit of t: while tasks it catches still write, it waits (PVM's
  * "child task(s) still running.  waiting..."). */
 void pvm_output_wait(struct pvm_task *t) HIDDEN;
+/* t leaves PVM: its catcher learns it (before its exit is told). */
+void pvm_output_left(struct pvm_task *t) HIDDEN;
 /* The frames and the proc layer's router; node n died (its tasks' output
  * ends). */
 void pvm_output_register(void) HIDDEN;

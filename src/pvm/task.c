@@ -550,6 +550,7 @@ void pvm_task_leave(struct pvm_task *t)
      * asks (pvm_pstat) already sees it dead. */
     task_tables_remove(t, false);
     proc_output_keep_name(t->ulp); /* what it writes later: still its tid */
+    pvm_output_left(t);
     t->ulp->ext[ULP_EXT_PVM] = NULL;
     fire_exit_watches(t);
     sibs_drop(t);

@@ -539,9 +539,9 @@ b
         got=$(name_tids <<<"$out")
         [ "$got" = "$want" ] || fail "UPVM_NODES=$n: caught output differs:
 $(diff <(echo "$want") <(echo "$got"))"
-        # said (once: the slow writer) when caught tasks still run at pvm_exit
-        [ "$(grep -c '^libpvm \[t[0-9a-f]*\]: child task(s) still running\.  waiting\.\.\.$' "$tmp/err")" = 1 ] ||
-            fail "UPVM_NODES=$n: not one waiting line: $(cat "$tmp/err")"
+        # said when caught tasks still run at pvm_exit (the slow one does)
+        grep -q '^libpvm \[t[0-9a-f]*\]: child task(s) still running\.  waiting\.\.\.$' "$tmp/err" ||
+            fail "UPVM_NODES=$n: no waiting line: $(cat "$tmp/err")"
         # tagged as well: the catcher's own lines carry its tag
         out=$(cd "$tmp" && UPVM_NODES=$n UPVM_OUTPUT_TIDS=1 timeout 30 ./catchout 2>/dev/null)
         grep -q '^\[t[0-9a-f]*\] \[t[0-9a-f]*\] partial line without newlinestderr line from child$' <<<"$out" ||
