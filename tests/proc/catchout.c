@@ -93,6 +93,12 @@ static int catcher(const char *what)
     } else if (!strcmp(what, "killed")) { /* its EOF comes all the same */
         pvm_catchout(stdout);
         pvm_kill(spawn1("-writer", "sleeper"));
+    } else if (!strcmp(what, "drop")) { /* PVM drops what comes after catchout(0) */
+        pvm_catchout(stdout);
+        int t = spawn1("-writer", "slow");
+        pvm_catchout(0);
+        wait_exit(t);
+        usleep(100 * 1000); /* its EOF, after its exit: dropped too */
     } else if (!strcmp(what, "stop")) {
         pvm_catchout(stdout);
         pvm_catchout(0); /* stops: the child's output goes where it always went */
@@ -145,7 +151,7 @@ int main(int argc, char **argv)
         return 0;
     }
     static char *cases[] = {"print", "last", "err", "empty", "after", "grand", "file", "notids",
-                           "slow", "killed", "stop"};
+                           "slow", "killed", "drop", "stop"};
     pvm_mytid();
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         printf("## %s\n", cases[i]);

@@ -527,6 +527,8 @@ partial line without newlinestderr line from child
 ## killed
 [T10] BEGIN
 [T10] EOF
+## drop
+[T11] BEGIN
 ## stop
 a
 

@@ -15,6 +15,10 @@ static int child(char **argv)
 	} else if (!strcmp(argv[2], "empty")) {
 		printf("a\n\nb\n");
 		fflush(stdout);
+	} else if (!strcmp(argv[2], "slow")) {
+		sleep(1);
+		printf("slow line, after the catcher's pvm_catchout(0)\n");
+		fflush(stdout);
 	} else if (!strcmp(argv[2], "after")) {
 		printf("before exit\n");
 		fflush(stdout);
@@ -58,6 +62,13 @@ int main(int argc, char **argv)
 	rewind(f);
 	{ char buf[4096]; size_t n = fread(buf, 1, sizeof buf - 1, f); buf[n] = 0;
 	  NOTE("file content follows between the lines of dashes"); printf("-----\n%s-----\n", buf); }
+
+	SECTION("pvm_catchout(0) while a caught child still runs");
+	SHOW(pvm_catchout(stdout));
+	{ int t; pvm_spawn(self_path(), (char *[]){"-child", "slow", NULL}, 0, NULL, 1, &t); }
+	SHOW(pvm_catchout(0));
+	pvm_trecv(-1, 12345, &(struct timeval){2, 0});
+	NOTE("(slow done)");
 
 	SECTION("pvm_catchout(0) stops (output to the pvmd log)");
 	SHOW(pvm_catchout(0));
