@@ -9,7 +9,8 @@
  *   messages.c  send, mcast, psend, the receive family, recvf, handlers,
  *               contexts
  *   host.c      the one-host virtual machine: config, options, hosts,
- *               catchout, export, halt and the pvmd-only functions
+ *               export, halt and the pvmd-only functions
+ *   catchout.c  pvm_catchout: caught output carried to the catcher
  *   errors.c    pvm_errno, the error texts, PvmAutoErr reports
  *   mailbox.c   pvm_putinfo/recvinfo/delinfo/getmboxinfo, insert/lookup
  *   groups.c    the libgpvm3 group functions
