@@ -272,6 +272,11 @@ static bool keep_warm(struct proc *p)
      * frames may fall elsewhere (a false report, or ASan's own CHECK). */
     ASAN_UNPOISON_MEMORY_REGION(l.stack_lo, (size_t)(l.heap_lo - l.stack_lo));
     ASAN_UNPOISON_MEMORY_REGION(l.heap_lo, hs.committed);
+    /* Its globals too: a ULP killed before its finalisers ran (pvm_kill)
+     * leaves their redzones poisoned, and the next instance's data is
+     * copied over them (loader_reinstantiate). */
+    if (wlen)
+        ASAN_UNPOISON_MEMORY_REGION(l.base + woff, wlen);
 #endif
     return true;
 }

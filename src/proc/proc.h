@@ -62,6 +62,9 @@ struct proc {
     void *tagged[2];      /* this node's tagged streams behind them, or NULL */
     char *held_line[2];   /* across a move: an unfinished tagged line (heap) */
     size_t held_len[2];
+    char tag_name[24];    /* the last name its tagged lines had ("t40002") */
+    bool caught;          /* its output goes to catch_key (the router's) */
+    int catch_key[2];
     int nenv, capenv;
 
     int argc;
@@ -142,6 +145,31 @@ void proc_output_open(struct proc *p, struct ulp *u) HIDDEN;
  * name's length, 0 for a ULP it does not know ("ULP 7" is used then). */
 typedef int (*proc_output_namer_fn)(const struct ulp *u, char *buf, size_t len);
 void proc_output_set_namer(proc_output_namer_fn fn) HIDDEN;
+/* The name u's tagged lines have now, kept for what it writes later: the
+ * layer that names it calls this before the name goes (pvm_exit). */
+void proc_output_keep_name(struct ulp *u) HIDDEN;
+/*
+ * Where a ULP's output goes instead of the node's descriptors 1 and 2
+ * (pvm_catchout: to the task that catches it, perhaps on another node).
+ * The layer that knows says which ULPs are caught (proc_output_catch, when
+ * it makes one: key is two ints of its own, kept with the ULP, which move
+ * with it) and registers where their output goes (pvm):
+ *  write:  bytes it wrote, stdout and stderr alike, as its streams let
+ *          them out (stdout a line at a time or when flushed, stderr at
+ *          once): neither tagged nor cut into lines here.
+ *  end:    its output has ended (the ULP ended, also one killed before it
+ *          ran; not a move).
+ */
+struct proc_output_router {
+    void (*write)(const int key[2], const char *data, size_t n);
+    void (*end)(const int key[2]);
+};
+void proc_output_set_router(const struct proc_output_router *r) HIDDEN;
+void proc_output_catch(struct proc *p, const int key[2]) HIDDEN;
+/* The stream `f` of the program of p, if it is its stdout (1) or stderr
+ * (2), else 0; and back: that stream now (NULL for 0). */
+int proc_output_which(const struct proc *p, const FILE *f) HIDDEN;
+FILE *proc_output_stream(const struct proc *p, int which) HIDDEN;
 void proc_output_close(struct proc *p) HIDDEN;
 /* Before p leaves the node: what it wrote is written out, except an
  * unfinished tagged line, which goes with it (proc_output_open takes it

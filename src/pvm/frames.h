@@ -33,8 +33,10 @@ enum pvm_frame_kind {
     K_REPLY_TID,            /* a: tid, b: result, c: request id; payload: data (an answer
                              * that follows its task, routed like a message) */
     K_TASK_LOST,            /* a: tid, lost in a move (pvm_task_lost), b: the node that says so */
+    K_OUTPUT,               /* a: catcher tid, b: writer tid, c: OUT_* (catchout.c); payload:
+                             * output (routed like a message) */
 };
 
-_Static_assert(K_TASK_LOST < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
+_Static_assert(K_OUTPUT < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
 
 #endif /* UPVM_PVM_FRAMES_H */

@@ -264,19 +264,7 @@ int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta)
 
 /* ------------------------------------------------------------ output, env */
 
-/*
- * Thread-mode tasks write to this process's own stdout and stderr, so
- * their output already reaches the terminal of the program that spawned
- * them: catching it changes nothing but the options PVM sets.
- */
-int pvm_catchout(FILE *f)
-{
-    TASK_OR_FAIL(t, "pvm_catchout");
-    t->opt[PvmOutputTid] = f ? t->tid : 0;
-    t->opt[PvmOutputCode] = f ? (int)0x80030005 : 0;
-    t->opt[PvmOutputContext] = f ? 0x7ffff : 0;
-    return 0;
-}
+/* pvm_catchout: catchout.c. */
 
 /* PVM_EXPORT is a ':'-separated list of variable names. */
 static int export_edit(const char *name, bool add)

@@ -9,7 +9,8 @@
  *   messages.c  send, mcast, psend, the receive family, recvf, handlers,
  *               contexts
  *   host.c      the one-host virtual machine: config, options, hosts,
- *               catchout, export, halt and the pvmd-only functions
+ *               export, halt and the pvmd-only functions
+ *   catchout.c  pvm_catchout: caught output carried to the catcher
  *   errors.c    pvm_errno, the error texts, PvmAutoErr reports
  *   mailbox.c   pvm_putinfo/recvinfo/delinfo/getmboxinfo, insert/lookup
  *   groups.c    the libgpvm3 group functions
@@ -145,6 +146,11 @@ struct pvm_task {
     bool hold_local;           /* just arrived: this node's own sends to it
                                 * wait for the flush (pvm/move.h) */
     bool exiting;              /* pvm_exit in progress */
+
+    /* output (catchout.c) */
+    int out_to;                /* the task that catches its output, 0: none */
+    FILE *catch_file;          /* pvm_catchout's file, NULL: none; */
+    int catch_which;           /* or its program's stdout (1), stderr (2) */
 };
 
 /* Handler ids start here (0..8 are libpvm's own system handlers). */
@@ -399,6 +405,20 @@ void pvm_groups_task_leave(struct pvm_task *t) HIDDEN;
 
 /* host.c: option defaults for a new task; the node's host name. */
 void pvm_opts_init(struct pvm_task *t) HIDDEN;
+
+/* catchout.c: the output of caught tasks (pvm_catchout).  The child t,
+ * just spawned by a task whose PvmOutputTid is out (0: none), writes to
+ * it; its BEGIN goes there now. */
+void pvm_output_spawned(struct pvm_task *t, int out) HIDDEN;
+/* pvm_exit of t: while tasks it catches still write, it waits (PVM's
+ * "child task(s) still running.  waiting..."). */
+void pvm_output_wait(struct pvm_task *t) HIDDEN;
+/* t leaves PVM: its catcher learns it (before its exit is told). */
+void pvm_output_left(struct pvm_task *t) HIDDEN;
+/* The frames and the proc layer's router; node n died (its tasks' output
+ * ends). */
+void pvm_output_register(void) HIDDEN;
+void pvm_output_node_gone(int n) HIDDEN;
 void pvm_host_init(void) HIDDEN;
 
 #endif /* UPVM_PVM_H */

@@ -203,7 +203,7 @@ static void on_msg(int src, const struct node_frame *f, const void *p, size_t le
 /* ------------------------------------------------------------ spawn */
 
 struct spawn_spec {
-    int32_t flag, ptid, ctx, program, nargs;
+    int32_t flag, ptid, ctx, program, nargs, out;
 };
 
 /* Where task i of n spawned with flag/where goes: a node, or a PVM error. */
@@ -277,7 +277,7 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
     if (!buf)
         return PvmOutOfRes;
     struct spawn_spec spec = {flag, (flag & PvmNoSpawnParent) ? PvmParentNotSet : t->tid,
-                              t->ctx, path != NULL, nargs};
+                              t->ctx, path != NULL, nargs, t->opt[PvmOutputTid]};
     memcpy(p, &spec, sizeof spec);
     p += sizeof spec;
     put_str(&p, name);
@@ -417,7 +417,7 @@ static void on_spawn(int src, const struct node_frame *f, const void *payload, s
     if (!tids || !argv || !name || !path) {
         node_rpc_reply(src, f->b, PvmOutOfRes, NULL, 0);
     } else {
-        struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src};
+        struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src, spec.out};
         pvm_spawn_here(&o, spec.flag, name, spec.program ? path : NULL, argv, count, tids,
                        true);
         node_rpc_reply(src, f->b, 0, tids, (size_t)count * sizeof *tids);
@@ -863,6 +863,7 @@ static int peer_gone(int n, int status, bool deleted)
     int fired = 0;
     int host = (n + 1) << PVM_TID_HOST_SHIFT;
     pvm_route_node_gone(n);
+    pvm_output_node_gone(n);
     if (node_job_self() == 0) {
         pvm_groups_node_gone(n);
         pvm_mbox_node_gone(n);
@@ -940,6 +941,7 @@ void pvm_remote_register(void)
     node_on_frame(K_STATUS, on_status);
     node_on_frame(K_GROUP, pvm_groups_serve);
     node_on_frame(K_MBOX, pvm_mbox_serve);
+    pvm_output_register();
 }
 
 int pvm_remote_init(int node)

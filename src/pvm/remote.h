@@ -132,6 +132,7 @@ void pvm_remote_on_exit(struct ulp *u) HIDDEN;
 struct pvm_spawn_origin {
     int ptid, ctx;
     int node;                 /* the spawner's */
+    int out;                  /* its PvmOutputTid: where the children's output goes */
 };
 
 /* Start count tasks here (program: a file, else name is registered);

@@ -525,12 +525,14 @@ static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *
         pvm_task_leave(t);
         return NULL;
     }
+    if (t)
+        pvm_output_spawned(t, o->out);
     return t;
 }
 
 static struct pvm_spawn_origin origin_of(const struct pvm_task *t)
 {
-    return (struct pvm_spawn_origin){t->tid, t->ctx, node_job_self()};
+    return (struct pvm_spawn_origin){t->tid, t->ctx, node_job_self(), t->opt[PvmOutputTid]};
 }
 
 /* Deliver every PvmTaskExit notification waiting on t. */
@@ -563,6 +565,8 @@ void pvm_task_leave(struct pvm_task *t)
     /* Gone from the tables before anyone is told, so a notified task that
      * asks (pvm_pstat) already sees it dead. */
     task_tables_remove(t, false);
+    proc_output_keep_name(t->ulp); /* what it writes later: still its tid */
+    pvm_output_left(t);
     t->ulp->ext[ULP_EXT_PVM] = NULL;
     fire_exit_watches(t);
     sibs_drop(t);
@@ -625,6 +629,7 @@ int pvm_exit(void)
     struct pvm_task *t = pvm_current();
     if (!t)
         return PvmSysErr;
+    pvm_output_wait(t); /* the output it catches, to its end */
     pvm_task_leave(t);
     return 0;
 }

@@ -15,7 +15,8 @@ set -u
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
-           bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain)
+           bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
+           catchout tag-tail)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -453,6 +454,113 @@ sc_crash-bad-chain() {
     grep -q "chain_breaker+0x" <<<"$out" || fail "no frame of chain_breaker"
     grep -q -- "-- the backtrace ends: the frame at 0x[0-9a-f]* links to 0x1fff00000000, which is not a frame further up" <<<"$out" ||
         fail "no line saying where the chain breaks"
+}
+
+# pvm_catchout: caught output is carried to the catcher and written there,
+# framed as genuine PVM 3.4.6 frames it (tests/pvm-reference: p13, p17),
+# the catcher and its writers on one node or on different ones.  Tids
+# differ with the number of nodes: they are named in the order they first
+# appear ([T1], [T2], ...).
+name_tids() {
+    awk '{ out = ""; s = $0
+           while (match(s, /\[t[0-9a-f]+\]/)) {
+               t = substr(s, RSTART, RLENGTH)
+               if (!(t in n)) n[t] = "[T" (++k) "]"
+               out = out substr(s, 1, RSTART - 1) n[t]; s = substr(s, RSTART + RLENGTH)
+           }
+           print out s }'
+}
+sc_catchout() {
+    setup catchout
+    # genuine PVM's lines (p13, p17), the sections and the file's dashes ours
+    local want='## print
+[T1] BEGIN
+[T1] stdout line 1 from child
+[T1] stdout line 2 from child
+[T1] partial line without newlinestderr line from child
+[T1] EOF
+## last
+[T2] BEGIN
+[T2] one
+[T2] last without newline
+[T2] EOF
+## err
+[T3] BEGIN
+[T3] only stderr
+[T3] EOF
+## empty
+[T4] BEGIN
+[T4] a
+[T4] 
+[T4] b
+[T4] EOF
+## after
+[T5] BEGIN
+[T5] before exit
+[T5] after exit
+[T5] after exit, no newline
+[T5] EOF
+## grand
+[T6] BEGIN
+[T6] child before spawning grandchild
+[T7] BEGIN
+[T7] stdout line 1 from child
+[T7] stdout line 2 from child
+[T7] partial line without newlinestderr line from child
+[T7] EOF
+[T6] EOF
+## file
+-----
+[T8] BEGIN
+[T8] one
+[T8] last without newline
+[T8] EOF
+-----
+## notids
+stdout line 1 from child
+stdout line 2 from child
+partial line without newlinestderr line from child
+## slow
+[T9] BEGIN
+[T9] slow line
+[T9] EOF
+## killed
+[T10] BEGIN
+[T10] EOF
+## drop
+[T11] BEGIN
+## stop
+a
+
+b
+## end'
+    local n
+    for n in 1 2 3; do
+        out=$(cd "$tmp" && UPVM_NODES=$n timeout 30 ./catchout 2>"$tmp/err"); rc=$?
+        [ $rc -eq 0 ] || fail "UPVM_NODES=$n: exited $rc: $out $(cat "$tmp/err")"
+        got=$(name_tids <<<"$out")
+        [ "$got" = "$want" ] || fail "UPVM_NODES=$n: caught output differs:
+$(diff <(echo "$want") <(echo "$got"))"
+        # said when caught tasks still run at pvm_exit (the slow one does)
+        grep -q '^libpvm \[t[0-9a-f]*\]: child task(s) still running\.  waiting\.\.\.$' "$tmp/err" ||
+            fail "UPVM_NODES=$n: no waiting line: $(cat "$tmp/err")"
+        # tagged as well: the catcher's own lines carry its tag
+        out=$(cd "$tmp" && UPVM_NODES=$n UPVM_OUTPUT_TIDS=1 timeout 30 ./catchout 2>/dev/null)
+        grep -q '^\[t[0-9a-f]*\] \[t[0-9a-f]*\] partial line without newlinestderr line from child$' <<<"$out" ||
+            fail "UPVM_NODES=$n, tagged: $out"
+    done
+}
+
+# tagged output: every line has the tag of the task that wrote it, also
+# after pvm_exit and a last line without a newline; no newline is added
+# that the program did not write, except in front of a tag that follows
+# such a line
+sc_tag-tail() {
+    setup catchout
+    (cd "$tmp" && UPVM_NODES=1 timeout 20 "$upvm" run --tag-output ./catchout -tagtail >"$tmp/out" 2>&1) ||
+        fail "tagtail exited $?: $(cat "$tmp/out")"
+    printf '[t40001] master line\n[t40002] child partial\n[t40001] after exit\n[t40001] no newline at end' >"$tmp/want"
+    cmp -s "$tmp/want" "$tmp/out" || fail "tagged output differs: $(od -c "$tmp/out" | head -20)"
 }
 
 # ------------------------------------------------------------------ run

@@ -297,9 +297,14 @@ static int c_spawn(int ac, char **av)
         return 0;
     }
     printf("[%d]\n", j->id);
-    (void)pvm_catchout(caught ? stdout : NULL);
+    /* PvmOutputTid says whether these tasks are caught; the catch itself
+     * stays on for the jobs caught before (pvm_catchout(NULL) would drop
+     * what they still write, as PVM does) */
+    if (caught)
+        (void)pvm_catchout(stdout);
+    (void)pvm_setopt(PvmOutputTid, caught ? pvm_mytid() : 0);
     int n = pvm_spawn(av[i], &av[i + 1], flag, where, count, j->tids);
-    (void)pvm_catchout(NULL);
+    (void)pvm_setopt(PvmOutputTid, 0);
     j->ntids = count;
     if (n < 0) {
         printf("%s\n", n == PvmNoFile ? "No such file" : "spawn failed");
