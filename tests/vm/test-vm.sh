@@ -207,6 +207,10 @@ EOF
     echo "$out"
     [ "$(grep -Ec '^\[t[0-9a-f]+\] hello from t[0-9a-f]+$' <<<"$out")" = 2 ] ||
         fail "the two tasks' lines did not come to the console"
+    # upvm run -n 2 in the VM: the copies run on the VM's nodes, their lines
+    # come to the terminal that ran them, untagged as in a job of its own
+    out=$(cd "$tmp" && timeout 30 "$upvm" run -n 2 ./hello 2>&1) || fail "upvm run: $out"
+    [ "$(grep -Ec '^hello from t[0-9a-f]+$' <<<"$out")" = 2 ] || fail "upvm run -n 2 in the VM: $out"
     # without ->, the output goes to the VM's log, as PVM's goes to the pvmd's
     out=$(cd "$tmp" && timeout 30 "$upvm" console -c 'spawn hello' 2>&1) || fail "console: $out"
     tid=$(grep -E '^t[0-9a-f]+$' <<<"$out" | tail -1)
