@@ -723,6 +723,8 @@ int cmd_console(int argc, char **argv)
     if (!con.halted && !script && isatty(0))
         printf("upvm: the VM is still running\n");
     fflush(stdout);
+    if (!script) /* quit does not wait for the jobs still running (-c did) */
+        (void)pvm_catchout(NULL);
     (void)pvm_exit();
     return 0;
 }
