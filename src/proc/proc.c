@@ -563,8 +563,10 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
         a.name = p->progname;
         struct slot_layout l = layout_of(img, slot, stack_size);
         rc = core_ulp_create_on(proc_entry, p, &a, l.stack_lo, stack_size, proc_release, out);
-        if (rc == 0)
+        if (rc == 0) {
             (*out)->ext[ULP_EXT_PROC] = p; /* the PVM layer puts its task in p's heap */
+            (*out)->family = p; /* its ULPs' upvm_join_all waits for the copy's own */
+        }
         if (rc != 0) {
             err->code = rc;
             snprintf(err->msg, sizeof err->msg, "cannot create a ULP for %s", path);

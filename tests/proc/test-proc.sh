@@ -15,7 +15,8 @@ set -u
 SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
-           bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain)
+           bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
+           join-all)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -193,6 +194,26 @@ sc_pvm-path() {
     mkdir -p "$tmp/bin" && mv "$tmp/family" "$tmp/bin/fam"
     out=$(cd / && PVM_PATH="$tmp/bin" timeout 20 "$upvm" run fam 2>&1); rc=$?
     [ $rc -eq 0 ] || fail "PVM_PATH search: $rc $out"
+}
+
+# upvm_join_all waits for the ULPs of the program's own copy: the
+# README's first program, built with upvmcc, ends with status 0 (not a
+# false deadlock on the runtime's own ULP), in a one-node job and in one of
+# two nodes; a PVM task's join does not wait for the tasks it spawned
+sc_join-all() {
+    setup joinall
+    local nodes
+    for nodes in 1 2; do
+        out=$(cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./joinall 2>&1); rc=$?
+        [ $rc -eq 0 ] || fail "joinall ($nodes node(s)) exited $rc: $(tail -5 <<<"$out")"
+        [ "$(grep -c '^ULP [0-9]* is worker' <<<"$out")" = 1000 ] || fail "not every worker ran: $(tail -5 <<<"$out")"
+        grep -q '^joined 1000$' <<<"$out" || fail "join returned early: $(tail -5 <<<"$out")"
+        out=$(cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./joinall pvm 2>&1); rc=$?
+        [ $rc -eq 0 ] || fail "joinall pvm ($nodes node(s)) exited $rc: $(tail -5 <<<"$out")"
+        grep -q '^joined 100$' <<<"$out" || fail "the master's join: $(tail -5 <<<"$out")"
+        grep -q '^joined 10$' <<<"$out" || fail "the child's join: $(tail -5 <<<"$out")"
+        grep -q '^child 0$' <<<"$out" || fail "the child's result: $(tail -5 <<<"$out")"
+    done
 }
 
 # output tagged with the task's tid
