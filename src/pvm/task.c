@@ -23,6 +23,7 @@
 
 #include "proc/proc.h"
 #include "node/board.h"
+#include "node/hostname.h"
 #include "node/job.h"
 #include "net/net.h"
 #include "pvm/pvm.h"
@@ -805,6 +806,13 @@ void pvm_spawn_here(const struct pvm_spawn_origin *o, int flag, const char *name
                     bool pending_sibs)
 {
     struct task_entry entry = {NULL, NULL};
+    char found[PATH_MAX];
+    /* A program named without a '/' is looked for again on the host that
+     * runs it when the hostfile gave that host its own path (ep=), as a
+     * PVM host's pvmd searches its own. */
+    if (program && !strchr(name, '/') && node_host_epath() &&
+        proc_find(name, NULL, node_host_epath(), found, sizeof found) == 0)
+        program = found;
     if (!program && !registry_find(name, &entry)) {
         for (int i = 0; i < count; i++)
             tids[i] = PvmNoFile;
@@ -882,7 +890,8 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
     bool program = false; /* process mode: a file; else a registered function */
     bool found = file && *file && registry_find(file, &entry);
     if (!found)
-        program = file && *file && proc_find(file, spawner_dir(dir, sizeof dir), path,
+        program = file && *file && proc_find(file, spawner_dir(dir, sizeof dir),
+                                             node_host_epath(), path,
                                              sizeof path) == 0;
     /* A thread-mode task of a process-mode copy shares that copy's
      * globals: it runs on the copy's node, whatever the job's size. */
