@@ -33,6 +33,8 @@ enum pvm_frame_kind {
     K_REPLY_TID,            /* a: tid, b: result, c: request id; payload: data (an answer
                              * that follows its task, routed like a message) */
     K_TASK_LOST,            /* a: tid, lost in a move (pvm_task_lost), b: the node that says so */
+    K_TASK_GONE,            /* a: tid, to its home: it ended on the sending node */
+    K_WHERE,                /* a: tid, b: id, to its home: the node it is on (the answer) */
 };
 
 _Static_assert(K_TASK_LOST < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
