@@ -33,7 +33,10 @@ enum pvm_frame_kind {
     K_REPLY_TID,            /* a: tid, b: result, c: request id; payload: data (an answer
                              * that follows its task, routed like a message) */
     K_TASK_LOST,            /* a: tid, lost in a move (pvm_task_lost), b: the node that says so */
-    K_TASK_GONE,            /* a: tid, to its home: it ended on the sending node */
+    K_TASK_GONE,            /* a: tid: it ended on the sending node (to every node; its
+                             * home frees the tid) */
+    K_LOCATED,              /* c: n; payload: n tids of other nodes' now on the sender
+                             * (spawned there): to every node but their home */
     K_WHERE,                /* a: tid, b: id, to its home: the node it is on (the answer) */
 };
 

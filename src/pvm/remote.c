@@ -452,6 +452,8 @@ int pvm_wait_status(int tid)
     }
 }
 
+static void tell_located(int spawner, const int *tids, int count);
+
 static void on_spawn(int src, const struct node_frame *f, const void *payload, size_t len)
 {
     const unsigned char *p = payload, *end = p + len;
@@ -479,6 +481,7 @@ static void on_spawn(int src, const struct node_frame *f, const void *payload, s
         struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src};
         pvm_spawn_here(&o, spec.flag, name, spec.program ? path : NULL, argv, count, tids,
                        true);
+        tell_located(src, tids, count);
         node_rpc_reply(src, f->b, 0, tids, (size_t)count * sizeof *tids);
     }
     free(tids);
@@ -586,21 +589,62 @@ static void on_task_lost(int src, const struct node_frame *f, const void *p, siz
     (void)fire_watches(BY_WATCHED, f->a);
 }
 
+/* Every node knows where each task of another node's is (a spawn there,
+ * a move): the migration's flush sends its markers along every node's
+ * route, which must lead to the task's node.  A task ending elsewhere than
+ * its home is forgotten by every node, and its home frees its tid. */
 void pvm_remote_task_gone(int tid)
 {
-    node_dir_forget(&pvm_dir, tid);
-    int home = node_dir_home(&pvm_dir, tid);
+    if (!pvm_route_flushing(tid)) /* (its markers still come here, and what it sent waits) */
+        node_dir_forget(&pvm_dir, tid);
     struct node_frame f = {K_TASK_GONE, tid, 0, 0};
-    if (home >= 0 && home != node_job_self() && node_job_up(home))
-        node_post(home, &f, NULL, 0, NULL, 0);
+    for (int n = 0; n < node_job_slots(); n++)
+        if (n != node_job_self() && node_job_up(n))
+            node_post(n, &f, NULL, 0, NULL, 0);
 }
 
 static void on_task_gone(int src, const struct node_frame *f, const void *p, size_t len)
 {
     /* only if it is still where the sender says (not back here, nor gone
      * on by a move the sender had not heard of) */
-    if (node_dir_route(&pvm_dir, f->a) == src)
+    if (node_dir_route(&pvm_dir, f->a) != src)
+        return;
+    if (node_dir_home(&pvm_dir, f->a) == node_job_self())
         pvm_tid_release(f->a);
+    else
+        node_dir_forget(&pvm_dir, f->a);
+}
+
+/* Tasks of the spawner's tids started here (count of them in tids):
+ * every other node learns where they are, before anything else this node
+ * sends about them (a move: pvm/move.h), as of a move. */
+static void tell_located(int spawner, const int *tids, int count)
+{
+    int32_t *got = malloc((size_t)count * sizeof *got);
+    int n = 0;
+    for (int i = 0; got && i < count; i++)
+        if (tids[i] > 0)
+            got[n++] = tids[i];
+    struct node_frame f = {K_LOCATED, 0, 0, n};
+    for (int k = 0; n && k < node_job_slots(); k++)
+        if (k != node_job_self() && k != spawner && node_job_up(k))
+            node_post(k, &f, got, (size_t)n * sizeof *got, NULL, 0);
+    free(got);
+}
+
+static void on_located(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int n = f->c;
+    if (n < 1 || len != (size_t)n * sizeof(int32_t))
+        return;
+    for (int i = 0; i < n; i++) {
+        int32_t tid;
+        memcpy(&tid, (const char *)p + (size_t)i * sizeof tid, sizeof tid);
+        if (node_dir_set(&pvm_dir, tid, src) != 0)
+            fprintf(stderr, "upvm: node %d: no memory to record that t%x is on node %d\n",
+                    node_job_self(), (unsigned)tid, src);
+        pvm_remote_watches_follow(tid, src);
+    }
 }
 
 int pvm_tid_where(int tid)
@@ -959,6 +1003,7 @@ static int peer_gone(int n, int status, bool deleted)
         pvm_mbox_node_gone(n);
     }
     (void)upvm_wake_all(&statusq); /* statuses that never come */
+    pvm_tids_node_gone(n);
     fired += fire_watches(BY_NODE, n);
     for (list_link_t *l = host_del_watches.next, *next; l != &host_del_watches; l = next) {
         next = l->next;
@@ -1026,6 +1071,7 @@ void pvm_remote_register(void)
     node_on_frame(K_NOTIFY_FIRE, on_notify_fire);
     node_on_frame(K_TASK_LOST, on_task_lost);
     node_on_frame(K_TASK_GONE, on_task_gone);
+    node_on_frame(K_LOCATED, on_located);
     node_on_frame(K_WHERE, on_where);
     node_on_frame(K_KILL, on_kill);
     node_on_frame(K_PSTAT, on_pstat);

@@ -113,6 +113,8 @@ int pvm_tids_reserve(int n, int *tids) HIDDEN;
 /* A reserved tid no task got (its copy did not start), or one whose task
  * ended on another node: free again, forgotten by the directory. */
 void pvm_tid_release(int tid) HIDDEN;
+/* Node `node` is gone: this node's tids whose tasks were there are free. */
+void pvm_tids_node_gone(int node) HIDDEN;
 /* Task tid, of another node's (its home), ended here: forget it, and tell
  * its home (K_TASK_GONE), which frees the tid. */
 void pvm_remote_task_gone(int tid) HIDDEN;

@@ -341,6 +341,15 @@ void pvm_tid_release(int tid)
         node_dir_forget(&pvm_dir, tid);
 }
 
+void pvm_tids_node_gone(int node)
+{
+    for (int local = 1; local < pvm_node.ntids; local++) {
+        int tid = pvm_node.host_tid | local;
+        if (pvm_node.tids[local] == PVM_TASK_AWAY && node_dir_route(&pvm_dir, tid) == node)
+            pvm_tid_release(tid); /* its task ended with that node */
+    }
+}
+
 /* ------------------------------------------------------------ memory */
 
 void *pvm_task_alloc(struct pvm_task *t, size_t n)

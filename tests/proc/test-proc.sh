@@ -16,7 +16,7 @@ SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
            bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
-           join-all pvm-default-path hostfile-ep)
+           join-all pvm-default-path hostfile-ep consecutive)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -194,6 +194,18 @@ sc_pvm-path() {
     mkdir -p "$tmp/bin" && mv "$tmp/family" "$tmp/bin/fam"
     out=$(cd / && PVM_PATH="$tmp/bin" timeout 20 "$upvm" run fam 2>&1); rc=$?
     [ $rc -eq 0 ] || fail "PVM_PATH search: $rc $out"
+}
+
+# a plain ./master (one node per core) spawning 8 copies in one
+# pvm_spawn: consecutive tids, spread over the nodes, one host
+sc_consecutive() {
+    setup consec
+    local nodes
+    for nodes in 1 2 3; do
+        out=$(cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./consec 2>&1); rc=$?
+        [ $rc -eq 0 ] && grep -q '^OK$' <<<"$out" || fail "$nodes node(s): $rc $out"
+        grep -q "^tids t40002\.\.t40009 on $nodes nodes, 1 host$" <<<"$out" || fail "$nodes node(s): $out"
+    done
 }
 
 # PVM's default search path when PVM_PATH is not set (pvmd3(1), its
