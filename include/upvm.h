@@ -163,10 +163,19 @@ UPVM_NORETURN UPVM_API void upvm_exit(int status);
 UPVM_API int upvm_join(upvm_id_t id, int *status);
 
 /*
- * upvm_join_all - wait until every other ULP of the node has exited (ULPs
- * that are themselves waiting in upvm_join_all do not count).  Exited
- * joinable ULPs that nobody joined are reclaimed.  Returns 0 (or -EPERM).
- * May switch.
+ * upvm_join_all - wait until every other ULP of the caller's family has
+ * exited (ULPs that are themselves waiting in upvm_join_all do not count).
+ * Exited joinable ULPs of the family that nobody joined are reclaimed.
+ * Returns 0 (or -EPERM).  May switch.
+ *
+ * The family: in a program run as a ULP of its own (built with upvmcc,
+ * process mode: a PVM task, a copy started by upvm run), the ULPs of that
+ * program copy: its main ULP and every ULP it or they created
+ * (upvm_create, upvm_spawn_func, tasks of its own registered functions),
+ * on this node.  Not the runtime's own ULPs, nor other programs (tasks
+ * started with pvm_spawn of a program are programs of their own: wait for
+ * them with PVM's calls).  In a program linked with -lupvm (thread mode),
+ * every ULP of the node.
  */
 UPVM_API int upvm_join_all(void);
 

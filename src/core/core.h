@@ -59,6 +59,12 @@ struct ulp {
     upvm_id_t id;
     uint16_t pinned;         /* > 0: it holds its node's memory across a wait
                               * (core_ulp_pin): a migration waits for 0 */
+    bool in_join_all;        /* waiting in upvm_join_all for its family */
+    bool join_all_done;      /* ... and its family has ended: it returns */
+    /* The program copy it belongs to (a process-mode ULP's proc, set by
+     * src/proc; a ULP it creates inherits it), or NULL for the node's own:
+     * upvm_join_all in a ULP of a family waits for that family only. */
+    const void *family;
 
     /* blocking and timers */
     upvm_waitq_t *waitq;     /* what it is blocked on (ULP_BLOCKED) */
@@ -108,6 +114,8 @@ struct sched {
     int nlive;               /* ULPs not yet exited, main included */
     int njoinall;            /* ULPs blocked in upvm_join_all */
     upvm_waitq_t joinallq;
+    int nfamilyjoin;         /* ULPs of a family blocked in upvm_join_all */
+    upvm_waitq_t familyq;    /* ... they wait here */
     unsigned ticks;          /* switches since the timers were checked */
     uint32_t ntimers;        /* mirrors the heap's size for a cheap test */
     struct ulp *drainer;     /* in core_drain: woken instead of a deadlock report */

@@ -236,6 +236,7 @@ int core_init(void)
     if (core_stack_init() != 0)
         exit(2);
     upvm_waitq_init(&core_sched.joinallq, "upvm_join_all");
+    upvm_waitq_init(&core_sched.familyq, "upvm_join_all");
     core_sched_init();
     init_main_ulp();
     if (core_timer_reserve(1) != 0) /* main's own timed waits */
@@ -287,6 +288,7 @@ static int ulp_new_on(const upvm_attr_t *attr, void *stack_lo, size_t stack_size
     u->ordinal = -1;
     u->name = attr ? attr->name : NULL;
     u->detached = attr && (attr->flags & UPVM_DETACHED);
+    u->family = core_sched.current ? core_sched.current->family : NULL; /* its creator's */
     list_init(&u->link);
     upvm_waitq_init(&u->exitq, "upvm_join");
     core_sched.nlive++;
@@ -402,6 +404,44 @@ static void wake_joinall_if_done(void)
             ;
 }
 
+/* A family's join: does a live ULP of family f other than `self` not wait
+ * in upvm_join_all? */
+struct family_scan {
+    const void *f;
+    const struct ulp *self;
+    bool busy;
+};
+
+static void family_busy(struct ulp *u, void *ctx)
+{
+    struct family_scan *s = ctx;
+    if (u != s->self && u->family == s->f && u->state != ULP_DEAD && !u->in_join_all)
+        s->busy = true;
+}
+
+static void family_release(struct ulp *u, void *ctx)
+{
+    if (u->family == ctx && u->in_join_all)
+        u->join_all_done = true;
+}
+
+/* Family f may be done (one of it exited, or began waiting): when every
+ * live ULP of it but `self` waits in upvm_join_all, they all return (none
+ * counts again: the others it waited with are alive, but done waiting). */
+static bool family_check(const void *f, const struct ulp *self)
+{
+    struct family_scan s = {f, self, false};
+    core_for_each_ulp(family_busy, &s);
+    if (s.busy)
+        return false;
+    if (core_sched.nfamilyjoin) {
+        core_for_each_ulp(family_release, (void *)f);
+        while (core_wake_one(&core_sched.familyq))
+            ;
+    }
+    return true;
+}
+
 void upvm_exit(int status)
 {
     if (core_enter() != 0) {
@@ -422,6 +462,8 @@ void upvm_exit(int status)
     if (self->joining)
         (void)core_wake_one(&self->exitq);
     wake_joinall_if_done();
+    if (self->family && core_sched.nfamilyjoin)
+        (void)family_check(self->family, self);
     core_schedule(); /* the next ULP frees our stack (core_ulp_reclaim) */
     __builtin_unreachable();
 }
@@ -455,11 +497,33 @@ static void reap_zombie(struct ulp *u, void *unused)
         ulp_destroy(u);
 }
 
+static void reap_family_zombie(struct ulp *u, void *family)
+{
+    if (u->family == family)
+        reap_zombie(u, NULL);
+}
+
 int upvm_join_all(void)
 {
     int rc = core_enter();
     if (rc != 0)
         return rc;
+    struct ulp *self = core_sched.current;
+    if (self->family && self != core_sched.main) {
+        /* A ULP of a program copy waits for its copy's ULPs only (not for
+         * the runtime's, nor other programs'): family_check wakes it. */
+        if (!family_check(self->family, self)) {
+            self->in_join_all = true;
+            self->join_all_done = false;
+            core_sched.nfamilyjoin++;
+            while (!self->join_all_done)
+                (void)core_block(&core_sched.familyq, -1);
+            core_sched.nfamilyjoin--;
+            self->in_join_all = false;
+        }
+        core_for_each_ulp(reap_family_zombie, (void *)self->family);
+        return 0;
+    }
     /* Only wake_joinall_if_done wakes this queue, once every live ULP is
      * waiting here: then each waiter returns, without counting again (the
      * others it was waiting with are still alive, but done waiting). */

@@ -2,9 +2,11 @@
  * directory.h - where each task of a job is: the per-node tid -> node
  * directory that keeps tids location-independent (DESIGN.md decision 2).
  *
- * A tid carries the host part of the node that created it (PVM's
- * pvm_tidtohost stays meaningful), but a task may live elsewhere (it was
- * spawned there on request, or it migrated).  Every node keeps a cache of
+ * A tid carries the host part of the node that created it (one spawn's
+ * copies get consecutive tids of the spawner's, as from one PVM host), but
+ * a task may live elsewhere (the spawner put it on another node, or it
+ * migrated); pvm_tidtohost answers with the machine where it is
+ * (docs/pvm.md, "Tids, hosts and nodes").  Every node keeps a cache of
  * what it learned; the creating node of a tid (its "home") always knows
  * where the task is.  Routing a message for tid:
  *   - the task is on this node: deliver;

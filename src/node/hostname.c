@@ -66,3 +66,31 @@ bool node_host_standby(const char *names, size_t len)
     }
     return false;
 }
+
+const char *node_host_epath(void)
+{
+    static bool looked;
+    static char ep[4096];
+    if (looked)
+        return ep[0] ? ep : NULL;
+    looked = true;
+    const char *list = getenv("UPVM_HOST_EPATHS");
+    if (!list || !*list)
+        return NULL;
+    char names[NODE_ALIASES_MAX];
+    size_t len = node_host_names(names, sizeof names);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ";");
+        const char *eq = memchr(p, '=', n);
+        size_t nl = eq ? (size_t)(eq - p) : 0;
+        bool match = eq && nl == 9 && strncmp(p, "localhost", 9) == 0;
+        for (size_t off = 0; eq && !match && off < len; off += strlen(names + off) + 1)
+            match = strlen(names + off) == nl && strncmp(names + off, p, nl) == 0;
+        if (match && n - nl - 1 < sizeof ep) {
+            snprintf(ep, sizeof ep, "%.*s", (int)(n - nl - 1), eq + 1);
+            break;
+        }
+        p += n + (p[n] == ';');
+    }
+    return ep[0] ? ep : NULL;
+}

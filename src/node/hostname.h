@@ -27,4 +27,10 @@ size_t node_host_names(char *buf, size_t len) HIDDEN;
  * the hostfile's "&" hosts)? */
 bool node_host_standby(const char *names, size_t len) HIDDEN;
 
+/* The search path a hostfile's ep= gave this host, or NULL: from
+ * UPVM_HOST_EPATHS ("host=path;host=path...", set by `upvm run
+ * --hostfile`), the first entry whose host is one of this host's names
+ * (node_host_names) or "localhost".  Looked up once per process. */
+const char *node_host_epath(void) HIDDEN;
+
 #endif /* UPVM_NODE_HOSTNAME_H */

@@ -568,8 +568,10 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
         a.name = p->progname;
         struct slot_layout l = layout_of(img, slot, stack_size);
         rc = core_ulp_create_on(proc_entry, p, &a, l.stack_lo, stack_size, proc_release, out);
-        if (rc == 0)
+        if (rc == 0) {
             (*out)->ext[ULP_EXT_PROC] = p; /* the PVM layer puts its task in p's heap */
+            (*out)->family = p; /* its ULPs' upvm_join_all waits for the copy's own */
+        }
         if (rc != 0) {
             err->code = rc;
             snprintf(err->msg, sizeof err->msg, "cannot create a ULP for %s", path);
@@ -654,7 +656,44 @@ static bool try_dir(const char *dir, size_t dlen, const char *name, char *out, s
     return n > 0 && (size_t)n < len && is_file(out);
 }
 
-int proc_find(const char *name, const char *spawner_dir, char *out, size_t len)
+/* One entry of a search path with its $VAR and ${VAR} replaced by their
+ * values (an unset one by nothing, $PVM_ARCH by LINUX64), as PVM's pvmd
+ * does (varsub): 0, or -1 when it does not fit. */
+static int expand(const char *p, size_t n, char *out, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        bool brace = p[i] == '$' && i + 1 < n && p[i + 1] == '{';
+        size_t b = i + 1 + brace, e = b;
+        while (p[i] == '$' && e < n &&
+               (p[e] == '_' || (p[e] >= 'A' && p[e] <= 'Z') || (p[e] >= 'a' && p[e] <= 'z') ||
+                (p[e] >= '0' && p[e] <= '9')))
+            e++;
+        if (p[i] != '$' || e == b || (brace && (e >= n || p[e] != '}'))) {
+            if (o + 1 >= len) /* not a variable: as written */
+                return -1;
+            out[o++] = p[i++];
+            continue;
+        }
+        char var[256];
+        snprintf(var, sizeof var, "%.*s", (int)(e - b), p + b);
+        const char *v = getenv(var);
+        if ((!v || !*v) && strcmp(var, "PVM_ARCH") == 0)
+            v = "LINUX64"; /* the architecture UPVM reports */
+        size_t vl = v ? strlen(v) : 0;
+        if (o + vl >= len)
+            return -1;
+        if (vl)
+            memcpy(out + o, v, vl);
+        o += vl;
+        i = e + brace;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+int proc_find(const char *name, const char *spawner_dir, const char *epath, char *out,
+              size_t len)
 {
     if (!name || !*name)
         return -ENOENT;
@@ -666,19 +705,17 @@ int proc_find(const char *name, const char *spawner_dir, char *out, size_t len)
         return 0;
     if (try_dir(".", 1, name, out, len))
         return 0;
-    for (const char *d = getenv("PVM_PATH"); d && *d;) {
+    /* PVM's search path: the host's ep=, else $PVM_PATH, else its default */
+    const char *path = epath && *epath ? epath : getenv("PVM_PATH");
+    if (!path || !*path)
+        path = PROC_DEFAULT_PATH;
+    for (const char *d = path; *d;) {
         const char *end = strchr(d, ':');
         size_t dlen = end ? (size_t)(end - d) : strlen(d);
-        if (try_dir(d, dlen, name, out, len))
+        char dir[PATH_MAX];
+        if (expand(d, dlen, dir, sizeof dir) == 0 && try_dir(dir, strlen(dir), name, out, len))
             return 0;
         d = end ? end + 1 : d + dlen;
-    }
-    const char *root = getenv("PVM_ROOT"), *arch = getenv("PVM_ARCH");
-    if (root && *root) {
-        char dir[PATH_MAX];
-        int n = snprintf(dir, sizeof dir, "%s/bin/%s", root, arch && *arch ? arch : "LINUX64");
-        if (n > 0 && (size_t)n < sizeof dir && try_dir(dir, (size_t)n, name, out, len))
-            return 0;
     }
     return -ENOENT;
 }

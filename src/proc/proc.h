@@ -115,12 +115,17 @@ void proc_set_once_gate(bool (*first)(void)) HIDDEN;
 /*
  * Find the program `name` as PVM users expect: a name with a '/' as it is;
  * otherwise in the spawner's directory (spawner_dir, may be NULL), the
- * current directory, each directory of $PVM_PATH (':'-separated), then
- * $PVM_ROOT/bin/$PVM_ARCH; only regular files the user may execute count,
- * as for PVM's pvmd (a mode-0644 file is not found).  Writes the path found
- * into out (size len) and returns 0, or -ENOENT.
+ * current directory, then each directory of PVM's search path: epath (the
+ * ep= a hostfile gave this host) if not NULL or empty, else $PVM_PATH if
+ * set, else PVM's default PROC_DEFAULT_PATH (':'-separated; $VAR and
+ * ${VAR} in an entry are replaced by their values, $PVM_ARCH by LINUX64
+ * when unset, as PVM's pvmd does).  Only regular files the user may execute
+ * count, as for PVM's pvmd (a mode-0644 file is not found).  Writes the
+ * path found into out (size len) and returns 0, or -ENOENT.
  */
-int proc_find(const char *name, const char *spawner_dir, char *out, size_t len) HIDDEN;
+#define PROC_DEFAULT_PATH "$HOME/pvm3/bin/$PVM_ARCH:$PVM_ROOT/bin/$PVM_ARCH"
+int proc_find(const char *name, const char *spawner_dir, const char *epath, char *out,
+              size_t len) HIDDEN;
 
 /* End the calling process-mode ULP as exit(status) ends a process: its
  * atexit handlers (last registered first), then its finalisers; stdio is

@@ -35,8 +35,13 @@ enum pvm_frame_kind {
     K_TASK_LOST,            /* a: tid, lost in a move (pvm_task_lost), b: the node that says so */
     K_OUTPUT,               /* a: catcher tid, b: writer tid, c: OUT_* (catchout.c); payload:
                              * output (routed like a message) */
+    K_TASK_GONE,            /* a: tid: it ended on the sending node (to every node; its
+                             * home frees the tid) */
+    K_LOCATED,              /* c: n; payload: n tids of other nodes' now on the sender
+                             * (spawned there): to every node but their home */
+    K_WHERE,                /* a: tid, b: id, to its home: the node it is on (the answer) */
 };
 
-_Static_assert(K_OUTPUT < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
+_Static_assert(K_WHERE < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
 
 #endif /* UPVM_PVM_FRAMES_H */

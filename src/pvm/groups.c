@@ -229,9 +229,14 @@ struct grp_hostinfo {
     int coord, nmembers, nhosts;
 };
 
+/* A member's host: the machine of the node its tid's host part names
+ * (docs/pvm.md, "Tids, hosts and nodes": one host per machine; a task
+ * spawned or moved to another machine of a job of MPI ranks still counts
+ * on its tid's). */
 static int host_of(int tid)
 {
-    return tid & PVM_TID_HOST_MASK;
+    int m = pvm_multi() ? pvm_host_machine(tid & PVM_TID_HOST_MASK) : -1;
+    return m >= 0 ? (m + 1) << PVM_TID_HOST_SHIFT : tid & PVM_TID_HOST_MASK;
 }
 
 static struct grp_hostinfo host_info(const struct grp *g, int host)

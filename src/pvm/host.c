@@ -110,16 +110,21 @@ int pvm_setopt(int what, int val)
 static struct pvmhostinfo host_infos[NODE_MAX];
 static char host_names[NODE_MAX][NODE_HOST_MAX + 16];
 
+/*
+ * One entry per host, and a host is a machine (docs/pvm.md, "Tids, hosts
+ * and nodes"): a job of one host is one entry however many nodes it runs
+ * (hi_tid 0x40000, hi_name the host's name, as PVM shows its one host); a
+ * job of MPI ranks has one per machine with a node in the VM, its hi_tid
+ * that of the lowest node there.
+ */
 int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
 {
     TASK_OR_FAIL(t, "pvm_config");
     int n = 0;
     for (int k = 0; k < (pvm_multi() ? node_job_slots() : 1); k++) {
-        if (pvm_multi() && !node_job_up(k))
+        if (pvm_machine_of(k) != k || !pvm_machine_up(k, -1))
             continue;
-        const char *name = pvm_node_name(k, host_names[k], sizeof host_names[k]);
-        if (name != host_names[k])
-            snprintf(host_names[k], sizeof host_names[k], "%s", name);
+        snprintf(host_names[k], sizeof host_names[k], "%s", pvm_machine_name(k));
         host_infos[n++] = (struct pvmhostinfo){
             .hi_tid = (k + 1) << PVM_TID_HOST_SHIFT,
             .hi_name = host_names[k],
@@ -137,9 +142,19 @@ int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
     return 0;
 }
 
+/* The host (machine) the task runs on: in PVM bit arithmetic (a tid's host
+ * part names its host); here a tid's host part names the node that made
+ * it, and the task may run on another node (spawned there, or moved), so
+ * the answer is the host tid of the machine where it is.  A value that
+ * names no node of the job: its host bits, unchecked, as in PVM. */
 int pvm_tidtohost(int tid)
 {
-    return tid & PVM_TID_HOST_MASK; /* bit arithmetic, unchecked, as in PVM */
+    if (!pvm_multi() || !pvm_is_task_tid(tid) || pvm_host_machine(tid & PVM_TID_HOST_MASK) < 0)
+        return tid & PVM_TID_HOST_MASK;
+    if (!node_job_host(0))
+        return 1 << PVM_TID_HOST_SHIFT; /* one host: every node is on it */
+    int node = pvm_tid_where(tid);
+    return node >= 0 ? pvm_machine_tid(node) : tid & PVM_TID_HOST_MASK;
 }
 
 int pvm_archcode(char *arch)
@@ -158,13 +173,22 @@ static bool is_this_host(const char *name)
            strcmp(name, ".") == 0;
 }
 
+/* Is the host (a machine) or node (node<n>) called name in the VM? */
+static bool name_up(const char *name)
+{
+    int id, kind = pvm_name_lookup(name, &id);
+    return kind == PVM_NAME_MACHINE ? pvm_machine_up(id, -1)
+           : kind == PVM_NAME_NODE  ? node_job_up(id)
+                                    : false;
+}
+
 int pvm_mstat(char *host)
 {
     TASK_OR_FAIL(t, "pvm_mstat");
     if (!host || !*host)
         return pvm_fail(t, "pvm_mstat", PvmBadParam);
     if (pvm_multi())
-        return pvm_node_by_name(host) >= 0 ? PvmOk : PvmNoHost;
+        return name_up(host) ? PvmOk : PvmNoHost;
     return is_this_host(host) ? PvmOk : PvmNoHost; /* silent, errno untouched */
 }
 
@@ -207,13 +231,16 @@ int pvm_addhosts(char **hosts, int nhost, int *infos)
         else if (!pvm_multi()) {
             say_cannot_add(hosts[i], -EOPNOTSUPP);
             info = PvmCantStart;
-        } else if (pvm_node_by_name(hosts[i]) >= 0)
+        } else if (name_up(hosts[i]))
             info = PvmDupHost;
         else {
+            /* every node mpirun started on that machine comes in */
             int n = pvm_remote_addhost(hosts[i]);
             if (n < 0)
                 say_cannot_add(hosts[i], n);
-            info = n >= 0 ? (n + 1) << PVM_TID_HOST_SHIFT : PvmCantStart;
+            for (int more = n; more >= 0;)
+                more = pvm_remote_addhost(hosts[i]);
+            info = n >= 0 ? pvm_machine_tid(n) : PvmCantStart;
         }
         added += info > 0;
         if (infos)
@@ -229,18 +256,24 @@ int pvm_delhosts(char **hosts, int nhost, int *infos)
         return pvm_fail(t, "pvm_delhosts", PvmBadParam);
     int deleted = 0;
     for (int i = 0; i < nhost; i++) {
-        int info;
-        int n = pvm_multi() && hosts[i] ? pvm_node_by_name(hosts[i]) : -1;
+        int info, id = -1;
+        int kind = pvm_multi() && hosts[i] ? pvm_name_lookup(hosts[i], &id) : PVM_NAME_NONE;
         if (!hosts[i])
             info = PvmBadParam;
         else if (!pvm_multi())
             info = is_this_host(hosts[i]) ? PvmBadParam : PvmNoHost;
-        else if (n < 0)
+        else if (!name_up(hosts[i]))
             info = PvmNoHost;
-        else if (n == 0)
+        else if (kind == PVM_NAME_NODE) /* one node (UPVM's node<n>): not node 0 */
+            info = id == 0 ? PvmBadParam : pvm_remote_delhost(id) == 0 ? 0 : PvmNoHost;
+        else if (id == pvm_machine_of(0))
             info = PvmBadParam; /* the master host stays, as in PVM */
-        else
-            info = pvm_remote_delhost(n) == 0 ? 0 : PvmNoHost;
+        else { /* a host: every node of it */
+            info = PvmNoHost;
+            for (int n = id; n < node_job_slots(); n++)
+                if (node_job_up(n) && pvm_machine_of(n) == id && pvm_remote_delhost(n) == 0)
+                    info = 0;
+        }
         deleted += info == 0;
         if (infos)
             infos[i] = info;
@@ -251,7 +284,10 @@ int pvm_delhosts(char **hosts, int nhost, int *infos)
 int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta)
 {
     TASK_OR_FAIL(t, "pvm_hostsync");
-    if (host == 0 || (host & PVM_TID_HOST_MASK) != pvm_node.host_tid)
+    bool mine = pvm_multi() ? pvm_host_machine(host & PVM_TID_HOST_MASK) ==
+                                  pvm_machine_of(node_job_self())
+                            : (host & PVM_TID_HOST_MASK) == pvm_node.host_tid;
+    if (host == 0 || !mine)
         return pvm_fail(t, "pvm_host_sync", PvmNoHost); /* PVM's name for it */
     struct timeval now;
     gettimeofday(&now, NULL);
@@ -358,7 +394,7 @@ static int halt_here(struct pvm_task *t, bool handled)
     struct pvmtaskinfo *ti;
     if (pvm_multi() && pvm_remote_tasks(t, 0, &n, &ti) == 0) /* the other nodes' */
         for (int i = 0; i < n; i++)
-            if (ti[i].ti_host != pvm_node.host_tid)
+            if (!pvm_task_by_tid(ti[i].ti_tid)) /* another node's */
                 (void)pvm_remote_kill(ti[i].ti_tid, SIGTERM);
     if (!handled) {
         fprintf(stderr, "upvm: the job was halted by t%x (pvm_halt)\n", (unsigned)t->tid);

@@ -83,52 +83,86 @@ int pvm_tid_node(int tid)
     return node_dir_route(&pvm_dir, tid);
 }
 
-int pvm_host_node(int host_tid)
+int pvm_machine_of(int node)
 {
-    if (host_tid & PVM_TID_LOCAL_MASK)
-        return -1;
-    int n = (host_tid >> PVM_TID_HOST_SHIFT) - 1;
-    return node_job_up(n) ? n : -1;
+    const char *h = multi ? node_job_host(node) : NULL;
+    if (!h)
+        return 0; /* one host: every node is the machine of node 0 */
+    for (int k = 0; k < node; k++) {
+        const char *hk = node_job_host(k);
+        if (hk && strcmp(hk, h) == 0)
+            return k;
+    }
+    return node;
 }
 
-int pvm_node_by_name(const char *name)
+int pvm_machine_tid(int node)
 {
-    if (!name)
+    return (pvm_machine_of(node) + 1) << PVM_TID_HOST_SHIFT;
+}
+
+bool pvm_machine_up(int m, int except)
+{
+    if (!multi)
+        return m == 0;
+    for (int k = m; k < node_job_slots(); k++)
+        if (k != except && node_job_up(k) && pvm_machine_of(k) == m)
+            return true;
+    return false;
+}
+
+int pvm_host_machine(int host_tid)
+{
+    if ((host_tid & PVM_TID_LOCAL_MASK) || host_tid <= 0 || !(host_tid & PVM_TID_HOST_MASK))
         return -1;
+    int n = (host_tid >> PVM_TID_HOST_SHIFT) - 1;
+    if (n >= (multi ? node_job_slots() : 1))
+        return -1;
+    return pvm_machine_of(n);
+}
+
+int pvm_name_lookup(const char *name, int *id)
+{
+    if (!name || !*name)
+        return PVM_NAME_NONE;
+    int self = multi ? node_job_self() : 0;
     if (strcmp(name, ".") == 0 || strcmp(name, "localhost") == 0 ||
-        strcmp(name, pvm_node.hostname) == 0)
-        return node_job_self();
-    char buf[NODE_HOST_MAX + 16];
-    for (int n = 0; n < node_job_slots(); n++)
-        if (node_job_up(n) && strcmp(name, pvm_node_name(n, buf, sizeof buf)) == 0)
-            return n;
-    /* "node<n>" names node n in every job (pvm_config's name in a job of
-     * one host, UPVM's own everywhere: upvm migrate, tests) */
+        strcmp(name, pvm_node.hostname) == 0) {
+        *id = pvm_machine_of(self);
+        return PVM_NAME_MACHINE;
+    }
+    if (!multi)
+        return PVM_NAME_NONE;
+    /* "node<n>" names node n in every job (UPVM's own: one node) */
     char *end;
     if (strncmp(name, "node", 4) == 0 && name[4] >= '0' && name[4] <= '9') {
         long n = strtol(name + 4, &end, 10);
-        if (!*end && n < node_job_slots() && node_job_up((int)n))
-            return (int)n;
+        if (!*end && n < node_job_slots()) {
+            *id = (int)n;
+            return PVM_NAME_NODE;
+        }
     }
-    /* a host of a job of MPI ranks, by any of its names: this node if it
-     * runs there, else its nodes in turn */
-    if (node_job_on_host(node_job_self(), name))
-        return node_job_self();
-    static int last;
-    int slots = node_job_slots();
-    for (int k = 1; k <= slots; k++) {
-        int n = (last + k) % slots;
-        if (node_job_up(n) && node_job_on_host(n, name))
-            return last = n;
-    }
-    return -1;
+    /* a job of MPI ranks: "host:k", the k-th node there */
+    char buf[NODE_HOST_MAX + 16];
+    for (int n = 0; n < node_job_slots() && strchr(name, ':'); n++)
+        if (strcmp(name, node_job_name(n, buf, sizeof buf)) == 0) {
+            *id = n;
+            return PVM_NAME_NODE;
+        }
+    /* a host of a job of MPI ranks, by any of its names */
+    for (int n = 0; n < node_job_slots(); n++)
+        if (node_job_on_host(n, name) ||
+            (node_job_host(n) && strcmp(node_job_host(n), name) == 0)) {
+            *id = pvm_machine_of(n);
+            return PVM_NAME_MACHINE;
+        }
+    return PVM_NAME_NONE;
 }
 
-const char *pvm_node_name(int n, char *buf, size_t len)
+const char *pvm_machine_name(int m)
 {
-    if (!multi)
-        return pvm_node.hostname;
-    return node_job_name(n, buf, len);
+    const char *h = multi ? node_job_host(m) : NULL;
+    return h ? h : pvm_node.hostname;
 }
 
 /* ------------------------------------------------------------ messages */
@@ -206,7 +240,11 @@ struct spawn_spec {
     int32_t flag, ptid, ctx, program, nargs, out;
 };
 
-/* Where task i of n spawned with flag/where goes: a node, or a PVM error. */
+/* Where task i of n spawned with flag/where goes: a node, or a PVM error.
+ * The candidates: every node (no host asked), one node ("node<n>"), the
+ * nodes of one machine (a host name), or all but those (PvmHostCompl);
+ * among them, as UPVM_PLACEMENT says (cyclic: in turn, from the node after
+ * the spawner's; block: contiguous equal runs). */
 static int place_cursor = -1;
 
 int pvm_place(int flag, const char *where, int i, int n, int *node)
@@ -216,46 +254,60 @@ int pvm_place(int flag, const char *where, int i, int n, int *node)
         *node = 0;
         return 0;
     }
+    int kind = PVM_NAME_NONE, id = -1;
+    bool compl = (flag & PvmHostCompl) != 0;
     if (flag & PvmTaskHost) {
-        int target = pvm_node_by_name(where);
-        if (!(flag & PvmHostCompl)) {
-            if (target < 0)
-                return PvmNoHost;
-            *node = target;
-            return 0;
-        }
-        /* any node but that one, cyclically */
-        int slots = node_job_slots();
-        for (int k = 0; k < slots; k++) {
-            int cand = (self + 1 + i + k) % slots;
-            if (cand != target && node_job_places(cand)) {
-                *node = cand;
-                return 0;
-            }
-        }
-        return PvmNoHost;
-    }
-    if (flag & PvmTaskArch) { /* every node is this machine's architecture */
-        bool match = where && strcmp(where, "LINUX64") == 0;
-        if (match == ((flag & PvmHostCompl) != 0))
+        kind = pvm_name_lookup(where, &id);
+        if (kind == PVM_NAME_NONE && !compl)
             return PvmNoHost;
+    } else if (flag & PvmTaskArch) { /* every node is this machine's architecture */
+        bool match = where && strcmp(where, "LINUX64") == 0;
+        if (match == compl)
+            return PvmNoHost;
+        compl = false;
+    } else {
+        compl = false;
     }
     int up[NODE_MAX], nup = 0;
-    for (int k = 0; k < node_job_slots(); k++)
-        if (node_job_places(k))
+    for (int k = 0; k < node_job_slots(); k++) {
+        /* a node named may be any; the default: the VM's own (node/job.h) */
+        if (!(kind == PVM_NAME_NODE ? node_job_up(k) : node_job_places(k)))
+            continue;
+        bool named = kind == PVM_NAME_NODE      ? k == id
+                     : kind == PVM_NAME_MACHINE ? pvm_machine_of(k) == id
+                                                : !(flag & PvmTaskHost);
+        if (named != compl)
             up[nup++] = k;
-    int me = 0;
+    }
+    if (nup == 0)
+        return PvmNoHost;
+    if (nup == 1) {
+        *node = up[0];
+        return 0;
+    }
+    int me = -1;
     for (int k = 0; k < nup; k++)
         if (up[k] == self)
             me = k;
     if (pvm_node.placement == PVM_PLACE_BLOCK) {
         /* the spawner and its n tasks in nup contiguous equal chunks */
-        *node = up[(me + (int)(((long)(i + 1) * nup) / (n + 1))) % nup];
+        *node = up[((me < 0 ? 0 : me) + (int)(((long)(i + 1) * nup) / (n + 1))) % nup];
         return 0;
     }
     if (place_cursor < 0)
-        place_cursor = me + 1;
-    *node = up[place_cursor++ % nup];
+        place_cursor = self + 1;
+    /* the next candidate from the cursor on (the cursor counts nodes) */
+    int slots = node_job_slots();
+    for (int k = 0; k < slots; k++) {
+        int cand = (place_cursor + k) % slots;
+        for (int c = 0; c < nup; c++)
+            if (up[c] == cand) {
+                place_cursor = cand + 1;
+                *node = cand;
+                return 0;
+            }
+    }
+    *node = up[0];
     return 0;
 }
 
@@ -267,10 +319,11 @@ static void put_str(unsigned char **p, const char *s)
 }
 
 int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
-                     const char *path, char **argv, int count, int *tids)
+                     const char *path, char **argv, int count, const int *given, int *tids)
 {
     int nargs = 0;
-    size_t bytes = sizeof(struct spawn_spec) + strlen(name) + 1 + strlen(path ? path : "") + 1;
+    size_t bytes = sizeof(struct spawn_spec) + (size_t)count * sizeof(int32_t) + strlen(name) +
+                   1 + strlen(path ? path : "") + 1;
     for (; argv && argv[nargs]; nargs++)
         bytes += strlen(argv[nargs]) + 1;
     unsigned char *buf = malloc(bytes), *p = buf;
@@ -280,6 +333,14 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
                               t->ctx, path != NULL, nargs, t->opt[PvmOutputTid]};
     memcpy(p, &spec, sizeof spec);
     p += sizeof spec;
+    memcpy(p, given, (size_t)count * sizeof(int32_t));
+    p += (size_t)count * sizeof(int32_t);
+    /* From now on, frames for them that reach this node (their home) go
+     * there (a task may start to talk before the answer is back). */
+    for (int i = 0; i < count; i++)
+        if (given[i] > 0 && node_dir_set(&pvm_dir, given[i], node) != 0)
+            fprintf(stderr, "upvm: node %d: no memory to record that t%x is on node %d\n",
+                    node_job_self(), (unsigned)given[i], node);
     put_str(&p, name);
     put_str(&p, path ? path : "");
     for (int i = 0; i < nargs; i++)
@@ -291,9 +352,6 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
     free(buf);
     if (rc == 0 && got_len == (size_t)count * sizeof(int)) {
         memcpy(tids, got, got_len);
-        for (int i = 0; i < count; i++)
-            if (tids[i] > 0 && node_dir_set(&pvm_dir, tids[i], node) != 0)
-                break; /* no memory: the tid's home routes it all the same */
     } else {
         for (int i = 0; i < count; i++)
             tids[i] = rc < 0 ? rc : PvmNoHost;
@@ -395,6 +453,8 @@ int pvm_wait_status(int tid)
     }
 }
 
+static void tell_located(int spawner, const int *tids, int count);
+
 static void on_spawn(int src, const struct node_frame *f, const void *payload, size_t len)
 {
     const unsigned char *p = payload, *end = p + len;
@@ -403,9 +463,11 @@ static void on_spawn(int src, const struct node_frame *f, const void *payload, s
     int *tids = count > 0 && count < (1 << 20) ? calloc((size_t)count, sizeof *tids) : NULL;
     char **argv = NULL;
     const char *name = NULL, *path = NULL;
-    if (len >= sizeof spec) {
+    if (tids && len >= sizeof spec + (size_t)count * sizeof(int32_t)) {
         memcpy(&spec, p, sizeof spec);
         p += sizeof spec;
+        memcpy(tids, p, (size_t)count * sizeof(int32_t)); /* the tids reserved for them */
+        p += (size_t)count * sizeof(int32_t);
         name = get_str(&p, end);
         path = get_str(&p, end);
         argv = spec.nargs >= 0 && spec.nargs < 4096
@@ -420,6 +482,7 @@ static void on_spawn(int src, const struct node_frame *f, const void *payload, s
         struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src, spec.out};
         pvm_spawn_here(&o, spec.flag, name, spec.program ? path : NULL, argv, count, tids,
                        true);
+        tell_located(src, tids, count);
         node_rpc_reply(src, f->b, 0, tids, (size_t)count * sizeof *tids);
     }
     free(tids);
@@ -525,6 +588,81 @@ void pvm_task_lost(int tid)
 static void on_task_lost(int src, const struct node_frame *f, const void *p, size_t len)
 {
     (void)fire_watches(BY_WATCHED, f->a);
+}
+
+/* Every node knows where each task of another node's is (a spawn there,
+ * a move): the migration's flush sends its markers along every node's
+ * route, which must lead to the task's node.  A task ending elsewhere than
+ * its home is forgotten by every node, and its home frees its tid. */
+void pvm_remote_task_gone(int tid)
+{
+    if (!pvm_route_flushing(tid)) /* (its markers still come here, and what it sent waits) */
+        node_dir_forget(&pvm_dir, tid);
+    struct node_frame f = {K_TASK_GONE, tid, 0, 0};
+    for (int n = 0; n < node_job_slots(); n++)
+        if (n != node_job_self() && node_job_up(n))
+            node_post(n, &f, NULL, 0, NULL, 0);
+}
+
+static void on_task_gone(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    /* only if it is still where the sender says (not back here, nor gone
+     * on by a move the sender had not heard of) */
+    if (node_dir_route(&pvm_dir, f->a) != src)
+        return;
+    if (node_dir_home(&pvm_dir, f->a) == node_job_self())
+        pvm_tid_release(f->a);
+    else
+        node_dir_forget(&pvm_dir, f->a);
+}
+
+/* Tasks of the spawner's tids started here (count of them in tids):
+ * every other node learns where they are, before anything else this node
+ * sends about them (a move: pvm/move.h), as of a move. */
+static void tell_located(int spawner, const int *tids, int count)
+{
+    int32_t *got = malloc((size_t)count * sizeof *got);
+    int n = 0;
+    for (int i = 0; got && i < count; i++)
+        if (tids[i] > 0)
+            got[n++] = tids[i];
+    struct node_frame f = {K_LOCATED, 0, 0, n};
+    for (int k = 0; n && k < node_job_slots(); k++)
+        if (k != node_job_self() && k != spawner && node_job_up(k))
+            node_post(k, &f, got, (size_t)n * sizeof *got, NULL, 0);
+    free(got);
+}
+
+static void on_located(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int n = f->c;
+    if (n < 1 || len != (size_t)n * sizeof(int32_t))
+        return;
+    for (int i = 0; i < n; i++) {
+        int32_t tid;
+        memcpy(&tid, (const char *)p + (size_t)i * sizeof tid, sizeof tid);
+        if (node_dir_set(&pvm_dir, tid, src) != 0)
+            fprintf(stderr, "upvm: node %d: no memory to record that t%x is on node %d\n",
+                    node_job_self(), (unsigned)tid, src);
+        pvm_remote_watches_follow(tid, src);
+    }
+}
+
+int pvm_tid_where(int tid)
+{
+    if (!multi || pvm_task_by_tid(tid))
+        return node_job_self();
+    int node = node_dir_route(&pvm_dir, tid), home = node_dir_home(&pvm_dir, tid);
+    if (home < 0 || node != home || home == node_job_self() || !node_job_up(home))
+        return node; /* known here (its home, or a move every node heard of) */
+    int at = ask(NODE_RPC_PINNED, home, K_WHERE, tid, 0, NULL, 0, NULL, 0, -1, NULL, NULL);
+    return at >= 0 ? at : home;
+}
+
+static void on_where(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    node_rpc_reply(src, f->b, pvm_task_by_tid(f->a) ? node_job_self()
+                                                    : node_dir_route(&pvm_dir, f->a), NULL, 0);
 }
 
 /* A PvmHostDelete watch (nodes of this job). */
@@ -648,7 +786,8 @@ int pvm_remote_notify_host(struct pvm_task *t, int host_tid, int tag, bool cance
         }
         return 0;
     }
-    if (pvm_host_node(host_tid) < 0) {
+    int m = pvm_host_machine(host_tid);
+    if (m < 0 || !pvm_machine_up(m, -1)) {
         pvm_send_pvmd_int(t->tid, tag, t->ctx, host_tid); /* no such host */
         return 0;
     }
@@ -711,9 +850,10 @@ static int local_tasks(int where, struct wire_task **out)
     int n = 0;
     list_for_each(l, &pvm_node.tasks) {
         struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
-        if (!w || (where != 0 && where != pvm_node.host_tid && k->tid != where))
-            continue;
-        w[n] = (struct wire_task){k->tid, k->ptid, pvm_node.host_tid, (int)getpid(), "", ""};
+        if (!w || ((where & PVM_TID_LOCAL_MASK) && k->tid != where))
+            continue; /* (a host: every task here) */
+        w[n] = (struct wire_task){k->tid, k->ptid, pvm_machine_tid(node_job_self()),
+                                  (int)getpid(), "", ""};
         snprintf(w[n].name, sizeof w[n].name, "%s", k->name);
         pvm_task_waits(k, w[n].waits, sizeof w[n].waits);
         n++;
@@ -757,13 +897,15 @@ int pvm_remote_tasks(struct pvm_task *t, int where, int *ntaskp, struct pvmtaski
         for (int n = 0; n < node_job_slots(); n++)
             if (node_job_up(n))
                 nodes[nn++] = n;
-    } else if (!(where & PVM_TID_LOCAL_MASK)) {
-        int n = pvm_host_node(where);
-        if (n < 0)
+    } else if (!(where & PVM_TID_LOCAL_MASK)) { /* the tasks of a host: of its nodes */
+        int m = pvm_host_machine(where);
+        for (int n = 0; m >= 0 && n < node_job_slots(); n++)
+            if (node_job_up(n) && pvm_machine_of(n) == m)
+                nodes[nn++] = n;
+        if (nn == 0)
             return PvmNoHost;
-        nodes[nn++] = n;
     } else {
-        int n = pvm_tid_node(where);
+        int n = pvm_tid_where(where);
         if (n < 0 || !node_job_up(n))
             return PvmNoTask;
         nodes[nn++] = n;
@@ -861,7 +1003,8 @@ static void on_delhost(int src, const struct node_frame *f, const void *p, size_
 static int peer_gone(int n, int status, bool deleted)
 {
     int fired = 0;
-    int host = (n + 1) << PVM_TID_HOST_SHIFT;
+    int m = pvm_machine_of(n);
+    bool host_gone = !pvm_machine_up(m, n); /* its machine's last node */
     pvm_route_node_gone(n);
     pvm_output_node_gone(n);
     if (node_job_self() == 0) {
@@ -869,11 +1012,12 @@ static int peer_gone(int n, int status, bool deleted)
         pvm_mbox_node_gone(n);
     }
     (void)upvm_wake_all(&statusq); /* statuses that never come */
+    pvm_tids_node_gone(n);
     fired += fire_watches(BY_NODE, n);
     for (list_link_t *l = host_del_watches.next, *next; l != &host_del_watches; l = next) {
         next = l->next;
         struct pvm_watch *w = list_entry(l, struct pvm_watch, link);
-        if (w->what != host)
+        if (!host_gone || pvm_host_machine(w->what) != m)
             continue;
         list_unlink(l);
         pvm_send_pvmd_int(w->watcher, w->tag, w->ctx, w->what);
@@ -909,7 +1053,9 @@ static void describe_stuck(void)
 
 static void peer_up(int n)
 {
-    pvm_hosts_added(&n, 1);
+    int host = pvm_machine_tid(n);
+    if (!pvm_machine_up(pvm_machine_of(n), n)) /* its machine's first node: a new host */
+        pvm_hosts_added(&host, 1);
 }
 
 /* ------------------------------------------------------------ start */
@@ -933,6 +1079,9 @@ void pvm_remote_register(void)
     node_on_frame(K_NOTIFY, on_notify);
     node_on_frame(K_NOTIFY_FIRE, on_notify_fire);
     node_on_frame(K_TASK_LOST, on_task_lost);
+    node_on_frame(K_TASK_GONE, on_task_gone);
+    node_on_frame(K_LOCATED, on_located);
+    node_on_frame(K_WHERE, on_where);
     node_on_frame(K_KILL, on_kill);
     node_on_frame(K_PSTAT, on_pstat);
     node_on_frame(K_TASKS, on_tasks);

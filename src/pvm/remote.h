@@ -65,12 +65,31 @@ void pvm_task_lost(int tid) HIDDEN;
 
 /* The node a tid's task is on (as far as this node knows), -1 if none. */
 int pvm_tid_node(int tid) HIDDEN;
-/* The running node a host tid names, or -1. */
-int pvm_host_node(int host_tid) HIDDEN;
-/* The running node called name (node<n>; ".", "localhost" and the host
- * name mean this node), or -1. */
-int pvm_node_by_name(const char *name) HIDDEN;
-const char *pvm_node_name(int n, char *buf, size_t len) HIDDEN;
+/*
+ * Hosts are machines (docs/pvm.md, "Tids, hosts and nodes"): every node of
+ * a job that runs on one machine belongs to the same PVM host, numbered
+ * by the lowest node slot there (its "machine", m); the host's tid is
+ * (m + 1) << 18 (0x40000 for the first).  A job of one host (no MPI) is
+ * one machine, m = 0.
+ */
+int pvm_machine_of(int node) HIDDEN;
+/* The host tid of node's machine. */
+int pvm_machine_tid(int node) HIDDEN;
+/* Is a node of machine m up (but node `except`, -1: none)? */
+bool pvm_machine_up(int m, int except) HIDDEN;
+/* The machine a host tid names: the machine of the node its host part
+ * names (any node's host part names its machine), or -1. */
+int pvm_host_machine(int host_tid) HIDDEN;
+
+/* What a host name names: PVM_NAME_MACHINE (*id: the machine; ".",
+ * "localhost", the host's names, a name pvm_config gives), PVM_NAME_NODE
+ * (*id: one node: "node<n>", and "host:k" in a job of MPI ranks, UPVM's
+ * own names), or PVM_NAME_NONE.  Whether it is up is the caller's to
+ * ask. */
+enum { PVM_NAME_NONE, PVM_NAME_MACHINE, PVM_NAME_NODE };
+int pvm_name_lookup(const char *name, int *id) HIDDEN;
+/* The name pvm_config gives machine m. */
+const char *pvm_machine_name(int m) HIDDEN;
 
 /* Placement of task i of n: *node, or PvmNoHost. */
 int pvm_place(int flag, const char *where, int i, int n, int *node) HIDDEN;
@@ -79,10 +98,30 @@ int pvm_place(int flag, const char *where, int i, int n, int *node) HIDDEN;
  * changed.  0 (also when there is no such node: dropped), PvmNoMem. */
 int pvm_remote_send(msg_buf_t *b, int dst_tid) HIDDEN;
 
-/* Spawn count tasks on node for t; tids get tids or errors; the number
- * started.  path: a program file (process mode), else name is registered. */
+/* Spawn count tasks on node for t, task i under the tid given[i] (of this
+ * node's, reserved: pvm_tids_reserve; this node's directory says they are
+ * on node from now on); tids get tids or errors; the number started.
+ * path: a program file (process mode), else name is registered. */
 int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
-                     const char *path, char **argv, int count, int *tids) HIDDEN;
+                     const char *path, char **argv, int count, const int *given,
+                     int *tids) HIDDEN;
+/* n tids of this node's for the copies of one spawn into tids, taken
+ * (PVM_TASK_AWAY until a task has them): consecutive when a run of n free
+ * ones is left, else one by one; 0 for each that none was left for.
+ * Returns how many were taken. */
+int pvm_tids_reserve(int n, int *tids) HIDDEN;
+/* A reserved tid no task got (its copy did not start), or one whose task
+ * ended on another node: free again, forgotten by the directory. */
+void pvm_tid_release(int tid) HIDDEN;
+/* Node `node` is gone: this node's tids whose tasks were there are free. */
+void pvm_tids_node_gone(int node) HIDDEN;
+/* Task tid, of another node's (its home), ended here: forget it, and tell
+ * its home (K_TASK_GONE), which frees the tid. */
+void pvm_remote_task_gone(int tid) HIDDEN;
+/* The node task tid is on: this one if it is here, else what the
+ * directory knows, else (a tid of another node's, not known here) what its
+ * home says (a request); its home when that cannot be asked. */
+int pvm_tid_where(int tid) HIDDEN;
 /* Tell the other nodes with tasks in s who their siblings are. */
 void pvm_remote_sibs(struct pvm_sibs *s) HIDDEN;
 
@@ -145,7 +184,7 @@ void pvm_sibs_arrived(struct pvm_sibs *s) HIDDEN;
  * true if installed, false if that task is gone. */
 bool pvm_watch_exit_here(int watched, int watcher, int tag, int ctx, bool cancel) HIDDEN;
 void pvm_kill_here(int tid, int sig) HIDDEN;
-/* Nodes came up: PvmHostAdd notifications. */
-void pvm_hosts_added(const int *nodes, int n) HIDDEN;
+/* Hosts (their tids) came into the VM: PvmHostAdd notifications. */
+void pvm_hosts_added(const int *hosts, int n) HIDDEN;
 
 #endif /* UPVM_PVM_REMOTE_H */

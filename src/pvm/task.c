@@ -23,6 +23,8 @@
 
 #include "proc/proc.h"
 #include "node/board.h"
+#include "node/directory.h"
+#include "node/hostname.h"
 #include "node/job.h"
 #include "net/net.h"
 #include "pvm/pvm.h"
@@ -252,6 +254,11 @@ bool pvm_tid_left(void)
     return false;
 }
 
+static bool is_home_tid(int tid)
+{
+    return (tid & PVM_TID_HOST_MASK) == pvm_node.host_tid;
+}
+
 /* Set the task (or PVM_TASK_AWAY, or NULL) of a local part, counting the
  * taken ones. */
 static void tid_set(int local, struct pvm_task *t)
@@ -297,7 +304,67 @@ static int tid_alloc(void)
     }
 }
 
-/* ------------------------------------------------------------ tasks */
+/* The first local part of a run of n free consecutive ones, from
+ * next_local on (a run does not wrap past local_max); 0 when there is
+ * none.  Bounded by the table: one pass. */
+static int tid_find_run(int n)
+{
+    int start = pvm_node.next_local, len = 0, first = 0;
+    for (int k = 0, local = start; k < pvm_node.local_max; k++) {
+        if (tids_grow(local) != 0)
+            return 0;
+        if (!pvm_node.tids[local]) {
+            if (len++ == 0)
+                first = local;
+            if (len == n)
+                return first;
+        } else {
+            len = 0;
+        }
+        local = local >= pvm_node.local_max ? 1 : local + 1;
+        if (local == 1)
+            len = 0; /* no run across the end */
+    }
+    return 0;
+}
+
+int pvm_tids_reserve(int n, int *tids)
+{
+    if (!pvm_node.ready && node_init() != 0)
+        return 0;
+    int first = n > 1 && pvm_node.local_max - pvm_node.ntaken >= n ? tid_find_run(n) : 0;
+    int got = 0;
+    for (int i = 0; i < n; i++) {
+        int local = first ? first + i : tid_alloc();
+        if (first)
+            pvm_node.next_local = local >= pvm_node.local_max ? 1 : local + 1;
+        tids[i] = local ? pvm_node.host_tid | local : 0;
+        if (local) {
+            tid_set(local, PVM_TASK_AWAY);
+            got++;
+        }
+    }
+    return got;
+}
+
+void pvm_tid_release(int tid)
+{
+    int local = tid & PVM_TID_LOCAL_MASK;
+    if (!is_home_tid(tid) || local >= pvm_node.ntids || pvm_node.tids[local] != PVM_TASK_AWAY)
+        return;
+    tid_set(local, NULL);
+    if (pvm_multi())
+        node_dir_forget(&pvm_dir, tid);
+}
+
+void pvm_tids_node_gone(int node)
+{
+    for (int local = 1; local < pvm_node.ntids; local++) {
+        int tid = pvm_node.host_tid | local;
+        if (pvm_node.tids[local] == PVM_TASK_AWAY && node_dir_route(&pvm_dir, tid) == node)
+            pvm_tid_release(tid); /* its task ended with that node */
+    }
+}
 
 /* ------------------------------------------------------------ memory */
 
@@ -391,7 +458,7 @@ static void visitor_remove(int tid)
 
 static bool is_home(int tid)
 {
-    return (tid & PVM_TID_HOST_MASK) == pvm_node.host_tid;
+    return is_home_tid(tid);
 }
 
 /* Out of the node's tables.  away: it lives on elsewhere (its local part
@@ -431,15 +498,26 @@ int pvm_task_register(struct pvm_task *t, struct ulp *u)
 
 /* ------------------------------------------------------------ tasks */
 
-/* A new task for ULP u with parent ptid, registered under a fresh tid.  A
- * process-mode ULP's task lives in its own heap. */
-static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
+/* A new task for ULP u with parent ptid, registered under tid `given` (a
+ * tid the spawning node reserved for it: of this node's, or of another's,
+ * then the task lives here as a visitor and its home knows where), or
+ * under a fresh tid of this node's (given 0).  A process-mode ULP's task
+ * lives in its own heap. */
+static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx, int given)
 {
     if (!pvm_node.ready && node_init() != 0)
         return NULL;
     struct proc *p = u->ext[ULP_EXT_PROC];
     struct pvm_task *t = p ? mem_heap_calloc(p->heap, 1, sizeof *t) : calloc(1, sizeof *t);
-    int local = t ? tid_alloc() : 0;
+    int local = t ? (given ? given & PVM_TID_LOCAL_MASK : tid_alloc()) : 0;
+    bool visitor = given && !is_home(given);
+    if (t && visitor) {
+        t->tid = given;
+        if (visitor_add(t) != 0 || node_dir_set(&pvm_dir, given, node_job_self()) != 0) {
+            visitor_remove(given);
+            local = 0;
+        }
+    }
     if (!local) {
         if (p)
             mem_heap_free(p->heap, t);
@@ -448,7 +526,7 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
         return NULL;
     }
     t->heap = p ? p->heap : NULL;
-    t->tid = pvm_node.host_tid | local;
+    t->tid = given ? given : pvm_node.host_tid | local;
     t->ptid = ptid;
     t->ulp = u;
     t->name = "";
@@ -457,7 +535,8 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
     list_init(&t->watchers);
     upvm_waitq_init(&t->recvq, "pvm_recv");
     pvm_opts_init(t);
-    tid_set(local, t);
+    if (!visitor)
+        tid_set(local, t);
     list_push_back(&pvm_node.tasks, &t->node_link);
     pvm_node.ntasks++;
     u->ext[ULP_EXT_PVM] = t;
@@ -467,7 +546,7 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx)
 
 struct pvm_task *pvm_enroll(struct ulp *u)
 {
-    return task_new(u, PvmNoParent, 0);
+    return task_new(u, PvmNoParent, 0, 0);
 }
 
 static void sibs_unref(struct pvm_sibs *s)
@@ -510,10 +589,10 @@ int pvm_task_own_sibs(struct pvm_task *t)
 /* A child task of parent for the new ULP u, one of the siblings sibs:
  * spawned with flag (PvmNoSpawnParent), in the parent's context. */
 static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *u, int flag,
-                                  struct pvm_sibs *sibs)
+                                  struct pvm_sibs *sibs, int given)
 {
     int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : o->ptid;
-    struct pvm_task *t = task_new(u, ptid, o->ctx);
+    struct pvm_task *t = task_new(u, ptid, o->ctx, given);
     if (t && sibs) {
         t->sibs = sibs;
         sibs->refs++;
@@ -567,6 +646,8 @@ void pvm_task_leave(struct pvm_task *t)
     task_tables_remove(t, false);
     proc_output_keep_name(t->ulp); /* what it writes later: still its tid */
     pvm_output_left(t);
+    if (pvm_multi() && !is_home(t->tid))
+        pvm_remote_task_gone(t->tid); /* its home frees its tid */
     t->ulp->ext[ULP_EXT_PVM] = NULL;
     fire_exit_watches(t);
     sibs_drop(t);
@@ -703,11 +784,14 @@ static char **argv_build(const char *name, char **argv, int *argc_out)
     return v;
 }
 
-/* Does `where` name this host (PvmTaskHost)? */
+/* Does `where` name this host (PvmTaskHost): this machine, or this node
+ * ("node<n>")? */
 static bool is_this_host(const char *where)
 {
+    int id, kind = pvm_name_lookup(where, &id);
     if (pvm_multi())
-        return pvm_node_by_name(where) == node_job_self();
+        return kind == PVM_NAME_NODE ? id == node_job_self()
+               : kind == PVM_NAME_MACHINE && id == pvm_machine_of(node_job_self());
     return where && (strcmp(where, ".") == 0 || strcmp(where, "localhost") == 0 ||
                      strcmp(where, pvm_node.hostname) == 0);
 }
@@ -727,7 +811,7 @@ static int spawn_placement(int flag, const char *where)
 
 /* One spawned task; 0 or a Pvm error for its tids[] slot. */
 static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const struct task_entry *e,
-                     char **argv, struct pvm_sibs *sibs, int *tid_out)
+                     char **argv, struct pvm_sibs *sibs, int given, int *tid_out)
 {
     void *arg;
     memcpy(&arg, &e->fn, sizeof arg);
@@ -740,7 +824,7 @@ static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const stru
     struct ulp *u = id > 0 ? core_ulp_lookup(id) : NULL;
     if (u)
         u->name = e->name; /* before child_new, which publishes it */
-    struct pvm_task *t = u ? child_new(parent, u, flag, sibs) : NULL;
+    struct pvm_task *t = u ? child_new(parent, u, flag, sibs, given) : NULL;
     if (!t) {
         free(v);
         if (u)
@@ -771,7 +855,8 @@ static const char *spawner_dir(char *buf, size_t len)
 
 /* One process-mode task: program at path, argv[0] = file. */
 static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const char *file,
-                         const char *path, char **argv, struct pvm_sibs *sibs, int *tid_out)
+                         const char *path, char **argv, struct pvm_sibs *sibs, int given,
+                         int *tid_out)
 {
     int argc;
     char **v = argv_build(file, argv, &argc);
@@ -786,7 +871,7 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
             fprintf(stderr, "upvm: pvm_spawn(\"%s\"): %s\n", file, err.msg);
         return rc == -ENOMEM || rc == -ENOSPC ? PvmOutOfRes : PvmNoFile;
     }
-    struct pvm_task *t = child_new(parent, u, flag, sibs);
+    struct pvm_task *t = child_new(parent, u, flag, sibs, given);
     if (!t) {
         core_ulp_kill(u, 0);
         return PvmOutOfRes;
@@ -797,19 +882,22 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
     return 0;
 }
 
-/* Start count tasks here; tids[i] gets each tid or error.  A failure is
- * the same for every copy (a program that cannot load, no memory, no tid
+/* Start count tasks here, task i under tid given[i] (reserved by the
+ * spawning node, see pvm_tids_reserve; 0: a fresh one of this node's);
+ * tids[i] gets each tid or error (tids may be given).  A failure is the
+ * same for every copy (a program that cannot load, no memory, no tid
  * left): said once, and the rest get the same error at once. */
 static int spawn_local(const struct pvm_spawn_origin *o, int flag, const struct task_entry *e,
                        const char *file, const char *path, char **argv, struct pvm_sibs *sibs,
-                       int count, int *tids)
+                       int count, const int *given, int *tids)
 {
     int started = 0;
     for (int i = 0; i < count; i++) {
-        int tid = 0;
-        int rc = !pvm_tid_left() ? PvmOutOfRes /* before a ULP is made for nothing */
-                 : path          ? spawn_program(o, flag, file, path, argv, sibs, &tid)
-                                 : spawn_one(o, flag, e, argv, sibs, &tid);
+        int tid = 0, g = given ? given[i] : 0;
+        int rc = g < 0                  ? g
+                 : !g && !pvm_tid_left() ? PvmOutOfRes /* before a ULP is made for nothing */
+                 : path ? spawn_program(o, flag, file, path, argv, sibs, g, &tid)
+                        : spawn_one(o, flag, e, argv, sibs, g, &tid);
         started += rc == 0;
         tids[i] = rc ? rc : tid;
         if (rc != 0) {
@@ -825,14 +913,22 @@ void pvm_spawn_here(const struct pvm_spawn_origin *o, int flag, const char *name
                     const char *program, char **argv, int count, int *tids,
                     bool pending_sibs)
 {
+    /* tids holds the tids the spawner reserved for them */
     struct task_entry entry = {NULL, NULL};
+    char found[PATH_MAX];
+    /* A program named without a '/' is looked for again on the host that
+     * runs it when the hostfile gave that host its own path (ep=), as a
+     * PVM host's pvmd searches its own. */
+    if (program && !strchr(name, '/') && node_host_epath() &&
+        proc_find(name, NULL, node_host_epath(), found, sizeof found) == 0)
+        program = found;
     if (!program && !registry_find(name, &entry)) {
         for (int i = 0; i < count; i++)
             tids[i] = PvmNoFile;
         return;
     }
     (void)pending_sibs; /* sibs NULL: child_new marks them pending */
-    (void)spawn_local(o, flag, &entry, name, program, argv, NULL, count, tids);
+    (void)spawn_local(o, flag, &entry, name, program, argv, NULL, count, tids, tids);
 }
 
 void pvm_sibs_arrived(struct pvm_sibs *s)
@@ -852,7 +948,8 @@ void pvm_sibs_arrived(struct pvm_sibs *s)
  * started by one request.  Returns the number started. */
 static int spawn_placed(struct pvm_task *t, int flag, const char *where,
                         const struct task_entry *e, const char *file, const char *path,
-                        char **argv, struct pvm_sibs *sibs, int ntask, int *tids)
+                        char **argv, struct pvm_sibs *sibs, int ntask, const int *given,
+                        int *tids)
 {
     struct pvm_spawn_origin o = origin_of(t);
     int started = 0;
@@ -873,9 +970,10 @@ static int spawn_placed(struct pvm_task *t, int flag, const char *where,
             /* Local ones too wait for the list: it is complete only when
              * every node has answered (the caller may block meanwhile). */
             started += nodes[i] == node_job_self()
-                           ? spawn_local(&o, flag, e, file, path, argv, NULL, run, tids + i)
+                           ? spawn_local(&o, flag, e, file, path, argv, NULL, run, given + i,
+                                         tids + i)
                            : pvm_remote_spawn(t, nodes[i], flag, path ? file : e->name, path,
-                                              argv, run, tids + i);
+                                              argv, run, given + i, tids + i);
             for (int k = 0; k < run; k++)
                 if (tids[i + k] > 0)
                     sibs->tids[sibs->n++] = tids[i + k];
@@ -903,7 +1001,8 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
     bool program = false; /* process mode: a file; else a registered function */
     bool found = file && *file && registry_find(file, &entry);
     if (!found)
-        program = file && *file && proc_find(file, spawner_dir(dir, sizeof dir), path,
+        program = file && *file && proc_find(file, spawner_dir(dir, sizeof dir),
+                                             node_host_epath(), path,
                                              sizeof path) == 0;
     /* found here, loaded maybe elsewhere: a node with another working
      * directory (a VM's, node/vm.h) must find the same file */
@@ -933,11 +1032,30 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
     sibs->refs = 1;
     sibs->n = 0;
     struct pvm_spawn_origin o = origin_of(t);
+    /* The copies' tids, consecutive, all of this node's (as PVM's pvmd
+     * gives them on one host: programs compute index = tid - tids[0]),
+     * wherever each copy runs: its home (here) knows where it is. */
+    int *given = malloc((size_t)ntask * sizeof *given);
+    if (!given) {
+        free(sibs);
+        free(result);
+        for (int i = 0; tids && i < ntask; i++)
+            tids[i] = PvmOutOfRes;
+        return 0;
+    }
+    (void)pvm_tids_reserve(ntask, given);
+    for (int i = 0; i < ntask; i++)
+        if (!given[i])
+            given[i] = PvmOutOfRes; /* no tid left here */
     int started = placed
                       ? spawn_placed(t, flag, where, &entry, file, program ? path : NULL, argv,
-                                     sibs, ntask, result)
+                                     sibs, ntask, given, result)
                       : spawn_local(&o, flag, &entry, file, program ? path : NULL, argv, sibs,
-                                    ntask, result);
+                                    ntask, given, result);
+    for (int i = 0; i < ntask; i++)
+        if (result[i] < 0 && given[i] > 0)
+            pvm_tid_release(given[i]); /* that copy did not start */
+    free(given);
     if (pvm_multi()) {
         pvm_sibs_arrived(sibs);
         pvm_remote_sibs(sibs);
@@ -971,7 +1089,7 @@ int upvm_task_spawn_func(upvm_ordinal_entry_t fn, void *arg, int ntask, int *tid
     for (int i = 0; i < ntask; i++) {
         struct ulp *u = core_ulp_lookup(ids[i]);
         struct pvm_spawn_origin o = origin_of(parent);
-        struct pvm_task *t = rc > 0 ? child_new(&o, u, 0, sibs) : NULL;
+        struct pvm_task *t = rc > 0 ? child_new(&o, u, 0, sibs, 0) : NULL;
         if (!t) { /* out of memory: none of them may run */
             rc = PvmOutOfRes;
             if (u->ext[ULP_EXT_PVM])
@@ -1272,11 +1390,8 @@ bool pvm_watch_exit_here(int watched, int watcher, int tag, int ctx, bool cancel
     return k && watch_add(&k->watchers, watcher, tag, ctx, watched) == 0;
 }
 
-void pvm_hosts_added(const int *nodes, int n)
+void pvm_hosts_added(const int *hosts, int n)
 {
-    int hosts[NODE_MAX];
-    for (int i = 0; i < n && i < NODE_MAX; i++)
-        hosts[i] = (nodes[i] + 1) << PVM_TID_HOST_SHIFT;
     for (list_link_t *l = pvm_node.host_watches.next, *next; l != &pvm_node.host_watches;
          l = next) {
         next = l->next;

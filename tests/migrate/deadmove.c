@@ -1,7 +1,8 @@
 /*
  * deadmove.c - a move whose destination dies before it answers: the task
  * that asked to move gets PvmHostFail and the reason, stays where it was,
- * and the job goes on (it asked to hear of the host's deletion).
+ * and the job goes on (it asked to hear of the sleeper's exit: node 1 is
+ * one node of this machine, whose death is no host's deletion).
  *
  * The master stops node 1 (SIGSTOP: it cannot answer the prepare step),
  * starts a killer on node 0, and asks to move itself to node 1.  The killer
@@ -35,8 +36,8 @@ int main(int argc, char **argv)
         printf("cannot spawn on node1\n");
         return 1;
     }
-    host1 = pvm_tidtohost(sleeper);
-    pvm_notify(PvmHostDelete, 77, 1, &host1);
+    host1 = sleeper;
+    pvm_notify(PvmTaskExit, 77, 1, &host1);
     int ntask;
     struct pvmtaskinfo *ti;
     if (pvm_tasks(sleeper, &ntask, &ti) < 0 || ntask != 1) {
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
     int got = pvm_recv(-1, 77);
     int who = 0;
     pvm_upkint(&who, 1, 1);
-    printf("host delete %s\n", got > 0 && who == host1 ? "ok" : "wrong");
+    printf("task exit %s\n", got > 0 && who == host1 ? "ok" : "wrong");
     pvm_exit();
     return 0;
 }

@@ -7,14 +7,15 @@
  *
  * A process-mode job of three nodes (UPVM_NODES=3).  The master (node 0)
  * spawns a worker on node1 (8 MiB of heap in a known pattern) and a probe
- * on node2, asks for PvmTaskExit of the worker and PvmHostDelete of nodes
- * 1 and 2, prints
+ * on node1 and one on node2, asks for PvmTaskExit of the worker and of the
+ * probes (the nodes are one PVM host, this machine: a node's death is told
+ * by its tasks' exits, not by a PvmHostDelete), prints
  *
  *   pids node1=P1 node2=P2
  *
  * and moves the worker to node 2 (upvm_migrate).  When the move returns
- * it prints "migrate: rc R: WHY", waits (20 s at most) for the deletion of
- * the killed node, and decides what became of the worker:
+ * it prints "migrate: rc R: WHY", waits (20 s at most) for the exit of the
+ * killed node's probe, and decides what became of the worker:
  *
  *   outcome: alive on node N   pvm_pstat says it runs, it answers a
  *                              message (its memory checked intact), and
@@ -120,23 +121,18 @@ int main(int argc, char **argv)
     /* "local": the worker starts on node 0 with main, which watches it from
      * there; after the move the driver kills its new node */
     int local = argc > 1 && strcmp(argv[1], "local") == 0;
-    int w, probe, hosts[2];
+    int w, probe, n1, hosts[2];
     char *wargs[] = {"worker", NULL}, *pargs[] = {"probe", NULL};
     if (pvm_spawn(argv[0], wargs, PvmTaskHost, local ? "node0" : "node1", 1, &w) != 1 ||
+        pvm_spawn(argv[0], pargs, PvmTaskHost, "node1", 1, &n1) != 1 ||
         pvm_spawn(argv[0], pargs, PvmTaskHost, "node2", 1, &probe) != 1) {
         printf("cannot spawn (a job of 3 nodes: UPVM_NODES=3)\n");
         return 1;
     }
-    hosts[0] = (1 + 1) << 18; /* node1 */
-    hosts[1] = pvm_tidtohost(probe);
+    hosts[0] = n1;    /* node1's probe: ends with it */
+    hosts[1] = probe; /* node2's */
     pvm_notify(PvmTaskExit, TAG_EXIT, 1, &w);
-    pvm_notify(PvmHostDelete, TAG_HOST, 2, hosts);
-    int n1 = w; /* a task of node1's, for its pid */
-    if (local) {
-        char *sargs[] = {"probe", NULL};
-        if (pvm_spawn(argv[0], sargs, PvmTaskHost, "node1", 1, &n1) != 1)
-            return 1;
-    }
+    pvm_notify(PvmTaskExit, TAG_HOST, 2, hosts);
     printf("pids node1=%d node2=%d\n", node_pid(n1), node_pid(probe));
     fflush(stdout);
     int rc = upvm_migrate(w, 2);
@@ -145,8 +141,8 @@ int main(int argc, char **argv)
     struct timeval tmout = {20, 0};
     int dead_host = 0;
     if (pvm_trecv(-1, TAG_HOST, &tmout) <= 0 || pvm_upkint(&dead_host, 1, 1) < 0)
-        inconsistent("no PvmHostDelete came for the killed node", w);
-    printf("host t%x deleted\n", (unsigned)dead_host);
+        inconsistent("no PvmTaskExit came for the killed node's probe", w);
+    printf("node%d's probe t%x ended with it\n", dead_host == n1 ? 1 : 2, (unsigned)dead_host);
     if (pvm_pstat(w) == PvmOk)
         check_alive(w);
     else
@@ -155,7 +151,7 @@ int main(int argc, char **argv)
         pvm_initsend(PvmDataDefault);
         pvm_send(probe, TAG_QUIT);
     }
-    if (local && dead_host != hosts[0]) {
+    if (dead_host != hosts[0]) {
         pvm_initsend(PvmDataDefault);
         pvm_send(n1, TAG_QUIT);
     }

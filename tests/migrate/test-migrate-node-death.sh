@@ -16,7 +16,7 @@ echo "$out"
 grep -q "^migrate: rc $(printf '%d' -22): node 1 died before it could take the task" <<<"$out" ||
     fail "the move did not end with PvmHostFail and its reason"
 grep -q '^still on node 0$' <<<"$out" || fail "the task is not on node 0 any more"
-grep -q '^host delete ok$' <<<"$out" || fail "no PvmHostDelete notification"
+grep -q '^task exit ok$' <<<"$out" || fail "no PvmTaskExit notification"
 [ $rc -eq 0 ] || fail "the job exited $rc"
 pgrep -f "$tmp/deadmove" >/dev/null && fail "node processes left behind"
 echo "PASS"

@@ -16,7 +16,7 @@ SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
            bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
-           catchout tag-tail)
+           catchout tag-tail join-all pvm-default-path hostfile-ep consecutive)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -194,6 +194,84 @@ sc_pvm-path() {
     mkdir -p "$tmp/bin" && mv "$tmp/family" "$tmp/bin/fam"
     out=$(cd / && PVM_PATH="$tmp/bin" timeout 20 "$upvm" run fam 2>&1); rc=$?
     [ $rc -eq 0 ] || fail "PVM_PATH search: $rc $out"
+}
+
+# a plain ./master (one node per core) spawning 8 copies in one
+# pvm_spawn: consecutive tids, spread over the nodes, one host
+sc_consecutive() {
+    setup consec
+    local nodes
+    for nodes in 1 2 3; do
+        out=$(cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./consec 2>&1); rc=$?
+        [ $rc -eq 0 ] && grep -q '^OK$' <<<"$out" || fail "$nodes node(s): $rc $out"
+        grep -q "^tids t40002\.\.t40009 on $nodes nodes, 1 host$" <<<"$out" || fail "$nodes node(s): $out"
+    done
+}
+
+# PVM's default search path when PVM_PATH is not set (pvmd3(1), its
+# DEFBINDIR): $HOME/pvm3/bin/$PVM_ARCH, then $PVM_ROOT/bin/$PVM_ARCH; a set
+# PVM_PATH replaces it, as in PVM
+sc_pvm-default-path() {
+    setup spawnfile
+    mkdir -p "$tmp/wd" "$tmp/home/pvm3/bin/LINUX64" "$tmp/home/pvm3/bin/OTHER" "$tmp/root/bin/LINUX64"
+    cp "$tmp/spawnfile" "$tmp/home/pvm3/bin/LINUX64/tgt"
+    cp "$tmp/spawnfile" "$tmp/home/pvm3/bin/OTHER/tgt2"
+    cp "$tmp/spawnfile" "$tmp/root/bin/LINUX64/tgt3"
+    local e="env -u PVM_PATH -u PVM_ARCH -u PVM_ROOT HOME=$tmp/home"
+    out=$(cd "$tmp/wd" && $e timeout 20 ../spawnfile tgt 2>&1)
+    grep -q "^spawn 1 " <<<"$out" && grep -q "^RAN$" <<<"$out" || fail "\$HOME/pvm3/bin/LINUX64 (PVM_ARCH unset): $out"
+    out=$(cd "$tmp/wd" && $e PVM_ARCH=OTHER timeout 20 ../spawnfile tgt2 2>&1)
+    grep -q "^spawn 1 " <<<"$out" && grep -q "^RAN$" <<<"$out" || fail "\$HOME/pvm3/bin/\$PVM_ARCH: $out"
+    out=$(cd "$tmp/wd" && $e PVM_ROOT="$tmp/root" timeout 20 ../spawnfile tgt3 2>&1)
+    grep -q "^spawn 1 " <<<"$out" && grep -q "^RAN$" <<<"$out" || fail "\$PVM_ROOT/bin/LINUX64: $out"
+    out=$(cd "$tmp/wd" && $e PVM_PATH=/nonexistent timeout 20 ../spawnfile tgt 2>&1)
+    grep -q "^spawn 0 -7$" <<<"$out" || fail "PVM_PATH set: the default path was searched too: $out"
+    out=$(cd "$tmp/wd" && $e PVM_PATH='$HOME/pvm3/bin/${PVM_ARCH}' timeout 20 ../spawnfile tgt 2>&1)
+    grep -q "^spawn 1 " <<<"$out" || fail "variables in PVM_PATH: $out"
+    # upvm run looks the program up the same way
+    cp "$tmp/spawnfile" "$tmp/home/pvm3/bin/LINUX64/sf"
+    out=$(cd "$tmp/wd" && $e timeout 20 "$upvm" run sf ./nothing 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "^spawn 0 -7$" <<<"$out" || fail "upvm run sf from \$HOME/pvm3/bin: $rc $out"
+}
+
+# a hostfile's ep= (and a "*" line's) is the host's search path: spawn
+# finds the program there, before PVM_PATH, as PVM's pvmd does
+sc_hostfile-ep() {
+    [ -e "$build/src/libupvm-mpi.so" ] || { echo "SKIP: this build has no MPI transport"; exit 77; }
+    setup spawnfile
+    mkdir -p "$tmp/t" "$tmp/wd" "$tmp/ep1" "$tmp/ep2"
+    export TMPDIR=$tmp/t
+    cp "$tmp/spawnfile" "$tmp/ep1/tgt"
+    cp "$tmp/spawnfile" "$tmp/ep2/tgt2"
+    printf 'localhost slots=2 ep=/nonexistent:%s/ep1\n' "$tmp" >"$tmp/hf"
+    out=$(cd "$tmp/wd" && PVM_PATH=/nonexistent timeout 60 "$upvm" run --hostfile ../hf ../spawnfile tgt 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "^spawn 1 " <<<"$out" && grep -q "^RAN$" <<<"$out" || fail "ep=: $rc $out"
+    ! grep -q "ep=.*ignored" <<<"$out" || fail "ep= said to be ignored: $out"
+    printf '* ep=%s/ep2\nlocalhost slots=2\n' "$tmp" >"$tmp/hf"
+    out=$(cd "$tmp/wd" && timeout 60 "$upvm" run --hostfile ../hf ../spawnfile tgt2 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q "^spawn 1 " <<<"$out" && grep -q "^RAN$" <<<"$out" || fail "* ep=: $rc $out"
+    out=$(cd "$tmp/wd" && timeout 60 "$upvm" run --hostfile ../hf ../spawnfile tgt 2>&1); rc=$?
+    grep -q "^spawn 0 -7$" <<<"$out" || fail "a program outside ep= was found: $rc $out"
+}
+
+# upvm_join_all waits for the ULPs of the program's own copy: the
+# README's first program, built with upvmcc, ends with status 0 (not a
+# false deadlock on the runtime's own ULP), in a one-node job and in one of
+# two nodes; a PVM task's join does not wait for the tasks it spawned
+sc_join-all() {
+    setup joinall
+    local nodes
+    for nodes in 1 2; do
+        out=$(cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./joinall 2>&1); rc=$?
+        [ $rc -eq 0 ] || fail "joinall ($nodes node(s)) exited $rc: $(tail -5 <<<"$out")"
+        [ "$(grep -c '^ULP [0-9]* is worker' <<<"$out")" = 1000 ] || fail "not every worker ran: $(tail -5 <<<"$out")"
+        grep -q '^joined 1000$' <<<"$out" || fail "join returned early: $(tail -5 <<<"$out")"
+        out=$(cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./joinall pvm 2>&1); rc=$?
+        [ $rc -eq 0 ] || fail "joinall pvm ($nodes node(s)) exited $rc: $(tail -5 <<<"$out")"
+        grep -q '^joined 100$' <<<"$out" || fail "the master's join: $(tail -5 <<<"$out")"
+        grep -q '^joined 10$' <<<"$out" || fail "the child's join: $(tail -5 <<<"$out")"
+        grep -q '^child 0$' <<<"$out" || fail "the child's result: $(tail -5 <<<"$out")"
+    done
 }
 
 # output tagged with the task's tid

@@ -36,6 +36,118 @@ static int waiter(int argc, char **argv)
 }
 UPVM_TASK("waiter", waiter)
 
+/* Says where it runs (tid, node, host) to its parent, tag 11; then waits
+ * to be told to go (tag 1) and exits with status 5. */
+static int placed(int argc, char **argv)
+{
+    int v[3] = {pvm_mytid(), upvm_node_of(0), pvm_tidtohost(pvm_mytid())};
+    CHECK(pvm_initsend(PvmDataDefault) > 0);
+    CHECK_EQ(pvm_pkint(v, 3, 1), 0);
+    CHECK_EQ(pvm_send(pvm_parent(), 11), 0);
+    CHECK(pvm_recv(-1, 1) > 0);
+    return 5;
+}
+UPVM_TASK("placed", placed)
+
+/* n copies of "placed" by one pvm_spawn (flag, where): their tids are
+ * consecutive (index = tid - tids[0], as PVM gives them on one host),
+ * each on the host 0x40000 (this machine), each node reported in node[]. */
+static void spawn_placed_copies(int flag, char *where, int n, int *tids, int *node)
+{
+    CHECK_EQ(pvm_spawn("placed", NULL, flag, where, n, tids), n);
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(tids[i], tids[0] + i);
+        int v[3];
+        CHECK(pvm_recv(tids[i], 11) > 0);
+        CHECK_EQ(pvm_upkint(v, 3, 1), 0);
+        CHECK_EQ(v[0], tids[i]);
+        CHECK(v[1] >= 0 && v[1] < upvm_nodes());
+        CHECK_EQ(v[2], 0x40000);                  /* where it runs: this host */
+        CHECK_EQ(pvm_tidtohost(tids[i]), 0x40000); /* asked from here */
+        CHECK_EQ(upvm_node_of(tids[i]), v[1]);
+        CHECK_EQ(pvm_pstat(tids[i]), PvmOk);
+        node[i] = v[1];
+    }
+}
+
+/* How many different nodes node[0..n-1] name. */
+static int nodes_used(const int *node, int n)
+{
+    int used = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < i && node[k] != node[i])
+            k++;
+        used += k == i;
+    }
+    return used;
+}
+
+/* One pvm_spawn of N copies: N consecutive tids of the spawner's, the
+ * copies spread over the job's nodes (UPVM_NODES) all the same, and each
+ * one reachable there: messages, pvm_pstat, pvm_tasks, pvm_notify,
+ * pvm_kill.  The machine is one host: PvmTaskHost with its name spreads
+ * the copies as the default does; "node<n>" (UPVM's own) picks node n. */
+TEST(spawn_gives_consecutive_tids)
+{
+    enum { N = 6 };
+    int me = pvm_mytid(), tids[N], node[N], nodes = upvm_nodes();
+    spawn_placed_copies(0, "", N, tids, node);
+    CHECK_EQ(nodes_used(node, N), nodes < N ? nodes : N); /* spread over every node */
+    CHECK_EQ(tids[0] & 0xfffc0000, me & 0xfffc0000);     /* the spawner's tids */
+    int n;
+    struct pvmtaskinfo *ti;
+    CHECK_EQ(pvm_tasks(0x40000, &n, &ti), 0); /* the host's tasks: every node's */
+    int found = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < N; k++)
+            if (ti[i].ti_tid == tids[k]) {
+                found++;
+                CHECK_EQ(ti[i].ti_host, 0x40000);
+                CHECK_EQ(ti[i].ti_ptid, me);
+            }
+    CHECK_EQ(found, N);
+    CHECK_EQ(pvm_tasks(tids[N - 1], &n, &ti), 0);
+    CHECK_EQ(n, 1);
+    CHECK_EQ(ti[0].ti_tid, tids[N - 1]);
+    /* notify and kill reach each copy where it runs (the last: elsewhere
+     * when there are several nodes) */
+    CHECK_EQ(pvm_notify(PvmTaskExit, 103, N, tids), 0);
+    CHECK_EQ(pvm_kill(tids[N - 1]), 0);
+    CHECK_EQ(recv_int(-1, 103), tids[N - 1]);
+    CHECK_EQ(pvm_pstat(tids[N - 1]), PvmNoTask);
+    pvm_initsend(PvmDataDefault);
+    CHECK_EQ(pvm_mcast(tids, N - 1, 1), 0);
+    for (int i = 0; i < N - 1; i++)
+        CHECK(recv_int(-1, 103) > 0);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(pvm_pstat(tids[i]), PvmNoTask);
+
+    /* by the host's name: anywhere on this machine, spread */
+    char self[256];
+    CHECK_EQ(gethostname(self, sizeof self), 0);
+    self[strcspn(self, ".")] = '\0';
+    spawn_placed_copies(PvmTaskHost, self, N, tids, node);
+    CHECK_EQ(nodes_used(node, N), nodes < N ? nodes : N);
+    pvm_initsend(PvmDataDefault);
+    CHECK_EQ(pvm_mcast(tids, N, 1), 0);
+    CHECK_EQ(pvm_mstat(self), PvmOk);
+    if (nodes > 1) { /* by a node's name: that node only */
+        spawn_placed_copies(PvmTaskHost, "node1", 3, tids, node);
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ(node[i], 1);
+        pvm_initsend(PvmDataDefault);
+        CHECK_EQ(pvm_mcast(tids, 3, 1), 0);
+        CHECK_EQ(pvm_mstat("node1"), PvmOk);
+        /* anywhere but node 1 */
+        spawn_placed_copies(PvmTaskHost | PvmHostCompl, "node1", 3, tids, node);
+        for (int i = 0; i < 3; i++)
+            CHECK(node[i] != 1);
+        pvm_initsend(PvmDataDefault);
+        CHECK_EQ(pvm_mcast(tids, 3, 1), 0);
+    }
+}
+
 TEST(enrolment_and_identity)
 {
     int me = pvm_mytid();
@@ -246,11 +358,12 @@ TEST(tasks_and_config)
     int nhost, narch;
     struct pvmhostinfo *hi;
     CHECK_EQ(pvm_config(&nhost, &narch, &hi), 0);
-    const char *nodes = getenv("UPVM_NODES"); /* every node is a host */
-    CHECK_EQ(nhost, nodes ? atoi(nodes) : 1);
-    for (int i = 1; i < nhost; i++)
-        CHECK_EQ(hi[i].hi_tid, (i + 1) << 18);
+    CHECK_EQ(nhost, 1); /* this machine is one host, however many nodes */
     CHECK_EQ(hi[0].hi_tid, 0x40000);
+    char self[256];
+    CHECK_EQ(gethostname(self, sizeof self), 0);
+    self[strcspn(self, ".")] = '\0';
+    CHECK_EQ(strcmp(hi[0].hi_name, self), 0);
     CHECK_EQ(strcmp(hi[0].hi_arch, "LINUX64"), 0);
     CHECK_EQ(hi[0].hi_dsig, 0x408c41);
     CHECK_EQ(pvm_archcode("LINUX64"), 0x408c41);
@@ -475,7 +588,8 @@ TEST(pvmd_only_functions)
     int infos[1], nhost;
     char *hosts[] = {"nosuchhost.invalid"};
     CHECK_EQ(pvm_config(&nhost, NULL, NULL), 0);
-    if (nhost == 1) { /* one node: there is nothing to start */
+    CHECK_EQ(nhost, 1);
+    if (upvm_nodes() == 1) { /* one node: there is nothing to start */
         CHECK_EQ(pvm_addhosts(hosts, 1, infos), 0);
         CHECK(infos[0] < 0);
         CHECK_EQ(pvm_delhosts(hosts, 1, infos), 0);

@@ -44,7 +44,7 @@ static int add_host(struct upvm_hosts *h, const char *name, size_t len, int slot
     char *copy = strndup(name, len);
     if (!copy)
         return -1;
-    v[h->n++] = (struct upvm_host){copy, slots, standby};
+    v[h->n++] = (struct upvm_host){copy, slots, standby, NULL};
     return 0;
 }
 
@@ -103,13 +103,29 @@ static void ignored_option(const char *path, int line, const char *opt, size_t l
     if (nsaid < 16)
         strcpy(said[nsaid++], key);
     const char *why = "UPVM starts no pvmd: mpirun reaches each host its own way";
-    if (!strcmp(key, "ep="))
-        why = "tasks' programs are found through PVM_PATH on every host";
-    else if (!strcmp(key, "wd="))
+    if (!strcmp(key, "wd="))
         why = "tasks start in the directory mpirun gives them (the current one)";
     else if (!strcmp(key, "sp="))
         why = "every host's speed is the same to UPVM";
     fprintf(stderr, "upvm run: %s:%d: %.*s ignored (%s)\n", path, line, (int)len, opt, why);
+}
+
+/* The ep= of the last "*" line (PVM: a default for the hosts after it). */
+static char *default_ep;
+
+/* Host name's ep= (the last one given for it wins). */
+static int set_ep(struct upvm_hosts *h, const char *name, const char *ep)
+{
+    for (int i = 0; i < h->n; i++) {
+        if (strcmp(h->v[i].name, name) != 0)
+            continue;
+        char *copy = ep ? strdup(ep) : NULL;
+        if (ep && !copy)
+            return -1;
+        free(h->v[i].ep);
+        h->v[i].ep = copy;
+    }
+    return 0;
 }
 
 /* One line of a hostfile; 0, or -1 (err says why). */
@@ -125,8 +141,18 @@ static int parse_line(const char *path, int lineno, char *line, struct upvm_host
     bool defaults = !strcmp(name, "*");
     bool standby = name[0] == '&';
     int slots = 0;
+    const char *ep = NULL;
     for (char *opt; (opt = strtok_r(NULL, " \t\r\n", &save));) {
         char *eq = strchr(opt, '=');
+        if (!strncmp(opt, "ep=", 3)) {
+            if (strchr(opt + 3, ';')) {
+                snprintf(err, len, "%s:%d: %s: a path with ';' cannot be passed on", path,
+                         lineno, opt);
+                return -1;
+            }
+            ep = opt + 3;
+            continue;
+        }
         size_t key = eq ? (size_t)(eq - opt) + 1 : strlen(opt);
         if (!strncmp(opt, "slots=", 6) && (slots = count(opt + 6, strlen(opt + 6))) < 0) {
             snprintf(err, len, "%s:%d: %s: slots= wants a count from 1 to 4096", path,
@@ -137,9 +163,15 @@ static int parse_line(const char *path, int lineno, char *line, struct upvm_host
             continue;
         ignored_option(path, lineno, opt, key);
     }
-    if (defaults)
+    if (defaults) {
+        if (ep) {
+            free(default_ep);
+            default_ep = strdup(ep);
+        }
         return 0;
-    if (add_host(h, name + standby, strlen(name + standby), slots, standby) != 0) {
+    }
+    if (add_host(h, name + standby, strlen(name + standby), slots, standby) != 0 ||
+        ((ep || default_ep) && set_ep(h, name + standby, ep ? ep : default_ep) != 0)) {
         snprintf(err, len, "%s:%d: '%s' is not a host name", path, lineno, name);
         return -1;
     }
@@ -169,8 +201,10 @@ int hosts_parse_file(const char *path, struct upvm_hosts *h, char *err, size_t l
 
 void hosts_free(struct upvm_hosts *h)
 {
-    for (int i = 0; i < h->n; i++)
+    for (int i = 0; i < h->n; i++) {
         free(h->v[i].name);
+        free(h->v[i].ep);
+    }
     free(h->v);
     h->v = NULL;
     h->n = 0;
@@ -247,6 +281,30 @@ static void export_standby(const struct upvm_hosts *h)
     free(list);
 }
 
+/* $UPVM_HOST_EPATHS for the ranks: each host's ep=, "host=path;..." (the
+ * node finds its host's: node_host_epath). */
+static void export_epaths(const struct upvm_hosts *h)
+{
+    size_t len = 1;
+    for (int i = 0; i < h->n; i++)
+        len += h->v[i].ep ? strlen(h->v[i].name) + strlen(h->v[i].ep) + 2 : 0;
+    char *list = calloc(1, len);
+    if (!list)
+        return;
+    for (int i = 0; i < h->n; i++) {
+        if (!h->v[i].ep)
+            continue;
+        if (*list)
+            strcat(list, ";");
+        strcat(list, h->v[i].name);
+        strcat(list, "=");
+        strcat(list, h->v[i].ep);
+    }
+    if (*list)
+        setenv("UPVM_HOST_EPATHS", list, 1);
+    free(list);
+}
+
 /* Open MPI hands a remote rank only the variables named with -x: every
  * UPVM_* and PVM_* one (settings, PVM_PATH, PVM_EXPORT) goes. */
 static void forward_env(struct argv_buf *a)
@@ -320,6 +378,7 @@ int hosts_launch(const struct upvm_hosts *h, int nranks, char **argv)
         return 1;
     }
     export_standby(h);
+    export_epaths(h);
     struct argv_buf a = {0};
     char *words = mpirun && *mpirun ? strdup(mpirun) : NULL, *save;
     if (words) /* UPVM_MPIRUN="mpirun --mca ...": the command and options */

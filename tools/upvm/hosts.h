@@ -20,6 +20,7 @@ struct upvm_host {
     int slots;     /* nodes to run there; 0: one per CPU (mpirun finds out) */
     bool standby;  /* PVM's "&host": known, started, not in the VM until
                       pvm_addhosts names it */
+    char *ep;      /* PVM's ep=: where spawn looks for programs there, or NULL */
 };
 
 struct upvm_hosts {
@@ -35,8 +36,9 @@ int hosts_parse_list(const char *list, struct upvm_hosts *h, char *err, size_t l
  * A hostfile in PVM's syntax (a host per line, "name [option=value ...]",
  * "&name" for a host added later by pvm_addhosts, "*" lines of defaults,
  * '#' comments) or Open MPI's ("name slots=N [max_slots=M]"); both may
- * mix.  PVM options that mean nothing here (lo=, so=, dx=, ...) are said
- * once on stderr and ignored.  0, or -1 with the reason (file:line) in err.
+ * mix.  ep= (the host's search path for spawned programs, also from a
+ * "*" line) is kept; PVM options that mean nothing here (lo=, so=, dx=,
+ * ...) are said once on stderr and ignored.  0, or -1 with the reason (file:line) in err.
  */
 int hosts_parse_file(const char *path, struct upvm_hosts *h, char *err, size_t len);
 

@@ -48,7 +48,8 @@ static const char run_help[] =
     "(t40001, their parent), so pvm_siblings() lists all N in order.\n"
     "\n"
     "PROGRAM is looked up like pvm_spawn does: as given when it contains a\n"
-    "'/', else in the current directory, each directory of $PVM_PATH and\n"
+    "'/', else in the current directory, then each directory of $PVM_PATH, or\n"
+    "when it is not set PVM's default, $HOME/pvm3/bin/$PVM_ARCH and\n"
     "$PVM_ROOT/bin/$PVM_ARCH.\n"
     "\n"
     "Options:\n"
@@ -98,7 +99,34 @@ static int usage_error(const char *what)
     return 2;
 }
 
-/* PROGRAM as pvm_spawn would find it. */
+/* dir with $VAR / ${VAR} replaced (unset: nothing; $PVM_ARCH: LINUX64),
+ * as pvm_spawn's search does (src/proc/proc.c). */
+static void expand_dir(const char *d, char *out, size_t len)
+{
+    size_t o = 0;
+    while (*d && o + 1 < len) {
+        bool brace = d[0] == '$' && d[1] == '{';
+        size_t n = d[0] == '$' ? strspn(d + 1 + brace, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "abcdefghijklmnopqrstuvwxyz0123456789_") : 0;
+        if (!n || (brace && d[2 + n] != '}')) {
+            out[o++] = *d++;
+            continue;
+        }
+        char var[256];
+        snprintf(var, sizeof var, "%.*s", (int)n, d + 1 + brace);
+        const char *v = getenv(var);
+        if ((!v || !*v) && strcmp(var, "PVM_ARCH") == 0)
+            v = "LINUX64";
+        o += (size_t)snprintf(out + o, len - o, "%s", v ? v : "");
+        if (o >= len)
+            o = len - 1;
+        d += 1 + brace + n + brace;
+    }
+    out[o] = '\0';
+}
+
+/* PROGRAM as pvm_spawn would find it: as given with a '/', else in ., then
+ * $PVM_PATH, or PVM's default path when it is not set. */
 static int find_program(const char *name, char *out, size_t len)
 {
     if (strchr(name, '/')) {
@@ -107,14 +135,15 @@ static int find_program(const char *name, char *out, size_t len)
     }
     const char *path = getenv("PVM_PATH");
     char dirs[8192];
-    snprintf(dirs, sizeof dirs, ".:%s", path ? path : "");
-    const char *root = getenv("PVM_ROOT"), *arch = getenv("PVM_ARCH");
-    if (root)
-        snprintf(dirs + strlen(dirs), sizeof dirs - strlen(dirs), ":%s/bin/%s", root,
-                 arch ? arch : "LINUX64");
+    snprintf(dirs, sizeof dirs, ".:%s",
+             path && *path ? path : "$HOME/pvm3/bin/$PVM_ARCH:$PVM_ROOT/bin/$PVM_ARCH");
     for (char *d = strtok(dirs, ":"); d; d = strtok(NULL, ":")) {
-        snprintf(out, len, "%s/%s", d, name);
-        if (access(out, F_OK) == 0)
+        char dir[PATH_MAX];
+        expand_dir(d, dir, sizeof dir);
+        if (!*dir)
+            continue;
+        int n = snprintf(out, len, "%s/%s", dir, name);
+        if (n > 0 && (size_t)n < len && access(out, F_OK) == 0)
             return 0;
     }
     return -1;
@@ -228,8 +257,8 @@ static int cmd_run(int argc, char **argv)
     }
     char path[PATH_MAX];
     if (find_program(argv[i], path, sizeof path) != 0) {
-        fprintf(stderr, "upvm run: %s: no such program (searched ., $PVM_PATH, "
-                        "$PVM_ROOT/bin/$PVM_ARCH)\n", argv[i]);
+        fprintf(stderr, "upvm run: %s: no such program (searched ., then $PVM_PATH or, "
+                        "unset, $HOME/pvm3/bin/$PVM_ARCH:$PVM_ROOT/bin/$PVM_ARCH)\n", argv[i]);
         return 1;
     }
     if (access(path, X_OK) != 0) {
