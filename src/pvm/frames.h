@@ -40,8 +40,10 @@ enum pvm_frame_kind {
     K_LOCATED,              /* c: n; payload: n tids of other nodes' now on the sender
                              * (spawned there): to every node but their home */
     K_WHERE,                /* a: tid, b: id, to its home: the node it is on (the answer) */
+    K_TIDS,                 /* a: n, b: id, to node 0 of a VM: reserve n consecutive tids of
+                             * its own for a joined program's spawn; reply: the tids */
 };
 
-_Static_assert(K_WHERE < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
+_Static_assert(K_TIDS < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
 
 #endif /* UPVM_PVM_FRAMES_H */

@@ -659,6 +659,34 @@ int pvm_tid_where(int tid)
     return at >= 0 ? at : home;
 }
 
+/* A program that joined a VM leaves it when it ends, and its slot goes to
+ * the next: the tasks it spawns onto the VM's nodes outlive it, so their
+ * home (which must know where they are) is node 0, which stays. */
+int pvm_remote_tids(int n, int *tids)
+{
+    void *got = NULL;
+    size_t len = 0;
+    int rc = ask(NODE_RPC_PINNED, 0, K_TIDS, n, 0, NULL, 0, NULL, 0, -EHOSTDOWN, &got, &len);
+    int k = rc > 0 && len == (size_t)n * sizeof(int32_t) ? rc : 0;
+    for (int i = 0; i < n; i++) {
+        int32_t tid = 0;
+        if (k)
+            memcpy(&tid, (char *)got + (size_t)i * sizeof tid, sizeof tid);
+        tids[i] = tid;
+    }
+    free(got);
+    return k;
+}
+
+static void on_tids(int src, const struct node_frame *f, const void *p, size_t len)
+{
+    int n = f->a > 0 && f->a <= 65536 ? f->a : 0;
+    int *tids = n ? calloc((size_t)n, sizeof *tids) : NULL;
+    int got = tids ? pvm_tids_reserve(n, tids) : 0;
+    node_rpc_reply(src, f->b, got, tids, tids ? (size_t)n * sizeof *tids : 0);
+    free(tids);
+}
+
 static void on_where(int src, const struct node_frame *f, const void *p, size_t len)
 {
     node_rpc_reply(src, f->b, pvm_task_by_tid(f->a) ? node_job_self()
@@ -1082,6 +1110,7 @@ void pvm_remote_register(void)
     node_on_frame(K_TASK_GONE, on_task_gone);
     node_on_frame(K_LOCATED, on_located);
     node_on_frame(K_WHERE, on_where);
+    node_on_frame(K_TIDS, on_tids);
     node_on_frame(K_KILL, on_kill);
     node_on_frame(K_PSTAT, on_pstat);
     node_on_frame(K_TASKS, on_tasks);

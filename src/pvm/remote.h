@@ -110,6 +110,11 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
  * ones is left, else one by one; 0 for each that none was left for.
  * Returns how many were taken. */
 int pvm_tids_reserve(int n, int *tids) HIDDEN;
+
+/* pvm_tids_reserve on node 0, for a program that joined a VM (its tasks
+ * spawned on the VM's nodes outlive it): how many (0 when node 0 could
+ * not); the tids in tids, 0 for those not reserved. */
+int pvm_remote_tids(int n, int *tids) HIDDEN;
 /* A reserved tid no task got (its copy did not start), or one whose task
  * ended on another node: free again, forgotten by the directory. */
 void pvm_tid_release(int tid) HIDDEN;

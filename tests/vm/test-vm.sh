@@ -169,6 +169,10 @@ sc_console() {
     grep -q '^UPVM_TEST_X=1$' <<<"$out" || fail "setenv"
     grep -q '^2 successful$' <<<"$out" || fail "spawn -2"
     grep -Eq '^ *1: t[0-9a-f]+ t[0-9a-f]+$' <<<"$out" || fail "jobs after spawn"
+    # one spawn's copies: consecutive tids, as on one PVM host (homed on the
+    # VM's node 0: they outlive the console, and reset below finds them)
+    read -r t1 t2 < <(sed -n '/^2 successful$/{n;N;s/t//g;s/\n/ /p}' <<<"$out")
+    [ $((16#$t2 - 16#$t1)) = 1 ] || fail "spawn -2 gave t$t1 and t$t2, not consecutive"
     grep -Eq '^node0 pid [0-9]+: ' <<<"$out" || fail "tasks"
     grep -q '^bogus: not found$' <<<"$out" || fail "unknown command"
     grep -q '^  migrate ' <<<"$out" || fail "help lists migrate"
