@@ -181,8 +181,16 @@ static void send_out(int catcher, int writer, int op, const char *data, size_t n
 
 static void on_output(int src, const struct node_frame *f, const void *p, size_t len)
 {
-    if (pvm_route_here(src, f, p, len, f->a))
-        take(f->a, f->b, f->c, p, len);
+    if (!pvm_route_here(src, f, p, len, f->a))
+        return;
+    /* a program that joined a VM got a slot whose earlier program caught
+     * output and is gone: not its terminal's; the VM's log has it (node 0
+     * takes it as for any catcher gone, node/vm.h) */
+    if (node_job_joined() && !pvm_task_by_tid(f->a)) {
+        node_post(0, f, p, len, NULL, 0);
+        return;
+    }
+    take(f->a, f->b, f->c, p, len);
 }
 
 /* ------------------------------------------------------------ the writer */
