@@ -86,10 +86,20 @@ vm_procs() { echo "$VMPID $(pgrep -P "$VMPID" | tr '\n' ' ')"; }
 
 # After a halt nothing of the VM may remain: no process, no socket, no
 # shared-memory file (its segments are memfds: /dev/shm stays as it was).
+# Wait (15 s at most) until none of the processes $1 runs.
+wait_procs_gone() {
+    local p deadline=$((SECONDS + 15))
+    for p in $1; do
+        while kill -0 "$p" 2>/dev/null; do
+            [ $SECONDS -lt $deadline ] ||
+                fail "processes of the VM remain: $(ps -o pid,args -p "$(echo $1 | tr ' ' ,)")"
+            sleep 0.05
+        done
+    done
+}
+
 check_gone() {
-    local procs=$1
-    wait_until "! kill -0 $(echo $procs | sed 's/ / 2>\/dev\/null \&\& ! kill -0 /g') 2>/dev/null" 15 ||
-        fail "processes of the VM remain: $(ps -o pid,args -p "$(echo $procs | tr ' ' ,)")"
+    wait_procs_gone "$1"
     local left
     left=$(ls "$XDG_RUNTIME_DIR/upvm" | grep -v '^vm.log$')
     [ -z "$left" ] || fail "files left in the runtime directory: $left"
@@ -248,10 +258,8 @@ sc_users() {
 sc_halt-clean() {
     setup
     start_vm
-    (cd "$tmp" && exec ./vm-service serve h >"$tmp/server.out" 2>&1) &
-    local server=$!
-    pids+=($server)
-    wait_until "grep -q serving '$tmp/server.out'" || fail "server: $(cat "$tmp/server.out")"
+    start_server h
+    local server=${pids[-1]}
     local procs
     procs="$(vm_procs) $server"
     out=$(timeout 30 "$upvm" halt 2>&1) || fail "upvm halt: $out"
@@ -287,15 +295,12 @@ sc_console-killed() {
 sc_launcher-killed() {
     setup
     start_vm
-    (cd "$tmp" && exec ./vm-service serve k >"$tmp/server.out" 2>&1) &
-    local server=$!
-    pids+=($server)
-    wait_until "grep -q serving '$tmp/server.out'" || fail "server: $(cat "$tmp/server.out")"
+    start_server k
+    local server=${pids[-1]}
     local procs
     procs="$(vm_procs) $server"
     kill -9 "$VMPID"
-    wait_until "! kill -0 $(echo $procs | sed 's/ / 2>\/dev\/null \&\& ! kill -0 /g') 2>/dev/null" 15 ||
-        fail "processes remain after the launcher's death: $(ps -o pid,args -p "$(echo $procs | tr ' ' ,)")"
+    wait_procs_gone "$procs"
     grep -q 'the VM this program joined is gone' "$tmp/server.out" || fail "server: $(cat "$tmp/server.out")"
     start_vm
     out=$(timeout 30 "$upvm" halt 2>&1) || fail "halt: $out"
