@@ -2,6 +2,7 @@
 # demo.sh - build UPVM and run the demo job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export UPVM_VM=off # the demo jobs are jobs of their own, even while a VM of yours is up (docs/console.md)
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build >/dev/null

@@ -7,6 +7,7 @@
 #   FUZZ_SECONDS=N  each fuzz target's run (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export UPVM_VM=off # the tests start their own jobs (and the VM tests their own VMs), whatever VM of yours is up (docs/console.md)
 bash scripts/install-deps.sh
 JOBS=${JOBS:-$(nproc)}
 

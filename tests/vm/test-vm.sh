@@ -22,6 +22,7 @@ if [ "${1:-}" = --list ]; then
 fi
 [ $# -ge 2 ] || { echo "usage: $0 BUILD_DIR SCENARIO... (--list)" >&2; exit 2; }
 build=$(cd "$1" && pwd) || exit 2
+unset UPVM_VM # scripts/test.sh turns joining off for the other tests
 shift
 cc=$build/tools/upvmcc/upvmcc
 upvm=$build/tools/upvm/upvm
