@@ -40,6 +40,7 @@ struct flush {
     uint64_t blocked;       /* channels (nodes) whose marker is missing */
     list_link_t frames;     /* held, in arrival order */
     list_link_t sends;      /* the task's own messages to other nodes, held */
+    bool gone;              /* the task ended here: the others hear of it at the end */
     uint32_t nheld[NODE_MAX];
 };
 
@@ -65,6 +66,29 @@ static struct flush *flush_of(int tid)
 bool pvm_route_flushing(int tid)
 {
     return !list_empty(&flushes) && flush_of(tid) != NULL;
+}
+
+/*
+ * Task tid ended here before its flush was over: the other nodes must not
+ * hear of it (K_TASK_GONE: they forget their route to here, its home frees
+ * the tid) until then.  The markers still missing travel the other nodes'
+ * old routes, through the node it left, which forwards them by its route
+ * to here; and frames from different nodes are not ordered, so this node's
+ * K_TASK_GONE may reach the node it left before another node's marker
+ * does.  That node, having forgotten the route, sends the marker to the
+ * tid's home, which (the tid released) takes it for one of a task that is
+ * gone: the marker never comes here, and the flush, with the messages the
+ * task sent last held in it, waits for ever.
+ */
+bool pvm_route_gone_later(int tid)
+{
+    struct flush *x = list_empty(&flushes) ? NULL : flush_of(tid);
+    if (!x)
+        return false;
+    x->gone = true;
+    pvm_trace("t%x: ended during its flush: the others are told when it is over",
+              (unsigned)tid);
+    return true;
 }
 
 /* Record where tid is; out of memory for the directory, say so (frames
@@ -147,10 +171,13 @@ static void release(struct flush *x)
     }
     if (x->installed && !x->blocked && list_empty(&x->frames)) {
         int tid = x->tid;
+        bool gone = x->gone;
         send_held(x);
         list_unlink(&x->link);
         free(x);
         pvm_trace("t%x: flush over", (unsigned)tid);
+        if (gone) /* every marker is in: the routes to here may go now */
+            pvm_remote_task_gone(tid);
         if (on_flushed)
             on_flushed(tid);
     }

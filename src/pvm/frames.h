@@ -36,7 +36,7 @@ enum pvm_frame_kind {
     K_OUTPUT,               /* a: catcher tid, b: writer tid, c: OUT_* (catchout.c); payload:
                              * output (routed like a message) */
     K_TASK_GONE,            /* a: tid: it ended on the sending node (to every node; its
-                             * home frees the tid) */
+                             * home frees the tid; sent once its flush there is over) */
     K_LOCATED,              /* c: n; payload: n tids of other nodes' now on the sender
                              * (spawned there): to every node but their home */
     K_WHERE,                /* a: tid, b: id, to its home: the node it is on (the answer) */

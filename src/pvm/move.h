@@ -64,6 +64,9 @@ void pvm_route_unexpect(int tid) HIDDEN;
 /* Is tid's flush still going on here (markers missing)?  It cannot move
  * on until it is over. */
 bool pvm_route_flushing(int tid) HIDDEN;
+/* tid ended here while its flush goes on: true, and pvm_remote_task_gone
+ * is called again when the flush is over (flush.c says why). */
+bool pvm_route_gone_later(int tid) HIDDEN;
 /* Called when a flush ends (the migration layer retries what waited). */
 void pvm_route_on_flushed(void (*fn)(int tid)) HIDDEN;
 /* The routing frames' handlers (K_MIG_MOVED, K_MIG_MARK), and a node's

@@ -596,8 +596,9 @@ static void on_task_lost(int src, const struct node_frame *f, const void *p, siz
  * its home is forgotten by every node, and its home frees its tid. */
 void pvm_remote_task_gone(int tid)
 {
-    if (!pvm_route_flushing(tid)) /* (its markers still come here, and what it sent waits) */
-        node_dir_forget(&pvm_dir, tid);
+    if (pvm_route_gone_later(tid)) /* its markers still travel the routes to here */
+        return;
+    node_dir_forget(&pvm_dir, tid);
     struct node_frame f = {K_TASK_GONE, tid, 0, 0};
     for (int n = 0; n < node_job_slots(); n++)
         if (n != node_job_self() && node_job_up(n))

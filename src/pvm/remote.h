@@ -121,7 +121,8 @@ void pvm_tid_release(int tid) HIDDEN;
 /* Node `node` is gone: this node's tids whose tasks were there are free. */
 void pvm_tids_node_gone(int node) HIDDEN;
 /* Task tid, of another node's (its home), ended here: forget it, and tell
- * its home (K_TASK_GONE), which frees the tid. */
+ * every node (K_TASK_GONE; its home frees the tid); while its flush goes on
+ * here, only once that is over (pvm_route_gone_later). */
 void pvm_remote_task_gone(int tid) HIDDEN;
 /* The node task tid is on: this one if it is here, else what the
  * directory knows, else (a tid of another node's, not known here) what its
