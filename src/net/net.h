@@ -247,6 +247,13 @@ enum net_peer_state { NET_PEER_ABSENT, NET_PEER_STARTING, NET_PEER_UP, NET_PEER_
  * next poll or wait (net_events changes). */
 HIDDEN void net_shm_set_state(net_shm_seg_t *seg, int node, enum net_peer_state state,
                               int status);
+/* The launcher, before it forks: it keeps every slot's state (UP before a
+ * node runs there, ABSENT for a slot never used or used again), so a node
+ * looks only at the rings of slots that are not ABSENT (a persistent VM
+ * has dozens of empty ones).  Without it, every slot's rings are looked
+ * at, whatever its state says. */
+HIDDEN void net_shm_keep_states(net_shm_seg_t *seg);
+
 /* The launcher: a node's state; the number of node slots. */
 HIDDEN enum net_peer_state net_shm_state(net_shm_seg_t *seg, int node);
 HIDDEN int net_shm_nslots(net_shm_seg_t *seg);

@@ -71,8 +71,8 @@
 
 #define LINE 128
 #define SEG_MAGIC 0x55504e4554534847ull /* "UPNETSHG" */
-#define SEG_VERSION 5 /* 2: boards; 3: records on a line, polled by header; 4: once;
-                         5: slots used again */
+#define SEG_VERSION 6 /* 2: boards; 3: records on a line, polled by header; 4: once;
+                         5: slots used again; 6: states kept */
 #define REC_ALIGN 64 /* records start on a cache line */
 #define CLEAR_AHEAD 2048 /* header slots the producer keeps clear past its tail */
 #define MAX_NODES 4096
@@ -86,6 +86,7 @@ struct seg_hdr {
     uint64_t ring_bytes, size;
     _Atomic uint32_t events;  /* +1 at every change of a node's state */
     _Atomic uint32_t once;    /* net_job_once's bits */
+    uint32_t states;          /* the launcher keeps every slot's state (net_shm_keep_states) */
 };
 
 struct node_slot {
@@ -148,7 +149,15 @@ static struct {
     uint64_t cap, mask, frag_max;
     struct out *outs;
     struct in *ins;
-    int nbacklog, next_src;
+    int nbacklog, next_src;  /* next_src: an index into srcs */
+    /* the peers whose rings are looked at: every other node, or, where
+     * slots are used again (a launcher's segment: by_state), only those
+     * that are not ABSENT and not forgotten: a persistent VM has dozens of
+     * empty slots, and a poll that looked at each of their rings cost a
+     * cache line apiece on every message */
+    int *srcs, nsrcs;
+    bool by_state, srcs_dirty;
+    uint32_t srcs_events;    /* hdr->events when srcs was made */
     bool any_consumed;       /* since the last answer_want_space */
     uint64_t spin_win;       /* adaptive: how long a wait spins now */
 } node_shm;
@@ -311,6 +320,11 @@ static void zero_shared(void *p, size_t len)
     memset((void *)hi, 0, end - hi);
 }
 
+void net_shm_keep_states(net_shm_seg_t *seg)
+{
+    ((struct seg_hdr *)seg->base)->states = 1;
+}
+
 int net_shm_recycle(net_shm_seg_t *seg, int node)
 {
     struct seg_hdr *h = seg->base;
@@ -359,6 +373,7 @@ static void shm_forget(int node)
 {
     struct in *in = &node_shm.ins[node];
     in->broken = true;
+    node_shm.srcs_dirty = true;
     free(in->as);
     in->as = NULL;
     in->as_cap = in->as_total = in->as_got = 0;
@@ -390,6 +405,7 @@ static void shm_reset(int node)
     struct in *in = &node_shm.ins[node];
     in->head = 0;
     in->broken = false;
+    node_shm.srcs_dirty = true;
     struct out *o = &node_shm.outs[node];
     o->tail = o->head_cache = 0;
     o->clear = REC_ALIGN;
@@ -795,21 +811,41 @@ static void answer_want_space(void)
     }
 }
 
+/* The peers worth looking at (see node_shm.srcs), made again when a
+ * node's state changed. */
+static void refresh_srcs(void)
+{
+    uint32_t ev = atomic_load_explicit(&node_shm.hdr->events, memory_order_acquire);
+    if (!node_shm.srcs_dirty && (!node_shm.by_state || ev == node_shm.srcs_events))
+        return;
+    node_shm.srcs_events = ev;
+    node_shm.srcs_dirty = false;
+    int k = 0;
+    for (int p = 0; p < node_shm.n; p++)
+        if (p != node_shm.self && !node_shm.ins[p].broken &&
+            (!node_shm.by_state || shm_peer_state(p) != NET_PEER_ABSENT))
+            node_shm.srcs[k++] = p;
+    node_shm.nsrcs = k;
+    if (node_shm.next_src >= k)
+        node_shm.next_src = 0;
+}
+
 int shm_poll(net_handler_fn fn, void *ctx, int max)
 {
-    int n = 0, err = 0, N = node_shm.n, s = node_shm.next_src;
+    int n = 0, err = 0;
     shm_flush();
+    refresh_srcs();
+    int N = node_shm.nsrcs, i0 = node_shm.next_src;
     /* (no % N: a division costs more than the rest of an empty poll) */
-    for (int i = 0; i < N && n < max; i++, s = s + 1 == N ? 0 : s + 1) {
-        if (s == node_shm.self)
-            continue;
+    for (int i = 0, k = i0; i < N && n < max; i++, k = k + 1 == N ? 0 : k + 1) {
+        int s = node_shm.srcs[k];
         int rc = drain(&node_shm.ins[s], s, fn, ctx, max - n);
         if (rc < 0)
             err = rc;
         else
             n += rc;
     }
-    node_shm.next_src = node_shm.next_src + 1 == N ? 0 : node_shm.next_src + 1;
+    node_shm.next_src = i0 + 1 >= N ? 0 : i0 + 1;
     answer_want_space();
     return n ? n : err;
 }
@@ -819,9 +855,12 @@ int shm_poll(net_handler_fn fn, void *ctx, int max)
 /* Anything to do: a frame, freed space we wait for, a pending wake. */
 static bool ready(void)
 {
-    for (int s = 0; s < node_shm.n; s++)
-        if (s != node_shm.self && !node_shm.ins[s].broken && !in_empty(&node_shm.ins[s]))
+    refresh_srcs();
+    for (int k = 0; k < node_shm.nsrcs; k++) {
+        struct in *in = &node_shm.ins[node_shm.srcs[k]];
+        if (!in->broken && !in_empty(in))
             return true;
+    }
     for (int d = 0; d < node_shm.n; d++) {
         struct out *o = &node_shm.outs[d];
         if (o->wants && atomic_load(&o->r->head) != o->head_cache) {
@@ -938,6 +977,7 @@ void shm_fini(void)
     }
     free(node_shm.outs);
     free(node_shm.ins);
+    free(node_shm.srcs);
     if (node_shm.map)
         munmap(node_shm.map, node_shm.map_size);
     memset(&node_shm, 0, sizeof node_shm);
@@ -988,13 +1028,17 @@ static int attach_seg(void *base, size_t size, int node)
         return -EINVAL;
     node_shm.outs = calloc((size_t)n, sizeof *node_shm.outs);
     node_shm.ins = calloc((size_t)n, sizeof *node_shm.ins);
-    if (!node_shm.outs || !node_shm.ins) {
+    node_shm.srcs = calloc((size_t)n, sizeof *node_shm.srcs);
+    if (!node_shm.outs || !node_shm.ins || !node_shm.srcs) {
         free(node_shm.outs);
         free(node_shm.ins);
+        free(node_shm.srcs);
         node_shm.outs = NULL;
         node_shm.ins = NULL;
+        node_shm.srcs = NULL;
         return -ENOMEM;
     }
+    node_shm.srcs_dirty = true; /* made at the first poll */
     node_shm.hdr = h;
     node_shm.slots = seg_slots(base);
     node_shm.cap = h->ring_bytes;
@@ -1016,6 +1060,9 @@ static void install(const net_config_t *cfg)
     if (net_cur.cfg.spin_max_ns < net_cur.cfg.spin_ns)
         net_cur.cfg.spin_max_ns = net_cur.cfg.spin_ns; /* a fixed window */
     node_shm.spin_win = net_cur.cfg.spin_ns;
+    /* a job launcher's segment: its empty slots need no look */
+    node_shm.by_state = node_shm.hdr->states != 0;
+    node_shm.srcs_dirty = true;
     net_cur.node = node_shm.self;
     net_cur.nnodes = node_shm.n;
     net_cur.events = &node_shm.hdr->events;

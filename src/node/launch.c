@@ -607,6 +607,7 @@ int node_job_fork(int nnodes, int capacity, int vm_map_fd)
         return rc;
     }
     node_ctl_prepare(l.self); /* node 0 creates it; this process removes it */
+    net_shm_keep_states(l.seg);
     for (int i = 0; i < nnodes; i++)
         net_shm_set_state(l.seg, i, NET_PEER_UP, 0);
     rc = launcher_fork_nodes(&l, nnodes);
