@@ -12,6 +12,7 @@
  * VM's frames in (output of `spawn ->`), so it polls its input between
  * short sleeps of its ULP.
  */
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,6 +38,7 @@ struct job {
     int id, ntids;
     int *tids;
     bool caught; /* spawned with -> */
+    int ended;   /* caught: tasks whose output has ended (EOF) */
 };
 
 static struct {
@@ -48,6 +50,7 @@ static struct {
         char *name, *cmd;
     } alias[ALIASES_MAX];
     int naliases;
+    struct job *spawning; /* the job whose pvm_spawn runs: its tids are not known yet */
 } con;
 
 /* ------------------------------------------------------------ helpers */
@@ -257,6 +260,69 @@ static int c_sig(int ac, char **av)
     return 0;
 }
 
+/* ------------------------------------------------------------ caught output */
+
+/* What the tasks of `spawn ->` write comes here as pvm_catchout frames it
+ * ("[t80001] line", "[t80001] EOF"); PVM's console writes it with the
+ * job's number: "[1:t80001] line", and "[1] finished" once every task of
+ * the job has ended its output. */
+static struct job *job_of(int tid)
+{
+    for (int i = 0; i < con.njobs; i++)
+        for (int k = 0; k < con.jobs[i].ntids; k++)
+            if (con.jobs[i].tids[k] == tid)
+                return &con.jobs[i];
+    return con.spawning; /* a task of the spawn under way (its tids come with its end) */
+}
+
+static void caught_line(const char *line)
+{
+    unsigned tid;
+    int off = 0;
+    struct job *j = sscanf(line, "[t%x]%n", &tid, &off) == 1 && off ? job_of((int)tid) : NULL;
+    if (!j) { /* a grandchild's, or not framed: as it came */
+        fputs(line, stdout);
+        return;
+    }
+    const char *rest = line + off + (line[off] == ' ');
+    if (!strcmp(rest, "BEGIN\n"))
+        return;
+    printf("[%d:t%x] %s", j->id, tid, rest);
+    if (!strcmp(rest, "EOF\n") && ++j->ended == j->ntids)
+        printf("[%d] finished\n", j->id);
+}
+
+static ssize_t caught_write(void *cookie, const char *buf, size_t n)
+{
+    static char line[4096];
+    static size_t len;
+    (void)cookie;
+    for (size_t i = 0; i < n; i++) {
+        if (len < sizeof line - 2)
+            line[len++] = buf[i];
+        if (buf[i] == '\n' || len == sizeof line - 2) {
+            if (line[len - 1] != '\n')
+                line[len++] = '\n';
+            line[len] = '\0';
+            caught_line(line);
+            len = 0;
+        }
+    }
+    fflush(stdout);
+    return (ssize_t)n;
+}
+
+static FILE *caught_output(void)
+{
+    static FILE *f;
+    if (!f) {
+        f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = caught_write});
+        if (f)
+            setvbuf(f, NULL, _IOLBF, 0);
+    }
+    return f ? f : stdout;
+}
+
 static struct job *new_job(int n, bool caught)
 {
     if (con.njobs == JOBS_MAX)
@@ -301,11 +367,13 @@ static int c_spawn(int ac, char **av)
      * stays on for the jobs caught before (pvm_catchout(NULL) would drop
      * what they still write, as PVM does) */
     if (caught)
-        (void)pvm_catchout(stdout);
+        (void)pvm_catchout(caught_output());
     (void)pvm_setopt(PvmOutputTid, caught ? pvm_mytid() : 0);
-    int n = pvm_spawn(av[i], &av[i + 1], flag, where, count, j->tids);
-    (void)pvm_setopt(PvmOutputTid, 0);
     j->ntids = count;
+    con.spawning = caught ? j : NULL;
+    int n = pvm_spawn(av[i], &av[i + 1], flag, where, count, j->tids);
+    con.spawning = NULL;
+    (void)pvm_setopt(PvmOutputTid, 0);
     if (n < 0) {
         printf("%s\n", n == PvmNoFile ? "No such file" : "spawn failed");
         return 0;
