@@ -101,8 +101,6 @@ static struct {
     unsigned join_gen;               /* joined: programs its slot held before */
     bool forget_due[NODE_MAX];       /* gone: forget it at the next poll */
     int nforget;
-    bool forgot[NODE_MAX];           /* forgotten here, not used again yet */
-    bool recycle_due[NODE_MAX];      /* node 0: every other node forgot it */
     int gone_fired[NODE_MAX];        /* notifications fired here, for the vote */
 
     /* every node: shutdown ordered */
@@ -116,6 +114,7 @@ static void send_bare(int dst, int kind, int a, int b, int c);
 static void shutdown_all(int mode);
 static _Noreturn void job_exit(int code);
 static void gone_vote_start(int n, int fired);
+static void gone_vote_check(int n);
 static void gone_vote_drop_voter(int voter);
 
 /* ------------------------------------------------------------ environment */
@@ -406,15 +405,14 @@ static void node_gone(int n)
     int fired = hooks_peer_gone(n, status, deleted);
     if (job.persistent) {
         /* its slot will be used again: what it sent is delivered first, then
-         * it is forgotten (forget_pending), and only then does node 0 count
-         * this node's vote */
+         * it is forgotten, and only then does this node vote on its loss
+         * (forget_pending) */
         job.forget_due[n] = true;
         job.nforget++;
         job.gone_fired[n] = fired;
-        if (job.self != 0)
-            return;
-    } else if (job.self != 0) {
-        if (n != 0)
+    }
+    if (job.self != 0) {
+        if (n != 0 && !job.persistent)
             send_bare(0, K_GONE_ACK, n, fired, 0);
         return;
     }
@@ -441,15 +439,12 @@ static void slot_reused(int n)
     net_peer_reset(n);
     job.sent_to[n] = job.recvd_from[n] = 0;
     job.deleting[n] = false;
-    job.forgot[n] = job.recycle_due[n] = false;
     job.gone[n] = (struct gone_vote){0};
 }
 
-/* The nodes that were gone are forgotten, what they sent delivered: node
- * 0 is told (the vote on their loss), or, node 0, may have the slot
- * recycled. */
-static void request_recycle(int n);
-
+/* A VM: the nodes that are gone are forgotten here, what they sent
+ * delivered; then this node votes on their loss (node 0 counts itself as
+ * a voter there: the vote's end gives the slot back, vm_node_gone). */
 static void forget_pending(void)
 {
     (void)net_poll(dispatch, NULL, 0); /* what they sent before they went */
@@ -459,11 +454,12 @@ static void forget_pending(void)
         job.forget_due[n] = false;
         job.nforget--;
         net_peer_forget(n);
-        job.forgot[n] = true;
         if (job.self != 0 && n != 0)
             send_bare(0, K_GONE_ACK, n, job.gone_fired[n], 0);
-        else if (job.self == 0 && job.recycle_due[n])
-            request_recycle(n);
+        else if (job.self == 0 && job.gone[n].pending) { /* its own vote */
+            job.gone[n].waiting &= ~(uint64_t)1;
+            gone_vote_check(n);
+        }
     }
 }
 
@@ -770,17 +766,9 @@ static void print_lost_tasks(int n)
  * exit status (1 if it exited with 0).  Nodes that died at the same time
  * and are not decided yet are named too.
  */
-/* Node 0 of a VM: slot n's node is gone and forgotten everywhere: the
- * launcher may give the slot to the next program that joins. */
-static void request_recycle(int n)
-{
-    job.recycle_due[n] = false;
-    if (net_request_recycle(n) == 0)
-        (void)kill(getppid(), SIGUSR1);
-}
-
-/* Node 0 of a VM: node n is gone.  The VM goes on, whatever it ran; what
- * was lost is said in its log, and its slot is used again. */
+/* Node 0 of a VM: node n is gone, and forgotten on every node (the vote
+ * is over).  The VM goes on, whatever it ran; what was lost is said in
+ * its log, and the launcher may give the slot to the next program. */
 static void vm_node_gone(int n)
 {
     int fired = job.gone[n].fired, status = net_peer_status(n);
@@ -794,12 +782,9 @@ static void vm_node_gone(int n)
                 fired ? " (its watchers were told: pvm_notify)" : "");
         print_lost_tasks(n);
     }
-    if (n < job.vm_nodes)
-        return; /* the VM's own nodes are not started again */
-    if (job.forgot[n])
-        request_recycle(n);
-    else
-        job.recycle_due[n] = true;
+    /* (the VM's own nodes are not started again) */
+    if (n >= job.vm_nodes && net_request_recycle(n) == 0)
+        (void)kill(getppid(), SIGUSR1);
 }
 
 static void lost_node_decision(int n)
@@ -858,7 +843,10 @@ static void gone_vote_check(int n)
 /* Node 0 saw node n die, fired notifications for it here: ask the rest. */
 static void gone_vote_start(int n, int fired)
 {
-    job.gone[n] = (struct gone_vote){.pending = true, .fired = fired, .waiting = voters(n)};
+    /* in a VM node 0 votes too, once it has forgotten n (forget_pending) */
+    uint64_t self = job.persistent ? 1 : 0;
+    job.gone[n] = (struct gone_vote){.pending = true, .fired = fired,
+                                     .waiting = voters(n) | self};
     gone_vote_check(n);
 }
 
@@ -1130,7 +1118,7 @@ int node_job_start(int nnodes, bool vm)
 /* ------------------------------------------------------------ a persistent VM */
 
 bool node_job_persistent(void) { return job.persistent; }
-unsigned node_job_generation(void) { return job.joined ? job.join_gen : 0; }
+unsigned node_job_generation(void) { return job.join_gen; }
 bool node_job_joined(void) { return job.joined; }
 
 bool node_job_places(int n)
@@ -1142,9 +1130,7 @@ bool node_job_places(int n)
  * report of lost tasks). */
 static void vm_bye(void)
 {
-    char line[32];
-    snprintf(line, sizeof line, "bye 0\n");
-    (void)node_vm_say(job.vm_conn, line);
+    (void)node_vm_say(job.vm_conn, "bye 0\n");
 }
 
 /* SIGIO on the connection to the launcher: did the VM go away?  (A VM
@@ -1202,7 +1188,6 @@ int node_job_join_vm(char *why, size_t len)
         if (n == job.self || job.known[n] != NET_PEER_GONE)
             continue;
         net_peer_forget(n);
-        job.forgot[n] = true;
         if (n != 0)
             send_bare(0, K_GONE_ACK, n, 0, 0);
     }

@@ -28,7 +28,7 @@
 struct vm_conn {
     int fd;          /* -1: free */
     int slot;        /* joined: its node slot; -1: pending */
-    pid_t pid;       /* joined: the program's process (SO_PEERCRED) */
+    pid_t pid;       /* the peer's process (SO_PEERCRED, at accept) */
     int status;      /* what its bye said; NODE_VM_VANISHED until then */
     size_t len;
     char buf[LINE_MAX_VM];
@@ -149,32 +149,33 @@ static int reply_fds(int fd, const char *line)
 
 static void do_join(struct vm_conn *c, const struct node_vm_launcher *l)
 {
-    struct ucred cred;
-    socklen_t cl = sizeof cred;
     char line[LINE_MAX_VM];
-    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != getuid()) {
-        reply(c->fd, "error not the VM's user\n");
-        return;
-    }
     if (joined_count() >= NODE_VM_JOINED_MAX) {
         snprintf(line, sizeof line, "error the VM has %d programs joined, its most\n",
                  NODE_VM_JOINED_MAX);
         reply(c->fd, line);
         return;
     }
-    int slot = l->join(l->ctx, cred.pid);
+    int slot = l->join(l->ctx, c->pid);
     if (slot < 0) {
         snprintf(line, sizeof line, "error no free node slot in the VM (%s)\n", strerror(-slot));
         reply(c->fd, line);
         return;
     }
     c->slot = slot;
-    c->pid = cred.pid;
     c->status = NODE_VM_VANISHED;
     unsigned gen = slot < NODE_VM_SLOTS_MAX ? vm.gen[slot]++ : 0;
     snprintf(line, sizeof line, "ok %d %d %ld %u\n", slot, vm.vm_nodes, vm.pid, gen);
     if (reply_fds(c->fd, line) != 0)
         c->status = 1; /* it could not be told: it never ran here */
+}
+
+/* halt: done once the connections are served (it closes them all) */
+static void halt_asked(int tid, pid_t by)
+{
+    vm.halt = true;
+    vm.halt_tid = tid;
+    vm.halt_by = by;
 }
 
 /* One request line from connection c (NUL-terminated, no newline).
@@ -186,7 +187,7 @@ static bool request(struct vm_conn *c, char *line, const struct node_vm_launcher
         if (sscanf(line, "bye %d", &v) == 1)
             c->status = v & 0xff;
         else if (sscanf(line, "halt %i", &v) == 1)
-            vm.halt = true, vm.halt_tid = v, vm.halt_by = c->pid;
+            halt_asked(v, c->pid);
         return true;
     }
     if (strncmp(line, "join", 4) == 0) {
@@ -200,11 +201,8 @@ static bool request(struct vm_conn *c, char *line, const struct node_vm_launcher
         return false;
     }
     if (sscanf(line, "halt %i", &v) == 1) {
-        struct ucred cred;
-        socklen_t cl = sizeof cred;
-        pid_t by = getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 ? cred.pid : 0;
         reply(c->fd, "ok\n");
-        vm.halt = true, vm.halt_tid = v, vm.halt_by = by;
+        halt_asked(v, c->pid);
         return false;
     }
     reply(c->fd, "error unknown request (join, bye, halt, ping)\n");
@@ -239,6 +237,15 @@ static void accept_all(void)
         int fd = accept4(vm.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return;
+        /* the directory is the user's alone (0700); the peer is checked
+         * all the same, once, for every request that follows */
+        struct ucred cred;
+        socklen_t cl = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != getuid()) {
+            reply(fd, "error not the VM's user\n");
+            close(fd);
+            continue;
+        }
         int i = 0;
         while (i < NCONN && vm.conn[i].fd >= 0)
             i++;
@@ -247,7 +254,7 @@ static void accept_all(void)
             close(fd);
             continue;
         }
-        vm.conn[i] = (struct vm_conn){.fd = fd, .slot = -1};
+        vm.conn[i] = (struct vm_conn){.fd = fd, .slot = -1, .pid = cred.pid};
     }
 }
 

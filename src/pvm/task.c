@@ -1043,9 +1043,10 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
             tids[i] = PvmOutOfRes;
         return 0;
     }
-    if (placed && node_job_joined() && pvm_remote_tids(ntask, given) > 0)
-        ; /* homed on the VM's node 0: they outlive this program (remote.h) */
-    else
+    /* a program that joined a VM: homed on the VM's node 0, they outlive
+     * it (remote.h) */
+    bool homed_on_0 = placed && node_job_joined() && pvm_remote_tids(ntask, given) > 0;
+    if (!homed_on_0)
         (void)pvm_tids_reserve(ntask, given);
     for (int i = 0; i < ntask; i++)
         if (!given[i])

@@ -66,8 +66,7 @@ static int run_copies(const char *path, int ninst, char **argv)
         /* in a VM the copies run on its nodes, whose output is the VM's
          * log: the user who ran them wants it here, as a self-contained
          * job has it (tagged only when asked: --tag-output) */
-        const char *tag = getenv("UPVM_OUTPUT_TIDS");
-        (void)pvm_setopt(PvmShowTids, tag && *tag && strcmp(tag, "0") != 0);
+        (void)pvm_setopt(PvmShowTids, env_flag("UPVM_OUTPUT_TIDS"));
         (void)pvm_catchout(stdout);
     }
     int started = pvm_spawn_flagged((char *)path, argv + 1, PVM_SPAWN_REPORT_STATUS, "",

@@ -157,7 +157,7 @@ sc_console() {
     start_vm
     start_server cons
     stid=$(sed -n 's/serving cons as t\([0-9a-f]*\),.*/\1/p' "$tmp/server.out")
-    out=$(cd "$tmp" && timeout 30 "$upvm" console -c "conf; id; version; ps -a; ps -l -a; mstat $(hostname -s) nosuchhost; pstat t$stid t7ffff; names; put answer 42; names answer; alias h help; alias; h spawn; unalias h; alias; echo one two; setenv UPVM_TEST_X=1; setenv; jobs; spawn -2 ./vm-service wait two; jobs; tasks; trace; bogus; help" 2>&1) ||
+    out=$(cd "$tmp" && timeout 30 "$upvm" console -c "conf; id; version; ps -a; ps -l -a; mstat $(hostname -s) nosuchhost; pstat t$stid t7ffff; names; put answer 42; names answer; alias h help; alias; h spawn; unalias h; alias; echo one two; setenv UPVM_TEST_X=1; setenv; jobs; spawn -2 ./vm-service wait two; jobs; tasks; trace; bogus; sig; help" 2>&1) ||
         fail "console exited $?: $out"
     echo "$out"
     grep -Eq '^[0-9]+ hosts?, 1 data format$' <<<"$out" || fail "conf"
@@ -186,6 +186,7 @@ sc_console() {
     [ $((16#$t2 - 16#$t1)) = 1 ] || fail "spawn -2 gave t$t1 and t$t2, not consecutive"
     grep -Eq '^node0 pid [0-9]+: ' <<<"$out" || fail "tasks"
     grep -q '^bogus: not found$' <<<"$out" || fail "unknown command"
+    grep -qx 'usage: sig signum tid ...' <<<"$out" || fail "sig without arguments: no usage"
     grep -q '^  migrate ' <<<"$out" || fail "help lists migrate"
     # kill ends the server; reset ends the spawned waiters, all but the console
     out=$(timeout 30 "$upvm" console -c "kill t$stid; reset" 2>&1) || fail "kill/reset: $out"
@@ -203,7 +204,8 @@ sc_console() {
     check_gone "$(vm_procs)"
 }
 
-# commands read from a pipe: each echoed after the prompt, as PVM's console
+# commands read from a pipe: each echoed after the prompt, as PVM's console;
+# then more consoles than the VM has slots, one after the other
 sc_console-pipe() {
     setup
     start_vm
@@ -212,6 +214,16 @@ sc_console-pipe() {
     grep -q '^pvm> version$' <<<"$out" || fail "commands not echoed: $out"
     grep -qx '3.4.6' <<<"$out" || fail "version: $out"
     [ -S "$XDG_RUNTIME_DIR/upvm/vm.sock" ] || fail "quit took the VM down"
+    # more programs, one after the other, than the VM has slots for (48):
+    # every one joins, as the slots of those that left are used again, and
+    # no two get the same tid
+    local i ids=""
+    for i in $(seq 1 60); do
+        out=$(timeout 30 "$upvm" console -c id 2>&1) || fail "console $i: $out"
+        grep -Eqx 't[0-9a-f]+' <<<"$out" || fail "console $i did not join: $out"
+        ids="$ids $out"
+    done
+    [ "$(tr ' ' '\n' <<<"$ids" | sed '/^$/d' | sort -u | wc -l)" = 60 ] || fail "tids reused: $ids"
 }
 
 # spawn -> : the tasks' output comes to the console, tagged [job:tid] as

@@ -55,6 +55,9 @@ static struct {
 
 /* ------------------------------------------------------------ helpers */
 
+/* "usage: " and the command's syntax (its entry in commands[]): 0. */
+static int usage(const char *name);
+
 static int parse_tid(const char *s)
 {
     int tid;
@@ -245,10 +248,6 @@ static int c_kill(int ac, char **av)
 
 static int c_sig(int ac, char **av)
 {
-    if (ac < 3) {
-        printf("usage: sig signum tid ...\n");
-        return 0;
-    }
     int sig = atoi(av[1]);
     for (int i = 2; i < ac; i++) {
         int tid = parse_tid(av[i]);
@@ -351,10 +350,8 @@ static int c_spawn(int ac, char **av)
             flag |= PvmTaskHost;
         }
     }
-    if (i >= ac) {
-        printf("usage: spawn [ options ] file [ arg ... ]\n");
-        return 0;
-    }
+    if (i >= ac)
+        return usage("spawn");
     if (count < 1)
         count = 1;
     struct job *j = new_job(count, caught);
@@ -415,10 +412,6 @@ static int c_jobs(int ac, char **av)
 
 static int c_hosts(int ac, char **av, bool add)
 {
-    if (ac < 2) {
-        printf("usage: %s hostname ...\n", add ? "add" : "delete");
-        return 0;
-    }
     int n = ac - 1, *info = calloc((size_t)n, sizeof *info);
     if (!info)
         return 0;
@@ -460,10 +453,6 @@ static int c_names(int ac, char **av)
 
 static int c_put(int ac, char **av)
 {
-    if (ac < 3) {
-        printf("usage: put name value\n");
-        return 0;
-    }
     int value = atoi(av[2]);
     (void)pvm_initsend(PvmDataDefault);
     (void)pvm_pkint(&value, 1, 1);
@@ -614,10 +603,8 @@ static int c_tasks(int ac, char **av)
 static int c_migrate(int ac, char **av)
 {
     int tid, node;
-    if (ac != 3 || ctl_parse_tid(av[1], &tid) != 0 || ctl_parse_node(av[2], &node) != 0) {
-        printf("usage: migrate tid node   (a node: 1 or node1)\n");
-        return 0;
-    }
+    if (ac != 3 || ctl_parse_tid(av[1], &tid) != 0 || ctl_parse_node(av[2], &node) != 0)
+        return usage("migrate"); /* (a node: 1 or node1) */
     int rc = upvm_migrate(tid, node);
     if (rc < 0)
         printf("t%x: %s\n", (unsigned)tid, upvm_migrate_error());
@@ -637,34 +624,43 @@ static int c_help(int ac, char **av);
 static const struct command {
     const char *name, *what, *syntax;
     int (*fn)(int, char **);
+    int min_args; /* fewer: its syntax is said instead */
 } commands[] = {
-    {"add", "Add hosts to virtual machine", "add hostname ...", c_add},
-    {"alias", "Define/list command aliases", "alias [ name command args ... ]", c_alias},
-    {"conf", "List virtual machine configuration", "conf", c_conf},
-    {"delete", "Delete hosts from virtual machine", "delete hostname ...", c_delete},
-    {"echo", "Echo arguments", "echo [ arg ... ]", c_echo},
-    {"halt", "Stop the VM (every task ends)", "halt", c_halt},
-    {"help", "Print helpful information about a command", "help [ command ]", c_help},
-    {"id", "Print console task id", "id", c_id},
-    {"jobs", "Display list of running jobs", "jobs", c_jobs},
-    {"kill", "Terminate tasks", "kill tid ...", c_kill},
-    {"migrate", "Move a task to another node (UPVM)", "migrate tid node", c_migrate},
-    {"mstat", "Show status of hosts", "mstat hostname ...", c_mstat},
-    {"names", "List message mailbox names", "names [ pattern ]", c_names},
-    {"ps", "List tasks", "ps [ -a -l -x -nhost -htid ]", c_ps},
-    {"pstat", "Show status of tasks", "pstat tid ...", c_pstat},
-    {"put", "Add entry to message mailbox", "put name value", c_put},
-    {"quit", "Exit console (the VM stays up)", "quit", c_quit},
-    {"reset", "Kill all tasks, delete leftover mboxes", "reset", c_reset},
-    {"setenv", "Display or set environment variables", "setenv [ name=value ... ]", c_setenv},
-    {"sig", "Send signal to task", "sig signum tid ...", c_sig},
-    {"spawn", "Spawn task", "spawn [ -count ] [ -host ] [ -> ] file [ arg ... ]", c_spawn},
-    {"tasks", "List the VM's nodes and their tasks (UPVM)", "tasks", c_tasks},
-    {"trace", "Set/display trace event mask", "trace", c_trace},
-    {"unalias", "Undefine command alias", "unalias name ...", c_unalias},
-    {"version", "Show libpvm version", "version", c_version},
+    {"add", "Add hosts to virtual machine", "add hostname ...", c_add, 1},
+    {"alias", "Define/list command aliases", "alias [ name command args ... ]", c_alias, 0},
+    {"conf", "List virtual machine configuration", "conf", c_conf, 0},
+    {"delete", "Delete hosts from virtual machine", "delete hostname ...", c_delete, 1},
+    {"echo", "Echo arguments", "echo [ arg ... ]", c_echo, 0},
+    {"halt", "Stop the VM (every task ends)", "halt", c_halt, 0},
+    {"help", "Print helpful information about a command", "help [ command ]", c_help, 0},
+    {"id", "Print console task id", "id", c_id, 0},
+    {"jobs", "Display list of running jobs", "jobs", c_jobs, 0},
+    {"kill", "Terminate tasks", "kill tid ...", c_kill, 1},
+    {"migrate", "Move a task to another node (UPVM)", "migrate tid node", c_migrate, 2},
+    {"mstat", "Show status of hosts", "mstat hostname ...", c_mstat, 1},
+    {"names", "List message mailbox names", "names [ pattern ]", c_names, 0},
+    {"ps", "List tasks", "ps [ -a -l -x -nhost -htid ]", c_ps, 0},
+    {"pstat", "Show status of tasks", "pstat tid ...", c_pstat, 1},
+    {"put", "Add entry to message mailbox", "put name value", c_put, 2},
+    {"quit", "Exit console (the VM stays up)", "quit", c_quit, 0},
+    {"reset", "Kill all tasks, delete leftover mboxes", "reset", c_reset, 0},
+    {"setenv", "Display or set environment variables", "setenv [ name=value ... ]", c_setenv, 0},
+    {"sig", "Send signal to task", "sig signum tid ...", c_sig, 2},
+    {"spawn", "Spawn task", "spawn [ -count ] [ -host ] [ -> ] file [ arg ... ]", c_spawn, 1},
+    {"tasks", "List the VM's nodes and their tasks (UPVM)", "tasks", c_tasks, 0},
+    {"trace", "Set/display trace event mask", "trace", c_trace, 0},
+    {"unalias", "Undefine command alias", "unalias name ...", c_unalias, 1},
+    {"version", "Show libpvm version", "version", c_version, 0},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static int usage(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            printf("usage: %s\n", commands[i].syntax);
+    return 0;
+}
 
 static int c_help(int ac, char **av)
 {
@@ -706,7 +702,10 @@ static void run_line(char *line, int depth)
     }
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, av[0])) {
-            (void)commands[i].fn(ac, av);
+            if (ac - 1 < commands[i].min_args)
+                (void)usage(av[0]);
+            else
+                (void)commands[i].fn(ac, av);
             fflush(stdout);
             return;
         }
