@@ -99,6 +99,7 @@ static struct {
     int vm_nodes;                    /* slots below are the VM's own nodes */
     int vm_conn;                     /* joined: the connection to the launcher */
     unsigned join_gen;               /* joined: programs its slot held before */
+    bool one_cpu;                    /* joined: its process may use one CPU only */
     bool forget_due[NODE_MAX];       /* gone: forget it at the next poll */
     int nforget;
     int gone_fired[NODE_MAX];        /* notifications fired here, for the vote */
@@ -1123,7 +1124,14 @@ bool node_job_joined(void) { return job.joined; }
 
 bool node_job_places(int n)
 {
-    return node_job_up(n) && (!job.persistent || n < job.vm_nodes);
+    if (!node_job_up(n) || !job.persistent)
+        return node_job_up(n);
+    /* a program on one CPU keeps its tasks: a VM node would only take
+     * turns with it there, every message a switch of processes (15 µs
+     * against 0.1 µs in one process: docs/benchmarks.md) */
+    if (job.joined && job.one_cpu)
+        return n == job.self;
+    return n < job.vm_nodes;
 }
 
 /* A joined program ends: it says so (its slot is then used again without a
@@ -1181,6 +1189,7 @@ int node_job_join_vm(char *why, size_t len)
     job.persistent = job.joined = true;
     job.vm_conn = j.conn;
     job.join_gen = j.gen;
+    job.one_cpu = node_cpus_usable() == 1;
     job_begin(j.slot);
     job.vm_nodes = j.vm_nodes;
     /* nodes gone before this one came: it has nothing of theirs */

@@ -92,7 +92,8 @@ unsigned node_job_generation(void) HIDDEN;
 
 /* May tasks be placed on node n by default (pvm_spawn with no host)?  A
  * node up; in a VM, one of its own, not a program's that joined (whose
- * process ends when that program does). */
+ * process ends when that program does) -- but a program that may use one
+ * CPU only keeps its tasks in its own process (node n is itself). */
 bool node_job_places(int n) HIDDEN;
 
 /*

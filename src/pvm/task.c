@@ -1045,7 +1045,8 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
     }
     /* a program that joined a VM: homed on the VM's node 0, they outlive
      * it (remote.h) */
-    bool homed_on_0 = placed && node_job_joined() && pvm_remote_tids(ntask, given) > 0;
+    bool homed_on_0 = placed && node_job_joined() && !node_job_places(node_job_self()) &&
+                      pvm_remote_tids(ntask, given) > 0;
     if (!homed_on_0)
         (void)pvm_tids_reserve(ntask, given);
     for (int i = 0; i < ntask; i++)

@@ -246,6 +246,15 @@ EOF
     # come to the terminal that ran them, untagged as in a job of its own
     out=$(cd "$tmp" && timeout 30 "$upvm" run -n 2 ./hello 2>&1) || fail "upvm run: $out"
     [ "$(grep -Ec '^hello from t[0-9a-f]+$' <<<"$out")" = 2 ] || fail "upvm run -n 2 in the VM: $out"
+    # a program that may use one CPU keeps its copies in its own process
+    # (a VM node would only take turns with it): their tids are its slot's,
+    # not the VM's node 0's (t4xxxx)
+    if command -v taskset >/dev/null; then
+        out=$(cd "$tmp" && timeout 30 taskset -c 0 "$upvm" run -n 2 ./hello 2>&1) ||
+            fail "taskset -c 0 upvm run: $out"
+        [ "$(grep -Ec '^hello from t[0-9a-f]+$' <<<"$out")" = 2 ] || fail "one CPU: $out"
+        grep -q '^hello from t4' <<<"$out" && fail "one CPU: the copies ran on the VM's node 0: $out"
+    fi
     # without ->, the output goes to the VM's log, as PVM's goes to the pvmd's
     out=$(cd "$tmp" && timeout 30 "$upvm" console -c 'spawn hello' 2>&1) || fail "console: $out"
     tid=$(grep -E '^t[0-9a-f]+$' <<<"$out" | tail -1)
