@@ -380,6 +380,32 @@ struct upvm_migrate_stats {
 };
 UPVM_API int upvm_migrate_stats(struct upvm_migrate_stats *out);
 
+/* ------------------------------------------------------------- bi-level threads */
+
+/*
+ * A ULP that is about to block in the kernel (a read on a pipe, a wait for
+ * a child, a slow fsync) couples itself to a kernel context, a thread of
+ * its node's pool, so that the node's scheduler runs its other ULPs
+ * meanwhile (docs/bi-level-threads.md).  Process-mode programs get this
+ * for the blocking system calls without asking.
+ *
+ * upvm_couple - from now on the calling ULP runs on a kernel context of
+ *   its own; calls between it and upvm_decouple are made by the same
+ *   kernel thread.  Nests (the outermost decouple counts).  0, or -EPERM
+ *   (not a ULP of this node), -EAGAIN (no kernel context can be created).
+ *   Between the two, call the system and the C library only: UPVM's and
+ *   PVM's calls answer -EPERM / PvmSysErr there.
+ * upvm_decouple - back to the node's scheduler (after the ULPs ahead of it
+ *   in the run queue).  0, -EINVAL (not coupled), -EPERM (not a ULP).
+ * upvm_coupled - 1 on a kernel context, 0 elsewhere.
+ * upvm_blocking - fn(arg) on a kernel context (couple, call, decouple);
+ *   returns fn's value, with errno as fn left it.
+ */
+UPVM_API int upvm_couple(void);
+UPVM_API int upvm_decouple(void);
+UPVM_API int upvm_coupled(void);
+UPVM_API long upvm_blocking(long (*fn)(void *arg), void *arg);
+
 /* ------------------------------------------------------------- stacks */
 
 /* The stack size a ULP gets when its attr says 0 (UPVM_STACK_SIZE). */

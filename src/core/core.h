@@ -13,6 +13,7 @@
 #ifndef UPVM_CORE_H
 #define UPVM_CORE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@ enum ulp_state {
     ULP_BLOCKED,  /* on a wait queue (maybe also on the timer heap) */
     ULP_SLEEPING, /* on the timer heap only */
     ULP_DEAD,     /* exited; a zombie until joined (unless detached) */
+    ULP_COUPLED,  /* off the scheduler, on a kernel context of its own (core_leave) */
 };
 
 /* Per-ULP pointers owned by the layers above the core (they are the only
@@ -98,6 +100,10 @@ struct ulp {
     void (*stack_release)(struct ulp *u);
 
     void *ext[ULP_EXT_COUNT];
+    /* Coupled (src/blt): the kernel context it runs on, and its link in
+     * the scheduler's list of ULPs coming back from one (core_return). */
+    void *kc;
+    struct ulp *returned_next;
 #if UPVM_ASAN
     void *asan_fake_stack;
 #endif
@@ -120,6 +126,14 @@ struct sched {
     uint32_t ntimers;        /* mirrors the heap's size for a cheap test */
     struct ulp *drainer;     /* in core_drain: woken instead of a deadlock report */
     const struct core_idle_ops *idle; /* the node's transport, or NULL (one node) */
+    int ncoupled;            /* ULPs on a kernel context (ULP_COUPLED) */
+    struct ulp *tramp;       /* the context core_leave hands a ULP off from */
+    /* ULPs a kernel context gave back (core_return), pushed from any
+     * thread, taken by the scheduler; kick_word wakes its idle wait. */
+    struct ulp *_Atomic returned;
+    _Atomic uint32_t kick_word;
+    _Atomic bool idle_sleeping;
+    uint64_t return_spin_ns; /* idle with ULPs coupled: spin this long before sleeping */
 };
 
 /*
@@ -137,6 +151,7 @@ struct sched {
 struct core_idle_ops {
     void (*poll)(void);
     void (*wait)(uint64_t deadline_ns);
+    void (*kick)(void); /* any thread: make wait return (a coupled ULP came back) */
 };
 
 extern struct sched core_sched HIDDEN;
@@ -167,7 +182,28 @@ void core_sched_init(void) HIDDEN;
 
 /* ------------------------------------------------------------ ULPs */
 
+/* The running ULP of the scheduler thread.  Only there. */
 static inline struct ulp *core_current(void) { return core_sched.current; }
+
+/* On a kernel context (src/blt): the ULP coupled to it; NULL elsewhere. */
+extern __thread struct ulp *core_kc_ulp __attribute__((tls_model("initial-exec"))) HIDDEN;
+
+/*
+ * The compiler takes the thread pointer for a constant within a function,
+ * so code that runs on one thread before a call and on another after it
+ * (core_leave, core_return) must not read a thread-local variable, errno
+ * included, on both sides: it reads these instead, which look afresh.
+ */
+bool core_on_sched_thread_now(void) HIDDEN __attribute__((noipa));
+struct ulp *core_kc_ulp_now(void) HIDDEN __attribute__((noipa));
+int *core_errno_now(void) HIDDEN __attribute__((noipa));
+
+/* The ULP whose code calls this, on the scheduler thread or on a kernel
+ * context; NULL on any other thread. */
+static inline struct ulp *core_self(void)
+{
+    return core_on_sched_thread ? core_sched.current : core_kc_ulp;
+}
 
 /* Ids index a table of 4096-entry chunks (ulp.c owns it). */
 #define ID_CHUNK_BITS 12
@@ -278,6 +314,44 @@ void core_ulp_kill(struct ulp *u, int status) HIDDEN;
  */
 int core_drain(void) HIDDEN;
 
+/* ------------------------------------------------------------ leaving the thread */
+
+/*
+ * Bi-level threads (src/blt): a ULP's user context runs for a while on a
+ * kernel context (a thread of its own) while the scheduler runs the
+ * others, then comes back.
+ *
+ * core_leave - on the scheduler thread, from the current ULP u: u becomes
+ *   ULP_COUPLED, its registers are saved, and handoff(u, arg) is called
+ *   on the scheduler thread, off u's stack, once they are: it gives u to a
+ *   kernel context (core_kc_resume).  The scheduler then runs the next
+ *   ULP.  core_leave returns on that kernel context.  A ULP killed before
+ *   it leaves ends instead.
+ * core_kc_resume - on a kernel context's thread (kc set up there with
+ *   core_kc_init): run u there until it calls core_return; then
+ *   released(kc) is called (the KC may be handed a ULP again from then
+ *   on), u is given back to its scheduler, and this returns.
+ * core_return - on a kernel context, from its coupled ULP: back to the
+ *   scheduler, which runs u again when it comes to it; returns there.
+ */
+struct core_kc {
+    struct arch_ctx home;      /* the thread's own context while u runs */
+    struct ulp *u;             /* the ULP it runs, or NULL */
+    const void *stack_lo;      /* the thread's own stack (sanitizers) */
+    size_t stack_size;
+    void *asan_fake_stack;
+    void *tsan_fiber;
+};
+typedef void (*core_handoff_t)(struct ulp *u, void *arg);
+void core_leave(core_handoff_t handoff, void *arg) HIDDEN;
+void core_kc_init(struct core_kc *kc) HIDDEN;
+void core_kc_resume(struct core_kc *kc, struct ulp *u, void (*released)(struct core_kc *kc)) HIDDEN;
+void core_return(void) HIDDEN;
+
+/* Called, on the scheduler thread, when a coupled ULP is killed: the
+ * layer that coupled it interrupts what it waits for (src/blt). */
+void core_set_coupled_kill_hook(void (*hook)(struct ulp *u)) HIDDEN;
+
 /* ------------------------------------------------------------ migration */
 
 /*
@@ -357,6 +431,10 @@ size_t core_stack_guard_size(void) HIDDEN;
 /* Install the crash handlers (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) on
  * an alternate signal stack of the scheduler thread. */
 int core_fault_init(void) HIDDEN NODISCARD;
+
+/* An alternate signal stack for the calling thread (a kernel context), so
+ * that a ULP that overruns its stack there is reported too.  0 or -errno. */
+int core_fault_thread_init(void) HIDDEN NODISCARD;
 
 /* Copy len bytes at addr into out, or return false when any of them is
  * not readable; never faults (for crash handlers: src/core/probe.c). */

@@ -208,7 +208,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
         fault_in_report(sig);
     reporting = sig;
     const ucontext_t *uc = uctx;
-    struct ulp *u = core_on_sched_thread ? core_sched.current : NULL;
+    struct ulp *u = core_self(); /* also a ULP coupled to this thread */
     char what[160];
     if (u) {
         report_crash(u, sig, si, uc);
@@ -223,15 +223,26 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
     _exit(128 + sig);
 }
 
-int core_fault_init(void)
+int core_fault_thread_init(void)
 {
     stack_t ss = {.ss_size = ALTSTACK_SIZE, .ss_flags = 0};
     ss.ss_sp = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (ss.ss_sp == MAP_FAILED)
         return -errno;
-    if (sigaltstack(&ss, NULL) != 0)
-        return -errno;
+    if (sigaltstack(&ss, NULL) != 0) {
+        int rc = -errno;
+        munmap(ss.ss_sp, ALTSTACK_SIZE);
+        return rc;
+    }
+    return 0;
+}
+
+int core_fault_init(void)
+{
+    int rc = core_fault_thread_init();
+    if (rc != 0)
+        return rc;
 
     /* No SA_RESETHAND: a fault inside the report must come back here
      * (fault_in_report), not to the default action. */

@@ -9,8 +9,15 @@
  * its stack is freed by the ULP that runs next (core_ulp_reclaim), once
  * nothing runs on it any more.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "core/core.h"
 
@@ -130,7 +137,7 @@ static inline __attribute__((always_inline)) void after_switch(struct ulp *from)
     size_t old_size;
     __sanitizer_finish_switch_fiber(self->asan_fake_stack, &old_lo, &old_size);
 #endif
-    if (unlikely(from->state == ULP_DEAD))
+    if (unlikely(from->state == ULP_DEAD) && from != core_sched.tramp)
         core_ulp_reclaim(from);
     self->state = ULP_RUNNING;
     *errno_slot = self->saved_errno;
@@ -194,6 +201,83 @@ void core_set_idle_ops(const struct core_idle_ops *ops)
     core_sched.idle = ops;
 }
 
+/* ------------------------------------------------------------ coming back */
+
+/* Put the ULPs that kernel contexts gave back on the run queue, in the
+ * order they came back (the list is pushed at its head). */
+static NOINLINE void take_returned(void)
+{
+    struct ulp *u = atomic_exchange_explicit(&core_sched.returned, NULL, memory_order_acquire);
+    struct ulp *fifo = NULL;
+    while (u) {
+        struct ulp *next = u->returned_next;
+        u->returned_next = fifo;
+        fifo = u;
+        u = next;
+    }
+    while (fifo) {
+        struct ulp *next = fifo->returned_next;
+        fifo->returned_next = NULL;
+        core_sched.ncoupled--;
+        core_make_ready(fifo);
+        fifo = next;
+    }
+}
+
+static inline bool any_returned(void)
+{
+    return atomic_load_explicit(&core_sched.returned, memory_order_relaxed) != NULL;
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, ts, NULL,
+                   FUTEX_BITSET_MATCH_ANY);
+}
+
+/* Any thread: u is back from its kernel context (its registers saved). */
+static void push_returned(struct ulp *u)
+{
+    struct ulp *head = atomic_load_explicit(&core_sched.returned, memory_order_relaxed);
+    do
+        u->returned_next = head;
+    while (!atomic_compare_exchange_weak_explicit(&core_sched.returned, &head, u,
+                                                  memory_order_seq_cst, memory_order_relaxed));
+    if (core_sched.idle && core_sched.idle->kick) {
+        core_sched.idle->kick();
+    } else if (atomic_load_explicit(&core_sched.idle_sleeping, memory_order_seq_cst)) {
+        atomic_fetch_add_explicit(&core_sched.kick_word, 1, memory_order_seq_cst);
+        (void)futex(&core_sched.kick_word, FUTEX_WAKE, 1, NULL);
+    }
+}
+
+/* Idle with ULPs coupled: wait until one comes back or deadline_ns
+ * (UINT64_MAX: none).  Spins return_spin_ns first (UPVM_KC_WAIT). */
+static void wait_returned(uint64_t deadline_ns)
+{
+    if (core_sched.return_spin_ns) {
+        uint64_t until = upvm_now_ns() + core_sched.return_spin_ns;
+        if (until > deadline_ns)
+            until = deadline_ns;
+        for (unsigned i = 1;; i++) {
+            if (any_returned())
+                return;
+            __builtin_ia32_pause();
+            if (i % 64 == 0 && upvm_now_ns() >= until)
+                break;
+        }
+    }
+    uint32_t seen = atomic_load_explicit(&core_sched.kick_word, memory_order_seq_cst);
+    atomic_store_explicit(&core_sched.idle_sleeping, true, memory_order_seq_cst);
+    if (!any_returned()) {
+        struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000u),
+                              .tv_nsec = (long)(deadline_ns % 1000000000u)};
+        (void)futex(&core_sched.kick_word, FUTEX_WAIT_BITSET, seen,
+                    deadline_ns == UINT64_MAX ? NULL : &ts);
+    }
+    atomic_store_explicit(&core_sched.idle_sleeping, false, memory_order_relaxed);
+}
+
 /* Several nodes: poll the transport and sleep in it until a message, a
  * wake-up or the earliest timer.  There is no deadlock to see here. */
 static struct ulp *idle_wait_transport(void)
@@ -201,6 +285,8 @@ static struct ulp *idle_wait_transport(void)
     const struct core_idle_ops *ops = core_sched.idle;
     for (;;) {
         ops->poll();
+        if (any_returned())
+            take_returned();
         struct ulp *u = runq_pop();
         if (u)
             return u;
@@ -210,6 +296,12 @@ static struct ulp *idle_wait_transport(void)
             if ((u = runq_pop()))
                 return u;
             continue;
+        }
+        if (core_sched.ncoupled && core_sched.return_spin_ns) {
+            wait_returned(upvm_now_ns() + core_sched.return_spin_ns < next
+                              ? upvm_now_ns() + core_sched.return_spin_ns : next);
+            if (any_returned())
+                continue;
         }
         ops->wait(next);
         if (core_sched.ntimers) /* a clock read costs ~30 ns: not per message */
@@ -225,6 +317,16 @@ static struct ulp *idle_wait(void)
         return idle_wait_transport();
     for (;;) {
         uint64_t next = core_timer_next();
+        if (core_sched.ncoupled) { /* a ULP on a kernel context will come back */
+            wait_returned(next);
+            if (any_returned())
+                take_returned();
+            fire_due_timers(upvm_now_ns());
+            struct ulp *u = runq_pop();
+            if (u)
+                return u;
+            continue;
+        }
         if (next == UINT64_MAX) {
             struct ulp *d = core_sched.drainer;
             if (!d || d->state != ULP_BLOCKED)
@@ -254,6 +356,8 @@ static NOINLINE struct ulp *schedule_slow(void)
     }
     if (core_sched.ntimers)
         fire_due_timers(upvm_now_ns());
+    if (any_returned())
+        take_returned();
     struct ulp *next = runq_pop();
     return next ? next : idle_wait();
 }
@@ -261,7 +365,7 @@ static NOINLINE struct ulp *schedule_slow(void)
 static inline __attribute__((always_inline)) void schedule(void)
 {
     struct ulp *next;
-    if (likely((!core_sched.ntimers && !core_sched.idle) ||
+    if (likely((!core_sched.ntimers && !core_sched.idle && !core_sched.ncoupled) ||
                ++core_sched.ticks < TIMER_CHECK_INTERVAL) &&
         likely((next = runq_pop()) != NULL))
         ;
@@ -341,12 +445,24 @@ struct ulp *core_wake_one(upvm_waitq_t *q)
     return u;
 }
 
+static void (*coupled_kill_hook)(struct ulp *u);
+
+void core_set_coupled_kill_hook(void (*hook)(struct ulp *u))
+{
+    coupled_kill_hook = hook;
+}
+
 void core_ulp_kill(struct ulp *u, int status)
 {
     if (u->kill_pending || u->state == ULP_DEAD)
         return;
     u->kill_pending = true;
     u->kill_status = status;
+    if (u->state == ULP_COUPLED) { /* it ends when it comes back */
+        if (coupled_kill_hook)
+            coupled_kill_hook(u);
+        return;
+    }
     /* The current ULP may also be blocked: the idle loop runs on the
      * stack of the one that blocked last. */
     if (u->state == ULP_BLOCKED || u->state == ULP_SLEEPING) {
@@ -358,6 +474,147 @@ void core_ulp_kill(struct ulp *u, int status)
     }
 }
 
+/* ------------------------------------------------------------ leaving the thread */
+
+__thread struct ulp *core_kc_ulp;
+
+bool core_on_sched_thread_now(void) { return core_on_sched_thread; }
+struct ulp *core_kc_ulp_now(void) { return core_kc_ulp; }
+int *core_errno_now(void) { return &errno; }
+
+static core_handoff_t leave_handoff;
+static void *leave_arg;
+
+#define TRAMP_STACK_SIZE ((size_t)64 * 1024)
+
+/* The context a leaving ULP hands itself off from: a stack of its own, so
+ * that the scheduler never runs (or idles) on a stack a kernel context
+ * is about to run.  It is started afresh each time and left for good. */
+static int tramp_create(void)
+{
+    struct ulp *t = calloc(1, sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    if (core_stack_alloc(t, TRAMP_STACK_SIZE) != 0) {
+        free(t);
+        return -ENOMEM;
+    }
+    t->name = "the scheduler's hand-off context";
+    t->started = true;
+    t->ordinal = -1;
+    t->timer_index = ULP_NO_TIMER;
+    list_init(&t->link);
+    core_sched.tramp = t;
+    return 0;
+}
+
+static void tramp_entry(void *pass)
+{
+    struct ulp *u = pass, *self = core_sched.tramp;
+#if UPVM_ASAN
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+    self->state = ULP_DEAD; /* never resumed: the next start is a fresh one */
+    leave_handoff(u, leave_arg);
+    schedule();
+    abort(); /* nothing resumes the hand-off context */
+}
+
+void core_leave(core_handoff_t handoff, void *arg)
+{
+    struct ulp *self = core_sched.current;
+    if (unlikely(self->kill_pending))
+        die_killed();
+    if (unlikely(!core_sched.tramp) && tramp_create() != 0) {
+        fprintf(stderr, "upvm: no memory for the scheduler's hand-off stack: ULP %d runs "
+                        "its blocking call on the scheduler\n", self->id);
+        return;
+    }
+    struct ulp *t = core_sched.tramp;
+    leave_handoff = handoff;
+    leave_arg = arg;
+    self->state = ULP_COUPLED;
+    core_sched.ncoupled++;
+    self->saved_errno = *errno_slot;
+    self->saved_word = *word_slot;
+    core_sched.current = t;
+    t->state = ULP_RUNNING;
+#if UPVM_ASAN
+    __sanitizer_start_switch_fiber(&self->asan_fake_stack, t->stack_lo, t->stack_size);
+#endif
+#if UPVM_TSAN
+    if (!t->tsan_fiber)
+        t->tsan_fiber = __tsan_create_fiber(0);
+    __tsan_switch_to_fiber(t->tsan_fiber, 0);
+#endif
+    struct core_kc *kc = arch_ctx_start(&self->ctx, (char *)t->stack_lo + t->stack_size,
+                                        tramp_entry, self);
+    /* on the kernel context now (core_kc_resume) */
+#if UPVM_ASAN
+    __sanitizer_finish_switch_fiber(self->asan_fake_stack, NULL, NULL);
+#endif
+    (void)kc;
+    *core_errno_now() = self->saved_errno;
+}
+
+void core_kc_init(struct core_kc *kc)
+{
+    kc->u = NULL;
+#if UPVM_ASAN || UPVM_TSAN
+    pthread_attr_t a;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        (void)pthread_attr_getstack(&a, &lo, &size);
+        pthread_attr_destroy(&a);
+    }
+    kc->stack_lo = lo;
+    kc->stack_size = size;
+#endif
+#if UPVM_TSAN
+    kc->tsan_fiber = __tsan_get_current_fiber();
+#endif
+}
+
+void core_kc_resume(struct core_kc *kc, struct ulp *u, void (*released)(struct core_kc *kc))
+{
+    kc->u = u;
+    u->kc = kc;
+    core_kc_ulp = u;
+#if UPVM_ASAN
+    __sanitizer_start_switch_fiber(&kc->asan_fake_stack, u->stack_lo, u->stack_size);
+#endif
+#if UPVM_TSAN
+    __tsan_switch_to_fiber(u->tsan_fiber, 0);
+#endif
+    (void)arch_ctx_switch(&kc->home, &u->ctx, kc);
+    /* u called core_return: its registers are saved */
+#if UPVM_ASAN
+    __sanitizer_finish_switch_fiber(kc->asan_fake_stack, NULL, NULL);
+#endif
+    core_kc_ulp = NULL;
+    kc->u = NULL;
+    u->kc = NULL;
+    released(kc); /* before u is back: whoever u wakes there finds the KC free */
+    push_returned(u);
+}
+
+void core_return(void)
+{
+    struct ulp *self = core_kc_ulp;
+    struct core_kc *kc = self->kc;
+    self->saved_errno = *core_errno_now();
+#if UPVM_ASAN
+    __sanitizer_start_switch_fiber(&self->asan_fake_stack, kc->stack_lo, kc->stack_size);
+#endif
+#if UPVM_TSAN
+    __tsan_switch_to_fiber(kc->tsan_fiber, 0);
+#endif
+    struct ulp *from = arch_ctx_switch(&self->ctx, &kc->home, self);
+    /* back on the scheduler thread, resumed by switch_to */
+    after_switch(from);
+}
+
 /* ------------------------------------------------------------ public API */
 
 void upvm_yield(void)
@@ -367,6 +624,8 @@ void upvm_yield(void)
     die_if_killed(); /* also: a migration waiting for this ULP to stop */
     if (core_sched.idle)
         core_sched.idle->poll(); /* a polling loop must see other nodes' messages */
+    if (core_sched.ncoupled && any_returned())
+        take_returned();
     if (list_empty(&core_sched.runq) && !core_sched.ntimers)
         return;
     core_make_ready(core_sched.current);

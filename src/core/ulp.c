@@ -444,7 +444,9 @@ static bool family_check(const void *f, const struct ulp *self)
 
 void upvm_exit(int status)
 {
-    if (core_enter() != 0) {
+    if (!core_on_sched_thread && core_kc_ulp)
+        core_return(); /* a coupled ULP ends on its scheduler */
+    if (!core_on_sched_thread_now() && core_enter() != 0) {
         fprintf(stderr, "upvm: upvm_exit called on a thread that is not the node's "
                         "scheduler: ending that thread instead\n");
         pthread_exit(NULL);

@@ -572,7 +572,13 @@ static void job_wait(uint64_t deadline)
         probe_idle_job();
 }
 
-static const struct core_idle_ops job_idle_ops = {job_poll, job_wait};
+/* Any thread: a ULP came back from a kernel context (src/blt). */
+static void job_kick(void)
+{
+    net_wake(job.self);
+}
+
+static const struct core_idle_ops job_idle_ops = {job_poll, job_wait, job_kick};
 
 /* ------------------------------------------------------------ probes */
 
@@ -592,7 +598,7 @@ static bool node_idle(void)
 {
     struct ulp *cur = core_current();
     return list_empty(&core_sched.runq) && core_timer_next() == UINT64_MAX &&
-           cur->state != ULP_RUNNING && cur->state != ULP_READY;
+           !core_sched.ncoupled && cur->state != ULP_RUNNING && cur->state != ULP_READY;
 }
 
 /* ULPs that are the job's work: all but the node's main ULP when it only
@@ -646,7 +652,7 @@ static void start_wave(void)
 {
     static int next_wave;
     job.wave = ++next_wave;
-    job.all_idle = job.finishing ? list_empty(&core_sched.runq) &&
+    job.all_idle = job.finishing ? list_empty(&core_sched.runq) && !core_sched.ncoupled &&
                                    core_timer_next() == UINT64_MAX
                              : node_idle();
     live_counts(&job.sum_sent, &job.sum_recvd);
