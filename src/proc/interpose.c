@@ -47,7 +47,7 @@
 
 void proc_refuse(const char *call, const char *why)
 {
-    struct ulp *u = core_on_sched_thread ? core_current() : NULL;
+    struct ulp *u = core_self();
     char name[160];
     if (u)
         fprintf(stderr, "upvm: ULP %d (%s) called %s: %s\n", u->id,

@@ -197,7 +197,8 @@ static void proc_on_exit(struct ulp *u)
  * scribbled on: read only through core_peek. */
 static bool proc_symbolise(uintptr_t addr, struct core_symbol *out)
 {
-    struct proc *p = core_on_sched_thread ? core_current()->ext[ULP_EXT_PROC] : NULL;
+    struct ulp *self = core_self();
+    struct proc *p = self ? self->ext[ULP_EXT_PROC] : NULL;
     struct loader_instance inst;
     if (!p || !core_peek((uintptr_t)&p->inst, &inst, sizeof inst) || !inst.img ||
         addr < inst.base || addr - inst.base >= loader_image_span(inst.img))

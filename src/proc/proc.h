@@ -85,10 +85,12 @@ struct proc {
     char path[PATH_MAX];  /* the program, as opened */
 };
 
-/* The process-mode state of the running ULP, or NULL (thread mode). */
+/* The process-mode state of the running ULP (on the scheduler thread, or
+ * coupled on a kernel context), or NULL (thread mode, another thread). */
 static inline struct proc *proc_current(void)
 {
-    return core_on_sched_thread ? core_current()->ext[ULP_EXT_PROC] : NULL;
+    struct ulp *u = core_self();
+    return u ? u->ext[ULP_EXT_PROC] : NULL;
 }
 
 /*
