@@ -25,6 +25,7 @@
 #define UPVM_BLT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/core.h"
 
@@ -46,6 +47,11 @@ static inline bool blt_coupled(void)
  */
 bool blt_enter(void) HIDDEN;
 void blt_leave(bool coupled) HIDDEN;
+
+/* Transfers of this many bytes or more (UPVM_KC_IO_MIN, default 64 KiB)
+ * are coupled even when they would not block, so that their copy runs
+ * beside the other ULPs; SIZE_MAX where the node may use one CPU only. */
+size_t blt_offload_min(void) HIDDEN;
 
 /* The ULP's coupling depth: 0 on the scheduler, >= 1 on a KC. */
 int blt_depth(void) HIDDEN;

@@ -58,6 +58,7 @@ static struct {
     int max;
     enum kc_wait wait;
     uint64_t spin_ns;           /* adaptive: how long an idle KC spins */
+    size_t offload_min;         /* blt_offload_min */
     struct kc *_Atomic idle;
     int nkcs;
     struct kc **all;            /* for the kill hook and statistics */
@@ -94,6 +95,10 @@ void blt_read_settings(void)
     pool.spin_ns = pool.wait == KC_WAIT_BLOCK || (pool.wait == KC_WAIT_ADAPTIVE && one_cpu)
                        ? 0
                        : pool.wait == KC_WAIT_SPIN ? UINT64_MAX : 50000;
+    static const struct env_num io_spec = {0, (uint64_t)1 << 40, 64 * 1024, 0, NULL, NULL};
+    uint64_t io_min;
+    (void)env_size("UPVM_KC_IO_MIN", &io_spec, &io_min);
+    pool.offload_min = one_cpu || io_min == 0 ? SIZE_MAX : (size_t)io_min;
     upvm_waitq_init(&pool.waitq, "a free kernel context (UPVM_KC_MAX)");
     pool.ready = true;
 }
@@ -269,11 +274,16 @@ static void say_no_kc(void)
                     "node's scheduler and stall its other ULPs\n", strerror(errno));
 }
 
+/* Interrupt the call of killed ULP u, or (u NULL) of every killed ULP
+ * still on a KC. */
 static void kill_hook(struct ulp *u)
 {
-    struct kc *kc = u->kc;
-    if (kc)
-        pthread_kill(kc->thread, KC_SIG_INTERRUPT);
+    for (int i = 0; i < pool.nkcs; i++) {
+        struct kc *kc = pool.all[i];
+        struct ulp *on = __atomic_load_n(&kc->core.u, __ATOMIC_ACQUIRE);
+        if (on && (u ? on == u : on->kill_pending))
+            pthread_kill(kc->thread, KC_SIG_INTERRUPT);
+    }
 }
 
 static int couple(void)
@@ -331,6 +341,13 @@ void blt_leave(bool coupled)
     struct kc *kc = core_kc_ulp->kc;
     if (--kc->depth == 0)
         decouple(); /* errno: saved by core_return, given back on the scheduler */
+}
+
+size_t blt_offload_min(void)
+{
+    if (unlikely(!pool.ready))
+        blt_read_settings();
+    return pool.offload_min;
 }
 
 int blt_depth(void)

@@ -134,6 +134,8 @@ struct sched {
     _Atomic uint32_t kick_word;
     _Atomic bool idle_sleeping;
     uint64_t return_spin_ns; /* idle with ULPs coupled: spin this long before sleeping */
+    int nkilled_coupled;     /* killed while coupled, not back yet */
+    uint64_t next_interrupt_ns; /* when to interrupt them again */
 };
 
 /*
@@ -349,7 +351,10 @@ void core_kc_resume(struct core_kc *kc, struct ulp *u, void (*released)(struct c
 void core_return(void) HIDDEN;
 
 /* Called, on the scheduler thread, when a coupled ULP is killed: the
- * layer that coupled it interrupts what it waits for (src/blt). */
+ * layer that coupled it interrupts what it waits for (src/blt).  A signal
+ * can land just before the call it should interrupt: while killed ULPs
+ * are still coupled, the hook is called again every millisecond with
+ * NULL, meaning "each of them". */
 void core_set_coupled_kill_hook(void (*hook)(struct ulp *u)) HIDDEN;
 
 /* ------------------------------------------------------------ migration */

@@ -219,6 +219,8 @@ static NOINLINE void take_returned(void)
         struct ulp *next = fifo->returned_next;
         fifo->returned_next = NULL;
         core_sched.ncoupled--;
+        if (fifo->kill_pending)
+            core_sched.nkilled_coupled--;
         core_make_ready(fifo);
         fifo = next;
     }
@@ -251,10 +253,31 @@ static void push_returned(struct ulp *u)
     }
 }
 
+static void (*coupled_kill_hook)(struct ulp *u);
+
+#define INTERRUPT_AGAIN_NS 1000000
+
+/* Killed ULPs still coupled: interrupt their calls again (a signal sent
+ * just before a call began did not end it). */
+static NOINLINE void interrupt_killed(void)
+{
+    uint64_t now = upvm_now_ns();
+    if (now < core_sched.next_interrupt_ns)
+        return;
+    core_sched.next_interrupt_ns = now + INTERRUPT_AGAIN_NS;
+    if (coupled_kill_hook)
+        coupled_kill_hook(NULL);
+}
+
 /* Idle with ULPs coupled: wait until one comes back or deadline_ns
  * (UINT64_MAX: none).  Spins return_spin_ns first (UPVM_KC_WAIT). */
 static void wait_returned(uint64_t deadline_ns)
 {
+    if (core_sched.nkilled_coupled) {
+        interrupt_killed();
+        if (deadline_ns > core_sched.next_interrupt_ns)
+            deadline_ns = core_sched.next_interrupt_ns;
+    }
     if (core_sched.return_spin_ns) {
         uint64_t until = upvm_now_ns() + core_sched.return_spin_ns;
         if (until > deadline_ns)
@@ -358,6 +381,8 @@ static NOINLINE struct ulp *schedule_slow(void)
         fire_due_timers(upvm_now_ns());
     if (any_returned())
         take_returned();
+    if (core_sched.nkilled_coupled)
+        interrupt_killed();
     struct ulp *next = runq_pop();
     return next ? next : idle_wait();
 }
@@ -445,8 +470,6 @@ struct ulp *core_wake_one(upvm_waitq_t *q)
     return u;
 }
 
-static void (*coupled_kill_hook)(struct ulp *u);
-
 void core_set_coupled_kill_hook(void (*hook)(struct ulp *u))
 {
     coupled_kill_hook = hook;
@@ -459,6 +482,8 @@ void core_ulp_kill(struct ulp *u, int status)
     u->kill_pending = true;
     u->kill_status = status;
     if (u->state == ULP_COUPLED) { /* it ends when it comes back */
+        core_sched.nkilled_coupled++;
+        core_sched.next_interrupt_ns = upvm_now_ns() + INTERRUPT_AGAIN_NS;
         if (coupled_kill_hook)
             coupled_kill_hook(u);
         return;
@@ -578,7 +603,7 @@ void core_kc_init(struct core_kc *kc)
 
 void core_kc_resume(struct core_kc *kc, struct ulp *u, void (*released)(struct core_kc *kc))
 {
-    kc->u = u;
+    __atomic_store_n(&kc->u, u, __ATOMIC_RELEASE);
     u->kc = kc;
     core_kc_ulp = u;
 #if UPVM_ASAN
@@ -593,7 +618,7 @@ void core_kc_resume(struct core_kc *kc, struct ulp *u, void (*released)(struct c
     __sanitizer_finish_switch_fiber(kc->asan_fake_stack, NULL, NULL);
 #endif
     core_kc_ulp = NULL;
-    kc->u = NULL;
+    __atomic_store_n(&kc->u, NULL, __ATOMIC_RELEASE);
     u->kc = NULL;
     released(kc); /* before u is back: whoever u wakes there finds the KC free */
     push_returned(u);

@@ -753,6 +753,7 @@ static int ip_clearenv(void)
  * refuses to move it while the list is not empty (proc_open_files). */
 static void fd_track(int fd)
 {
+    proc_blocking_fd_reset(fd);
     struct proc *p = proc_current();
     if (!p || fd < 0)
         return;
@@ -764,6 +765,7 @@ static void fd_track(int fd)
 
 static void fd_untrack(int fd)
 {
+    proc_blocking_fd_reset(fd);
     struct proc *p = proc_current();
     for (int i = 0; p && i < p->nfds; i++)
         if (p->fds[i] == fd) {
@@ -840,7 +842,14 @@ static int ip_pipe2(int fds[2], int flags)
 
 static int ip_accept(int s, struct sockaddr *a, socklen_t *l)
 {
-    int fd = accept(s, a, l);
+    int fd = proc_coupled_accept4(s, a, l, 0);
+    fd_track(fd);
+    return fd;
+}
+
+static int ip_accept4(int s, struct sockaddr *a, socklen_t *l, int flags)
+{
+    int fd = proc_coupled_accept4(s, a, l, flags);
     fd_track(fd);
     return fd;
 }
@@ -880,6 +889,8 @@ static int ip_fcntl(int fd, int cmd, ...)
     va_start(ap, cmd);
     void *arg = va_arg(ap, void *); /* as libc reads it: an int or a pointer */
     va_end(ap);
+    if (cmd == F_SETLKW || cmd == F_OFD_SETLKW)
+        return proc_coupled_fcntl_lock(fd, cmd, arg);
     int rc = fcntl(fd, cmd, arg);
     return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC ? fd_retrack(rc) : rc;
 }
@@ -1009,6 +1020,7 @@ static const struct fn_entry functions[] = {
     FN("_exit", ip__exit),
     FN("abort", ip_abort),
     FN("accept", ip_accept),
+    FN("accept4", ip_accept4),
     FN("aligned_alloc", ip_aligned_alloc),
     FN("asprintf", proc_asprintf),
     FN("atexit", ip_atexit),
@@ -1152,6 +1164,9 @@ void *proc_resolve(const char *name, void *ctx)
         bsearch(name, functions, ARRAY_SIZE(functions), sizeof functions[0], cmp_entry);
     if (e)
         return e->addr;
+    void *b = proc_blocking_resolve(name);
+    if (b)
+        return b;
     void *v = variable(name, ctx);
     return v ? v : proc_output_resolve(name, ctx);
 }

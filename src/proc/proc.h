@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "core/core.h"
@@ -84,6 +85,16 @@ struct proc {
 
     char path[PATH_MAX];  /* the program, as opened */
 };
+
+/* blocking.c: the interposed calls that may block (coupled to a kernel
+ * context when they would: src/blt), NULL for another name; what a
+ * descriptor number was is forgotten when it is closed or made anew; the
+ * coupled forms of accept4 and of fcntl's waiting locks (F_SETLKW,
+ * F_OFD_SETLKW), for interpose.c's wrappers of accept and fcntl. */
+void *proc_blocking_resolve(const char *name) HIDDEN;
+void proc_blocking_fd_reset(int fd) HIDDEN;
+int proc_coupled_accept4(int s, struct sockaddr *a, socklen_t *l, int flags) HIDDEN;
+int proc_coupled_fcntl_lock(int fd, int cmd, void *arg) HIDDEN;
 
 /* The process-mode state of the running ULP (on the scheduler thread, or
  * coupled on a kernel context), or NULL (thread mode, another thread). */

@@ -1120,6 +1120,8 @@ static void task_kill(struct pvm_task *k)
         core_ulp_kill(u, 128 + SIGTERM); /* first: it may wait on k's queue */
     if (u == core_sched.current && u->state == ULP_RUNNING && u != core_sched.main)
         return; /* killed from a handler it polled: it leaves as it ends */
+    if (u->state == ULP_COUPLED)
+        return; /* in a blocking call, interrupted now: it leaves as it ends */
     pvm_task_leave(k);
     if (u == core_sched.main) {
         /* The node's main ULP cannot end alone: like a PVM process killed

@@ -1,0 +1,27 @@
+#!/bin/bash
+# test-blocking.sh BUILD_DIR SCENARIO - a process-mode program whose
+# blocking system calls run coupled to kernel contexts (tests/blt/blocking.c
+# says what each scenario checks).  One node: the tasks share its
+# descriptors.  Each scenario runs with the default idle policy and with
+# UPVM_KC_WAIT=block, and once under taskset -c 0 (one CPU).
+set -u
+build=$(cd "$1" && pwd) || exit 2
+scenario=$2
+prog=$build/tests/blt/progs/blocking
+[ -x "$prog" ] || { echo "no $prog: build first"; exit 1; }
+fail() { echo "FAIL ($scenario): $*"; exit 1; }
+
+run() {
+    local out rc
+    out=$(env UPVM_NODES=1 "$@" timeout 60 "$prog" "$scenario" 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || fail "exit status $rc ($*)"
+    grep -q '^FAIL' <<<"$out" && fail "a check failed ($*)"
+    [ "$(tail -n 1 <<<"$out")" = OK ] || fail "no OK at the end ($*)"
+    return 0
+}
+
+run UPVM_KC_WAIT=adaptive
+run UPVM_KC_WAIT=block
+run UPVM_KC_WAIT=spin taskset -c 0
+echo "PASS ($scenario)"
