@@ -40,12 +40,12 @@ static inline bool blt_coupled(void)
 }
 
 /*
- * blt_enter - before a call that may block: couple the current ULP and
- * return true, or return false when it runs where it is (already coupled,
+ * blt_enter - before a call that may block (what names it in reports:
+ * "read()"): couple the current ULP and return true, or return false when it runs where it is (already coupled,
  * or not a ULP of this node, or no KC can be had: then it is said once).
  * blt_leave(true) decouples again; errno survives both.
  */
-bool blt_enter(void) HIDDEN;
+bool blt_enter(const char *what) HIDDEN;
 void blt_leave(bool coupled) HIDDEN;
 
 /* Transfers of this many bytes or more (UPVM_KC_IO_MIN, default 64 KiB)

@@ -99,6 +99,7 @@ void blt_read_settings(void)
     uint64_t io_min;
     (void)env_size("UPVM_KC_IO_MIN", &io_spec, &io_min);
     pool.offload_min = one_cpu || io_min == 0 ? SIZE_MAX : (size_t)io_min;
+    core_sched.return_spin_ns = pool.spin_ns; /* the scheduler waits for returns alike */
     upvm_waitq_init(&pool.waitq, "a free kernel context (UPVM_KC_MAX)");
     pool.ready = true;
 }
@@ -286,7 +287,7 @@ static void kill_hook(struct ulp *u)
     }
 }
 
-static int couple(void)
+static int couple(const char *what)
 {
     if (blt_coupled()) {
         ((struct kc *)core_kc_ulp->kc)->depth++;
@@ -306,6 +307,7 @@ static int couple(void)
         return -EAGAIN;
     }
     pool.couples++;
+    core_current()->coupled_for = what;
     core_leave(hand_to_kc, kc);
     struct ulp *self = core_kc_ulp_now(); /* on the KC now (thread-locals anew) */
     if (!self) { /* core_leave could not hand it off */
@@ -324,12 +326,12 @@ static void decouple(void)
         (void)core_wake_one(&pool.waitq);
 }
 
-bool blt_enter(void)
+bool blt_enter(const char *what)
 {
     if (!core_on_sched_thread)
         return false;
     int saved = errno;
-    bool ok = couple() == 0;
+    bool ok = couple(what) == 0;
     *core_errno_now() = saved; /* on the KC, when it coupled */
     return ok;
 }
@@ -369,7 +371,7 @@ void blt_stats(struct blt_stats *out)
 
 int upvm_couple(void)
 {
-    return couple();
+    return couple("upvm_couple()");
 }
 
 int upvm_decouple(void)
@@ -389,7 +391,7 @@ int upvm_coupled(void)
 
 long upvm_blocking(long (*fn)(void *arg), void *arg)
 {
-    bool c = blt_enter();
+    bool c = blt_enter("upvm_blocking()");
     long r = fn(arg);
     blt_leave(c);
     return r;

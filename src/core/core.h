@@ -104,6 +104,7 @@ struct ulp {
      * the scheduler's list of ULPs coming back from one (core_return). */
     void *kc;
     struct ulp *returned_next;
+    const char *coupled_for; /* what it does there, for reports ("read()") */
 #if UPVM_ASAN
     void *asan_fake_stack;
 #endif

@@ -173,7 +173,10 @@ static void report_crash(struct ulp *u, int sig, const siginfo_t *si, const ucon
     if (is_bad_jump(sig, si, uc))
         report_bad_jump(u, name, si, uc);
     else
-        crash_say("upvm: ULP %d (%s) crashed: %s.\n", u->id, name,
+        crash_say("upvm: ULP %d (%s) crashed%s%s%s: %s.\n", u->id, name,
+                  u->state == ULP_COUPLED ? " on a kernel context, in " : "",
+                  u->state == ULP_COUPLED && u->coupled_for ? u->coupled_for : "",
+                  u->state == ULP_COUPLED && !u->coupled_for ? "a coupled call" : "",
                   describe(sig, si, what, sizeof what));
     crash_say("upvm: this is a bug in the program (or in UPVM); run it under gdb, or "
               "rebuild with -fsanitize=address, to find it.\n");
@@ -272,6 +275,12 @@ static void describe_blocked(struct ulp *u, void *ctx)
         return;
     w->shown++;
     char namebuf[160];
+    if (u->state == ULP_COUPLED) {
+        crash_say("upvm:     ULP %d (%s) is in %s on a kernel context\n", u->id,
+                  core_ulp_name(u, namebuf, sizeof namebuf),
+                  u->coupled_for ? u->coupled_for : "a blocking call");
+        return;
+    }
     crash_say("upvm:     ULP %d (%s) waits on %s\n", u->id,
               core_ulp_name(u, namebuf, sizeof namebuf),
               u->waitq && u->waitq->name ? u->waitq->name : "a wait queue");

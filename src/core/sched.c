@@ -222,6 +222,8 @@ static NOINLINE void take_returned(void)
         if (fifo->kill_pending)
             core_sched.nkilled_coupled--;
         core_make_ready(fifo);
+        if (fifo->migrate_pending && migrate_hook) /* waited for it: it can move now */
+            migrate_hook(fifo);
         fifo = next;
     }
 }
@@ -279,7 +281,8 @@ static void wait_returned(uint64_t deadline_ns)
             deadline_ns = core_sched.next_interrupt_ns;
     }
     if (core_sched.return_spin_ns) {
-        uint64_t until = upvm_now_ns() + core_sched.return_spin_ns;
+        uint64_t now = upvm_now_ns(), spin = core_sched.return_spin_ns;
+        uint64_t until = spin > UINT64_MAX - now ? UINT64_MAX : now + spin;
         if (until > deadline_ns)
             until = deadline_ns;
         for (unsigned i = 1;; i++) {
@@ -301,6 +304,10 @@ static void wait_returned(uint64_t deadline_ns)
     atomic_store_explicit(&core_sched.idle_sleeping, false, memory_order_relaxed);
 }
 
+/* How long an idle node with a transport spins for a coupled ULP's return
+ * before it polls the transport again. */
+#define TRANSPORT_SPIN_NS 20000
+
 /* Several nodes: poll the transport and sleep in it until a message, a
  * wake-up or the earliest timer.  There is no deadlock to see here. */
 static struct ulp *idle_wait_transport(void)
@@ -321,8 +328,11 @@ static struct ulp *idle_wait_transport(void)
             continue;
         }
         if (core_sched.ncoupled && core_sched.return_spin_ns) {
-            wait_returned(upvm_now_ns() + core_sched.return_spin_ns < next
-                              ? upvm_now_ns() + core_sched.return_spin_ns : next);
+            /* a short spin only: the transport must be polled too */
+            uint64_t spin = core_sched.return_spin_ns < TRANSPORT_SPIN_NS
+                                ? core_sched.return_spin_ns : TRANSPORT_SPIN_NS;
+            uint64_t until = upvm_now_ns() + spin;
+            wait_returned(until < next ? until : next);
             if (any_returned())
                 continue;
         }

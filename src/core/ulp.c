@@ -581,6 +581,8 @@ const char *core_ulp_why_not_freezable(const struct ulp *u, const void *lo, cons
     if (u->state == ULP_BLOCKED &&
         ((const char *)u->waitq < (const char *)lo || (const char *)u->waitq >= (const char *)hi))
         return "it waits for something only its node has (an exit status, its siblings, a migration)";
+    if (u->state == ULP_COUPLED)
+        return "it is in a blocking call on a kernel context (it moves once that returns)";
     if (u->state != ULP_READY && u->state != ULP_BLOCKED && u->state != ULP_SLEEPING)
         return "it is running";
     return NULL;

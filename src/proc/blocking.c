@@ -108,7 +108,7 @@ static size_t iov_total(const struct iovec *iov, int n)
 #define COUPLED(type, name, params, call)                                                    \
     static NOINLINE type name params                                                        \
     {                                                                                        \
-        bool coupled_ = blt_enter();                                                         \
+        bool coupled_ = blt_enter(#name "()" + 2); /* c_fsync: "fsync()" */                \
         type result_ = call;                                                                 \
         blt_leave(coupled_);                                                                 \
         return result_;                                                                      \

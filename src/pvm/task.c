@@ -1225,6 +1225,8 @@ void pvm_task_waits(const struct pvm_task *k, char *buf, size_t len)
         snprintf(buf, len, "%s", u->waitq->name);
     } else if (u && u->state == ULP_SLEEPING) {
         snprintf(buf, len, "sleeping");
+    } else if (u && u->state == ULP_COUPLED) {
+        snprintf(buf, len, "%s on a kernel context", u->coupled_for ? u->coupled_for : "a call");
     } else if (len) {
         buf[0] = '\0';
     }

@@ -9,7 +9,7 @@
 
 import gdb
 
-STATES = {0: "ready", 1: "running", 2: "blocked", 3: "sleeping", 4: "dead"}
+STATES = {0: "ready", 1: "running", 2: "blocked", 3: "sleeping", 4: "dead", 5: "coupled"}
 
 
 def _ulps():
