@@ -167,7 +167,7 @@ void loader_unmap(struct loader_instance *in) HIDDEN;
 
 /*
  * Thread-local variables (tls.c).  A program's TLS accesses are
- * general-dynamic (upvmcc links it -shared: design notes §NOTE): calls of
+ * general-dynamic (upvmcc links it -shared: docs/design-notes.md §11): calls of
  * __tls_get_addr with a {module, offset} pair from its GOT.  The loader
  * gives each instance its own TLS block inside the image's span (after the
  * last segment: it moves and is reloaded with the writable data),

@@ -5,7 +5,7 @@
  * library, whose own TLS (errno, malloc's cache, the locale) and UPVM's sit
  * at fixed offsets from those threads' thread pointer (%fs): giving each
  * ULP a thread pointer of its own is not possible, and switching %fs at
- * each ULP switch would cost more than the switch (design notes §19).  So
+ * each ULP switch would cost more than the switch (design notes §11).  So
  * a program's TLS is reached the general-dynamic way: upvmcc links it
  * -shared, its code calls __tls_get_addr(&{module, offset}), the pair in
  * its GOT (relocations DTPMOD64, DTPOFF64), and the loader writes, as the

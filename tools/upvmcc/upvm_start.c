@@ -8,7 +8,7 @@
  *
  * upvmcc links programs -shared (so that thread-local variables stay
  * general-dynamic, which UPVM's loader gives each ULP: docs/design-notes.md
- * §19).  This object's .interp section names the dynamic linker (the one
+ * §11).  This object's .interp section names the dynamic linker (the one
  * the compiler links programs with: upvm_interp.h, written by CMake), so
  * that such an object is still a program the system runs as ./prog
  * (through the C library's Scrt1.o _start, which upvmcc links too).
