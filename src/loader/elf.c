@@ -25,8 +25,17 @@
 
 #include "loader/loader_impl.h"
 
-#define TLS_MSG "thread-local variables (__thread, thread_local) are not supported in " \
-                "process-mode programs yet"
+/* Thread-local variables work in programs linked as upvmcc links them
+ * (-shared: general-dynamic TLS through __tls_get_addr, see tls.c); these
+ * are the ways a program can reach TLS that cannot be given per ULP. */
+#define TLS_PIE_MSG "thread-local variables in a PIE are reached at fixed offsets from the " \
+                    "thread pointer (local-exec), which all ULPs of a node share: rebuild it " \
+                    "with upvmcc (it links programs with -shared, keeping general-dynamic TLS)"
+#define TLS_IE_MSG "initial-exec thread-local access (thread-pointer offsets) is not " \
+                   "supported in process-mode programs: rebuild it with upvmcc without " \
+                   "-ftls-model=initial-exec or local-exec"
+#define TLS_DESC_MSG "TLS descriptors (-mtls-dialect=gnu2) are not supported in " \
+                     "process-mode programs: rebuild it with upvmcc without -mtls-dialect=gnu2"
 
 /* The dynamic section's values that matter here, by tag. */
 struct dyn {
@@ -37,8 +46,8 @@ struct dyn {
 };
 
 struct phinfo {
-    const Elf64_Phdr *dynamic, *relro;
-    bool interp, tls;
+    const Elf64_Phdr *dynamic, *relro, *tls;
+    bool interp;
 };
 
 int loader_fail(struct loader_error *err, int code, const char *fmt, ...)
@@ -289,7 +298,11 @@ static int scan_phdrs(struct loader_image *img, struct loader_error *err, struct
         case PT_DYNAMIC: pi->dynamic = &ph[i]; break;
         case PT_INTERP: pi->interp = true; break;
         case PT_GNU_RELRO: pi->relro = &ph[i]; break;
-        case PT_TLS: pi->tls = true; break; /* refused in check_linkage */
+        case PT_TLS:
+            if (pi->tls)
+                rc = malformed(img, err, "two PT_TLS program headers");
+            pi->tls = &ph[i];
+            break;
         default: break;
         }
         if (rc)
@@ -364,8 +377,53 @@ static int check_linkage(struct loader_image *img, struct loader_error *err,
         return loader_fail(err, -ENOEXEC, "%s is statically linked (-static-pie): UPVM runs "
                            "programs linked dynamically with the C library; rebuild it with "
                            "upvmcc, without -static or -static-pie", img->path);
-    if (pi->tls)
-        return loader_fail(err, -ENOEXEC, "%s: " TLS_MSG, img->path);
+    if (pi->tls && (d->flags_1 & DF_1_PIE))
+        return loader_fail(err, -ENOEXEC, "%s: " TLS_PIE_MSG, img->path);
+    return 0;
+}
+
+/* PT_TLS: its initial image inside one segment's file bytes, sizes and
+ * alignment sane.  The instance's block goes right after the last
+ * segment, which must be writable (it always is as linkers lay programs
+ * out): that segment's memory is extended over the block, so that
+ * everything done with the writable data (mapping, dropping, moving,
+ * reloading) is done with the block too. */
+static int setup_tls(struct loader_image *img, struct loader_error *err, const Elf64_Phdr *ph)
+{
+    if (!ph)
+        return 0;
+    if (ph->p_filesz > ph->p_memsz)
+        return malformed(img, err, "PT_TLS: p_filesz %#llx is larger than p_memsz %#llx",
+                         (unsigned long long)ph->p_filesz, (unsigned long long)ph->p_memsz);
+    if (ph->p_align & (ph->p_align - 1))
+        return malformed(img, err, "PT_TLS: alignment %#llx is not a power of two",
+                         (unsigned long long)ph->p_align);
+    if (ph->p_align > LOADER_PAGE)
+        return loader_fail(err, -ENOEXEC, "%s: thread-local variables aligned to %#llx bytes: "
+                           "more than a page (4096) is not supported", img->path,
+                           (unsigned long long)ph->p_align);
+    if (!fits(ph->p_vaddr, ph->p_memsz, LOADER_MAX_SPAN))
+        return malformed(img, err, "PT_TLS: address %#llx + %#llx is out of range",
+                         (unsigned long long)ph->p_vaddr, (unsigned long long)ph->p_memsz);
+    const uint8_t *init = ph->p_filesz ? file_at(img, ph->p_vaddr, ph->p_filesz, 1) : img->file;
+    if (!init)
+        return malformed(img, err, "PT_TLS: its initial image %#llx + %#llx is not inside a "
+                         "segment's file bytes", (unsigned long long)ph->p_vaddr,
+                         (unsigned long long)ph->p_filesz);
+    struct loader_seg *last = &img->seg[img->nseg - 1];
+    if (!(last->prot & PROT_WRITE))
+        return malformed(img, err, "PT_TLS in a program whose last PT_LOAD is not writable");
+    uint64_t align = ph->p_align > 1 ? ph->p_align : 1;
+    uint64_t at = (last->vaddr + last->memsz + align - 1) & ~(align - 1);
+    if (!fits(at, ph->p_memsz, LOADER_MAX_SPAN))
+        return malformed(img, err, "PT_TLS: the block does not fit the address range");
+    img->has_tls = true;
+    img->tls_init = init;
+    img->tls_filesz = ph->p_filesz;
+    img->tls_memsz = ph->p_memsz;
+    img->tls_vaddr = at;
+    last->memsz = at + ph->p_memsz - last->vaddr;
+    img->span = page_up(last->vaddr + last->memsz);
     return 0;
 }
 
@@ -667,14 +725,39 @@ static int bad_rel(struct loader_image *img, struct loader_error *err, uint32_t 
         return loader_fail(err, -ENOEXEC, "R_X86_64_COPY relocation for symbol '%s' in %s: "
                            "build with upvmcc (-fPIC) so none are needed",
                            rel_sym_name(img, sym), img->path);
+    /* TLS ones: say for which variable (none: the program's own) */
+    const char *var = sym ? rel_sym_name(img, sym) : "(its own)";
+    if (type == R_X86_64_TLSDESC)
+        return loader_fail(err, -ENOEXEC, "%s: R_X86_64_TLSDESC relocation for %s: "
+                           TLS_DESC_MSG, img->path, var);
     if (is_tls_rel(type))
-        return loader_fail(err, -ENOEXEC, "%s: R_X86_64_%s relocation: " TLS_MSG, img->path,
-                           rel_names[type]);
+        return loader_fail(err, -ENOEXEC, "%s: R_X86_64_%s relocation for %s: " TLS_IE_MSG,
+                           img->path, rel_names[type], var);
     if (type < R_X86_64_NUM && rel_names[type])
         return loader_fail(err, -ENOEXEC, "%s: unsupported relocation R_X86_64_%s in a "
                            "program's dynamic relocations", img->path, rel_names[type]);
     return malformed(img, err, "relocation %zu of %s has the unknown type %u", at.i, at.table,
                      type);
+}
+
+/* A thread-local symbol: the program's own (its value an offset inside
+ * PT_TLS's memory) or a library's. */
+static int tls_ref(struct loader_image *img, struct loader_error *err, uint32_t i,
+                   struct loader_ref *r)
+{
+    const Elf64_Sym *s = &img->symtab[i];
+    if (s->st_shndx == SHN_UNDEF) {
+        if (!r->name[0] || ELF64_ST_BIND(s->st_info) == STB_LOCAL)
+            return malformed(img, err, "a relocation names an undefined local symbol (%u)", i);
+        r->kind = REF_IMPORT_TLS;
+        r->weak = ELF64_ST_BIND(s->st_info) == STB_WEAK;
+        return 0;
+    }
+    if (!img->has_tls || s->st_shndx == SHN_ABS || s->st_value > img->tls_memsz)
+        return malformed(img, err, "thread-local symbol %u ('%s') at %#llx is outside the "
+                         "PT_TLS segment", i, r->name, (unsigned long long)s->st_value);
+    r->kind = REF_OWN_TLS;
+    return 0;
 }
 
 /* Classify symbol i, which a relocation binds to. */
@@ -686,8 +769,6 @@ static int make_ref(struct loader_image *img, struct loader_error *err, uint32_t
     r->value = s->st_value;
     if (!r->name)
         return malformed(img, err, "symbol %u's name is outside the string table", i);
-    if (ELF64_ST_TYPE(s->st_info) == STT_TLS)
-        return loader_fail(err, -ENOEXEC, "%s: symbol '%s': " TLS_MSG, img->path, r->name);
     /* a section index the file does not have (e_shnum 0: not known), or a
      * reserved one other than SHN_ABS (COMMON, XINDEX: never in a program's
      * dynamic symbols) */
@@ -696,10 +777,12 @@ static int make_ref(struct loader_image *img, struct loader_error *err, uint32_t
                                      : s->st_shndx != SHN_UNDEF && shnum && s->st_shndx >= shnum)
         return malformed(img, err, "symbol %u ('%s') is in section %#x, which the file does "
                          "not have (%u sections)", i, r->name, s->st_shndx, shnum);
+    if (ELF64_ST_TYPE(s->st_info) == STT_TLS)
+        return tls_ref(img, err, i, r);
     if (s->st_shndx == SHN_UNDEF) {
         if (!r->name[0] || ELF64_ST_BIND(s->st_info) == STB_LOCAL)
             return malformed(img, err, "a relocation names an undefined local symbol (%u)", i);
-        r->kind = REF_IMPORT;
+        r->kind = strcmp(r->name, "__tls_get_addr") == 0 ? REF_TLS_GET_ADDR : REF_IMPORT;
         r->weak = ELF64_ST_BIND(s->st_info) == STB_WEAK;
     } else if (s->st_shndx == SHN_ABS) {
         r->kind = REF_ABS;
@@ -737,6 +820,33 @@ static int add_ref(struct loader_image *img, struct loader_error *err, uint32_t 
     return 0;
 }
 
+/* DTPMOD64 / DTPOFF64 (a {module, offset} pair of a GOT): 8 writable
+ * bytes; no symbol means the program's own TLS (local-dynamic), which it
+ * must have; a symbol must be a thread-local one (own or a library's). */
+static int check_dtp_rela(struct loader_image *img, struct loader_error *err,
+                          const Elf64_Rela *r, struct rela_at at)
+{
+    uint32_t type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
+    if (!elf_writable(img, r->r_offset, 8))
+        return malformed(img, err, "relocation %zu of %s (R_X86_64_%s) writes at %#llx, "
+                         "outside the writable segments", at.i, at.table, rel_names[type],
+                         (unsigned long long)r->r_offset);
+    if (sym == 0) {
+        if (!img->has_tls)
+            return malformed(img, err, "relocation %zu of %s: R_X86_64_%s of the program's "
+                             "own TLS, but it has no PT_TLS", at.i, at.table, rel_names[type]);
+        return 0;
+    }
+    if (sym >= img->nsyms)
+        return malformed(img, err, "relocation %zu of %s names symbol %u, past the symbol "
+                         "table's %u", at.i, at.table, sym, img->nsyms);
+    if (ELF64_ST_TYPE(img->symtab[sym].st_info) != STT_TLS)
+        return malformed(img, err, "relocation %zu of %s: R_X86_64_%s names '%s', which is "
+                         "not thread-local", at.i, at.table, rel_names[type],
+                         rel_sym_name(img, sym));
+    return add_ref(img, err, sym);
+}
+
 static int check_rela(struct loader_image *img, struct loader_error *err, const Elf64_Rela *r,
                       struct rela_at at)
 {
@@ -750,6 +860,9 @@ static int check_rela(struct loader_image *img, struct loader_error *err, const 
     case R_X86_64_GLOB_DAT:
     case R_X86_64_JUMP_SLOT:
         break;
+    case R_X86_64_DTPMOD64:
+    case R_X86_64_DTPOFF64:
+        return check_dtp_rela(img, err, r, at);
     default:
         return bad_rel(img, err, type, sym, at);
     }
@@ -889,6 +1002,8 @@ int elf_parse(struct loader_image *img, struct loader_error *err)
         rc = scan_phdrs(img, err, &pi);
     if (!rc)
         rc = set_relro(img, err, pi.relro);
+    if (!rc)
+        rc = setup_tls(img, err, pi.tls);
     if (!rc)
         rc = read_dynamic(img, err, pi.dynamic, &d);
     if (!rc)

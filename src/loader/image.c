@@ -159,6 +159,11 @@ static void bind_imports(struct loader_image *img)
         struct loader_ref *r = &img->refs_tab[i];
         if (r->kind == REF_IMPORT)
             r->node_addr = dlsym(RTLD_DEFAULT, r->name);
+        /* a library's thread-local variable: dlsym gives its address on
+         * this thread; its module id and offset are the same on all */
+        void *tls = r->kind == REF_IMPORT_TLS ? dlsym(RTLD_DEFAULT, r->name) : NULL;
+        if (tls && tls_import(tls, &r->tls_mod, &r->tls_off) == 0)
+            r->node_addr = tls;
     }
 }
 

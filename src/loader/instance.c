@@ -21,11 +21,16 @@
  * it may read is in place (as ld.so orders it):
  *   1. resolve every imported symbol (own definition, resolver, node);
  *   2. apply RELR, RELATIVE, 64, GLOB_DAT, JUMP_SLOT (all bound now: no
- *      lazy binding, so no PLT resolver is ever needed);
+ *      lazy binding, so no PLT resolver is ever needed), DTPMOD64 and
+ *      DTPOFF64 (thread-local variables: tls.c);
  *   3. call ifunc resolvers: own STT_GNU_IFUNC symbols, then IRELATIVE.
  * Then PT_GNU_RELRO becomes read-only.  elf.c checked every relocation at
  * open, so nothing here re-checks offsets; what only relocation makes
  * known, the init/fini arrays' values, is checked here before any runs.
+ *
+ * The instance's TLS block (PT_TLS) is part of its last writable segment
+ * (elf.c extends it): it is mapped with it and initialised from .tdata and
+ * .tbss before relocation, on instantiation and reinstantiation alike.
  *
  * Failure or loader_unmap puts a PROT_NONE reservation back over the whole
  * span: the slot is as the caller gave it.
@@ -164,6 +169,14 @@ static int resolve_refs(const struct loader_image *img, uintptr_t base,
             vals[i] = r->value;
         else if (r->kind == REF_IMPORT && resolve_import(r, resolver, ctx, &vals[i]) != 0)
             return undefined(img, r->name, err);
+        else if (r->kind == REF_OWN_TLS)
+            vals[i] = r->value; /* its offset in the block */
+        else if (r->kind == REF_TLS_GET_ADDR) /* the loader's: see loader.h */
+            vals[i] = (uint64_t)(uintptr_t)loader_tls_get_addr;
+        else if (r->kind == REF_IMPORT_TLS && !r->node_addr && !r->weak)
+            return undefined(img, r->name, err);
+        else if (r->kind == REF_IMPORT_TLS)
+            vals[i] = r->tls_off;
     }
     return 0;
 }
@@ -178,6 +191,14 @@ static void store(uintptr_t where, uint64_t v)
 static uint64_t call_ifunc(uintptr_t fn)
 {
     return (uint64_t)((uintptr_t(*)(void))fn)();
+}
+
+/* DTPMOD64's value: the program's own TLS (no symbol: local-dynamic) or
+ * a library's module. */
+static uint64_t dtpmod(const struct loader_image *img, uintptr_t base, uint32_t sym)
+{
+    const struct loader_ref *r = sym ? &img->refs_tab[img->ref_of_sym[sym]] : NULL;
+    return !r || r->kind == REF_OWN_TLS ? tls_own_module(img, base) : r->tls_mod;
 }
 
 /* Steps 2 (late false) and 3 (late true) over one RELA table. */
@@ -202,7 +223,9 @@ static void apply_rela(const struct loader_image *img, const Elf64_Rela *t, size
             store(where, base + (uint64_t)t[i].r_addend);
         else if (type == R_X86_64_IRELATIVE)
             store(where, call_ifunc(base + (uint64_t)t[i].r_addend));
-        else /* 64, GLOB_DAT, JUMP_SLOT: S + A (A is 0 for the last two) */
+        else if (type == R_X86_64_DTPMOD64)
+            store(where, dtpmod(img, base, sym));
+        else /* DTPOFF64 (S is an offset, 0 without a symbol), 64, GLOB_DAT, JUMP_SLOT: S + A (A is 0 for the last two) */
             store(where, s + (uint64_t)t[i].r_addend);
     }
 }
@@ -311,8 +334,10 @@ int loader_instantiate_flags(struct loader_image *img, void *base, loader_resolv
         return loader_fail(err, -EINVAL, "%s: load address %p is not page-aligned", img->path,
                            base);
     int rc = map_all(img, b, (flags & LOADER_RW_MAPPED) != 0, err);
-    if (!rc)
+    if (!rc) {
+        tls_init_block(img, b);
         rc = relocate(img, b, resolver, inst_ctx, err);
+    }
     if (rc) {
         reserve(b, img->span);
         return rc;
@@ -372,6 +397,7 @@ int loader_reinstantiate(struct loader_image *img, void *base, loader_resolver_t
         if (sg->prot & PROT_WRITE)
             memcpy((void *)(b + sg->vaddr), img->file + sg->offset, sg->filesz);
     }
+    tls_init_block(img, b);
     int rc = relocate(img, b, resolver, inst_ctx, err);
     if (rc) {
         reserve(b, img->span);

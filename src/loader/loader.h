@@ -58,8 +58,8 @@ struct loader_error {
  * relocation is checked here, so these are open errors too (NULL
  * returned, *err filled): not ELF / not x86-64 / not ET_DYN with an entry
  * (not a PIE), a shared library instead of a program, no exported main,
- * PT_TLS or TLS relocations (thread-local variables are not supported
- * yet), TEXTREL, R_X86_64_COPY and other unsupported relocations,
+ * PT_TLS in a PIE (local-exec TLS: it must be linked as upvmcc does),
+ * initial-exec or TLS-descriptor relocations, TEXTREL, R_X86_64_COPY and other unsupported relocations,
  * truncated or inconsistent headers or tables, a needed library that does
  * not load (DT_RUNPATH/DT_RPATH with $ORIGIN is honoured).  Only an
  * undefined symbol is left for loader_instantiate (the resolver may have
@@ -164,5 +164,25 @@ void loader_run_fini(const struct loader_instance *in) HIDDEN;
 
 /* Unmap the instance (its slot range goes back to PROT_NONE). */
 void loader_unmap(struct loader_instance *in) HIDDEN;
+
+/*
+ * Thread-local variables (tls.c).  A program's TLS accesses are
+ * general-dynamic (upvmcc links it -shared: docs/design-notes.md §11): calls of
+ * __tls_get_addr with a {module, offset} pair from its GOT.  The loader
+ * gives each instance its own TLS block inside the image's span (after the
+ * last segment: it moves and is reloaded with the writable data),
+ * initialised from .tdata/.tbss at instantiation, and writes as module id
+ * of the program's own TLS the block's address with LOADER_TLS_OWN set
+ * (no real module id has bit 63).  Every import of __tls_get_addr binds to
+ * loader_tls_get_addr (the resolver is not asked): an own module id gives
+ * block + offset on whatever thread runs the ULP (scheduler or kernel
+ * context), anything else goes to the C library's __tls_get_addr
+ * (libraries' TLS, module ids from the node's link map).
+ */
+#define LOADER_TLS_OWN ((uint64_t)1 << 63)
+struct loader_tls_index {
+    uint64_t module, offset;
+};
+void *loader_tls_get_addr(struct loader_tls_index *ti) HIDDEN;
 
 #endif /* UPVM_LOADER_H */

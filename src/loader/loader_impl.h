@@ -40,6 +40,10 @@ enum loader_ref_kind {
     REF_OWN_IFUNC, /* defined, STT_GNU_IFUNC: call base + value */
     REF_ABS,       /* SHN_ABS: value as is */
     REF_IMPORT,    /* undefined: resolver, then the node */
+    REF_OWN_TLS,   /* STT_TLS defined by the program: value is its offset in
+                    * the program's TLS block (tls.c) */
+    REF_IMPORT_TLS, /* STT_TLS of a library: tls_mod, tls_off (image.c) */
+    REF_TLS_GET_ADDR, /* __tls_get_addr: always loader_tls_get_addr */
 };
 
 struct loader_ref {
@@ -48,6 +52,8 @@ struct loader_ref {
     uint8_t kind;     /* enum loader_ref_kind */
     bool weak;        /* undefined weak: 0 when nobody has it */
     void *node_addr;  /* dlsym(RTLD_DEFAULT) at open, NULL if none */
+    uint64_t tls_mod, tls_off; /* REF_IMPORT_TLS: the library's module id
+                                * and the symbol's offset in its block */
 };
 
 struct loader_image {
@@ -69,6 +75,15 @@ struct loader_image {
     uint64_t span;                   /* page rounded, from vaddr 0 */
     uint64_t relro_start, relro_end; /* page rounded; empty if equal */
     uint64_t main_vaddr;
+
+    /* thread-local storage (PT_TLS; tls.c): each instance's block is at
+     * base + tls_vaddr, just after the last segment's memory, which is
+     * writable and whose memsz (hence span and writable range) covers the
+     * block: it is mapped, dropped, migrated and reloaded with the data */
+    bool has_tls;
+    const uint8_t *tls_init;         /* .tdata's bytes, in img->file */
+    uint64_t tls_filesz, tls_memsz;  /* .tdata; .tdata + .tbss */
+    uint64_t tls_vaddr;
 
     /* dynamic symbols */
     const Elf64_Sym *symtab;
@@ -114,6 +129,16 @@ int elf_relr_walk(const struct loader_image *img, uintptr_t base) HIDDEN;
 bool elf_writable(const struct loader_image *img, uint64_t vaddr, uint64_t len) HIDDEN;
 /* vaddr inside an executable segment. */
 bool elf_in_text(const struct loader_image *img, uint64_t vaddr) HIDDEN;
+
+/* tls.c */
+/* The module id a DTPMOD64 of the program's own TLS gets in the instance
+ * at base: its block's address, tagged (loader_tls_get_addr). */
+uint64_t tls_own_module(const struct loader_image *img, uintptr_t base) HIDDEN;
+/* Copy the TLS image into the instance's block, zero its .tbss. */
+void tls_init_block(const struct loader_image *img, uintptr_t base) HIDDEN;
+/* A library's TLS symbol, whose address on this thread is addr: its module
+ * id and offset (0), or -ENOENT when no loaded module's block holds it. */
+int tls_import(const void *addr, uint64_t *mod, uint64_t *off) HIDDEN;
 
 /* Fill *err: code and printf-style message; returns code. */
 int loader_fail(struct loader_error *err, int code, const char *fmt, ...) HIDDEN COLD

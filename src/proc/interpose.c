@@ -1014,6 +1014,11 @@ static const struct fn_entry functions[] = {
     FN("__asprintf_chk", proc_asprintf_chk),
     FN("__clone", ip___clone),
     FN("__cxa_atexit", ip_cxa_atexit),
+    /* C++ thread_local destructors: the ULP's exit runs them (tls.c in the
+     * loader; the thread's own list would run them when a node thread
+     * ends, into slots long gone) */
+    FN("__cxa_thread_atexit", ip_cxa_atexit),
+    FN("__cxa_thread_atexit_impl", ip_cxa_atexit),
     FN("__fork", ip___fork),
     FN("__vasprintf_chk", proc_vasprintf_chk),
     FN("__vfork", ip___vfork),

@@ -126,7 +126,7 @@ TEST(the_unmutated_program_runs)
     blob_write(mutant_path(), b.p, b.n);
     run_upvm(mutant_path(), &o);
     CHECK(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0);
-    CHECK_STR_CONTAINS(o.text, "CTOR\nRAN 5\n");
+    CHECK_STR_CONTAINS(o.text, "CTOR\nRAN 5\nTLS 7\n");
     unlink(mutant_path());
     free(b.p);
 }
@@ -295,6 +295,65 @@ TEST(constructor_pointing_into_data)
     CHECK(i < n);
     r[i].r_addend = (int64_t)d->d_un.d_ptr; /* the array itself: data, not code */
     refused(b, "entry 0 of DT_INIT_ARRAY", "is not in an executable segment");
+}
+
+static Elf64_Phdr *tls_phdr(struct blob b)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b.p;
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (phdr(b, i)->p_type == PT_TLS)
+            return phdr(b, i);
+    CHECK(!"the mutant program has a PT_TLS");
+    return NULL;
+}
+
+TEST(tls_filesz_larger_than_memsz)
+{
+    struct blob b = blob_read(PROG_MUTANT);
+    Elf64_Phdr *ph = tls_phdr(b);
+    ph->p_filesz = ph->p_memsz + 8;
+    refused(b, "PT_TLS: p_filesz", "is larger than p_memsz");
+}
+
+TEST(tls_alignment_not_a_power_of_two)
+{
+    struct blob b = blob_read(PROG_MUTANT);
+    tls_phdr(b)->p_align = 0x30;
+    refused(b, "PT_TLS: alignment 0x30 is not a power of two", NULL);
+}
+
+TEST(tls_image_outside_the_file)
+{
+    struct blob b = blob_read(PROG_MUTANT);
+    tls_phdr(b)->p_vaddr = 0x7fff0000;
+    refused(b, "PT_TLS: its initial image 0x7fff0000", "is not inside a segment's file bytes");
+}
+
+TEST(tls_relocation_outside_every_segment)
+{
+    struct blob b = blob_read(PROG_MUTANT);
+    size_t i;
+    Elf64_Rela *r = rela_of_type(b, ".rela.dyn", R_X86_64_DTPMOD64, &i);
+    r->r_offset = 0x7fff0000;
+    char where[128];
+    snprintf(where, sizeof where, "relocation %zu of DT_RELA (R_X86_64_DTPMOD64) writes at "
+             "0x7fff0000, outside the writable segments", i);
+    refused(b, "malformed ELF file", where);
+}
+
+TEST(tls_relocation_of_a_plain_symbol)
+{
+    struct blob b = blob_read(PROG_MUTANT);
+    size_t i;
+    Elf64_Rela *r = rela_of_type(b, ".rela.dyn", R_X86_64_DTPOFF64, &i);
+    Elf64_Sym *s = blob_dynsym(b, "counter");
+    CHECK(s);
+    Elf64_Sym *tw = blob_dynsym(b, "tls_word");
+    CHECK(tw);
+    /* the index of counter: tls_word's (which it names) moved by the distance */
+    r->r_info = ELF64_R_INFO((uint32_t)((int64_t)ELF64_R_SYM(r->r_info) + (s - tw)),
+                             R_X86_64_DTPOFF64);
+    refused(b, "names 'counter', which is not thread-local", NULL);
 }
 
 /* ---------------------------------------------------------------- at random */

@@ -16,7 +16,8 @@ SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
            bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
-           catchout tag-tail join-all pvm-default-path hostfile-ep consecutive)
+           catchout tag-tail join-all pvm-default-path hostfile-ep consecutive tls tls-cxx
+           tls-refused)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -205,6 +206,76 @@ sc_consecutive() {
         out=$(cd "$tmp" && UPVM_NODES=$nodes timeout 20 ./consec 2>&1); rc=$?
         [ $rc -eq 0 ] && grep -q '^OK$' <<<"$out" || fail "$nodes node(s): $rc $out"
         grep -q "^tids t40002\.\.t40009 on $nodes nodes, 1 host$" <<<"$out" || fail "$nodes node(s): $out"
+    done
+}
+
+# thread-local variables: 1000 copies, each with its own (.tdata, .tbss, a
+# 1 KiB array, a static one), across a yield, a kernel context and a
+# migration; run as ./tls (the system's loader starts it) on 1 and 2 nodes
+sc_tls() {
+    setup tls
+    out=$(cd "$tmp" && UPVM_NODES=1 timeout 60 ./tls 1000 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q '^tls 1000 copies OK, 0 moved$' <<<"$out" || fail "1 node: $rc $out"
+    out=$(cd "$tmp" && UPVM_NODES=2 timeout 60 ./tls 1000 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q '^tls 1000 copies OK, 1000 moved$' <<<"$out" || fail "2 nodes: $rc $out"
+    out=$(cd "$tmp" && timeout 20 "$upvm" run -n 3 ./tls 10 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -c '^tls 10 copies OK' <<<"$out" | grep -q '^3$' || fail "upvm run -n 3: $rc $out"
+}
+
+# C++ thread_local with a constructor (and a destructor: it runs at the
+# ULP's exit), built by upvmcc with UPVM_CC=g++; skipped without g++
+sc_tls-cxx() {
+    command -v g++ >/dev/null || { echo "no g++: skipped"; exit 77; }
+    setup
+    cat >"$tmp/t.cc" <<'EOS'
+#include <cstdio>
+#include <upvm.h>
+static int made;
+struct Counter {
+    int v;
+    Counter() : v(100 + made++) {}
+    ~Counter() { std::printf("dtor %d\n", v); }
+};
+thread_local Counter c;
+int main()
+{
+    int *a = &c.v;
+    c.v += 1;
+    upvm_yield();
+    upvm_couple();
+    bool same = &c.v == a && c.v == 101;
+    upvm_decouple();
+    std::printf("tls cxx %d %s\n", c.v, same ? "same" : "DIFFERENT");
+    return 0;
+}
+EOS
+    UPVM_CC=g++ "$cc" -O2 -o "$tmp/t" "$tmp/t.cc" || fail "upvmcc with g++"
+    out=$(cd "$tmp" && timeout 20 "$upvm" run -n 2 ./t 2>&1); rc=$?
+    [ $rc -eq 0 ] && [ "$(grep -c '^tls cxx 101 same$' <<<"$out")" = 2 ] || fail "$rc $out"
+    [ "$(grep -c '^dtor 101$' <<<"$out")" = 2 ] || fail "destructors: $out"
+    out=$(cd "$tmp" && timeout 20 ./t 2>&1); rc=$?
+    [ $rc -eq 0 ] && grep -q '^tls cxx 101 same$' <<<"$out" || fail "./t: $rc $out"
+}
+
+# what cannot be given per ULP is refused with the way out: a PIE with
+# thread-local variables (local-exec), initial-exec, TLS descriptors
+sc_tls-refused() {
+    setup
+    printf '#include <stdio.h>\n__thread int t = 1;\nint main(void){printf("RAN %%d\\n", t);return 0;}\n' >"$tmp/t.c"
+    local how
+    for how in "pie" "-ftls-model=initial-exec" "-mtls-dialect=gnu2"; do
+        if [ "$how" = pie ]; then
+            ${CC:-cc} -O2 -fPIC -pie -rdynamic -o "$tmp/t" "$tmp/t.c" || fail "cc $how"
+        else
+            "$cc" -O2 "$how" -o "$tmp/t" "$tmp/t.c" || fail "upvmcc $how"
+        fi
+        out=$(cd "$tmp" && timeout 20 "$upvm" run ./t 2>&1); rc=$?
+        [ $rc -ne 0 ] && ! grep -q RAN <<<"$out" || fail "$how ran: $out"
+        case $how in
+            pie) grep -q "thread-local variables in a PIE.*rebuild it with upvmcc" <<<"$out" ;;
+            -ftls*) grep -q "initial-exec thread-local access.*without" <<<"$out" ;;
+            *) grep -q "TLS descriptors (-mtls-dialect=gnu2)" <<<"$out" ;;
+        esac || fail "$how: $out"
     done
 }
 

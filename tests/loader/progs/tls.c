@@ -1,4 +1,4 @@
-/* tls.c - a thread-local variable: PT_TLS, refused. */
+/* tls.c - a thread-local variable in a PIE (local-exec): refused. */
 __thread int tls_counter;
 
 int main(void) { return ++tls_counter; }
