@@ -11,7 +11,9 @@
  *   sleep family         the ULP sleeps; the others run.
  *   getopt, environ,     per-ULP copies of libc's per-process state: the
  *   __progname, ...      program's GOT entries point into struct proc.
- *   fork, exec, system,  refused with a message naming the call and the ULP
+ *   system, popen,       a child of the node, waited for coupled (shell.c)
+ *   posix_spawn
+ *   fork, exec,          refused with a message naming the call and the ULP
  *   daemon, clone,       (a ULP is not an OS process); signal dispositions
  *   syscall(SYS_fork..)  SIG_IGN/SIG_DFL are passed on (they act on the
  *   threads, handlers    whole node, as documented).  What gets past these
@@ -371,38 +373,13 @@ static int ip_execl(const char *f, const char *a, ...) { return refuse_exec("exe
 static int ip_execlp(const char *f, const char *a, ...) { return refuse_exec("execlp()"); }
 static int ip_execle(const char *f, const char *a, ...) { return refuse_exec("execle()"); }
 
-static int ip_system(const char *cmd)
-{
-    if (!cmd)
-        return 0; /* "no shell available" */
-    return refuse_exec("system()");
-}
-
-static FILE *ip_popen(const char *cmd, const char *mode)
-{
-    refuse_exec("popen()");
-    return NULL;
-}
-
-/* posix_spawn & co. start another program as a child of the node: an OS
- * process outside the job that the node would have to wait for (blocking
- * every ULP) and that may outlive it.  Refused like exec. */
+/* system, popen and posix_spawn start a child of the node without copying
+ * it (shell.c).  pidfd_spawn (glibc 2.39) is refused: the glibc this is
+ * built with does not have it to pass the call on to. */
 static int refuse_spawn(const char *call)
 {
     proc_refuse(call, NOT_A_PROCESS "; start programs with pvm_spawn");
     return ENOSYS; /* these return the error, not -1 */
-}
-
-static int ip_posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
-                          char *const a[], char *const e[])
-{
-    return refuse_spawn("posix_spawn()");
-}
-
-static int ip_posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
-                           char *const a[], char *const e[])
-{
-    return refuse_spawn("posix_spawnp()");
 }
 
 static int ip_pidfd_spawn(int *fd, const char *path, const void *fa, const void *at,
@@ -1084,14 +1061,15 @@ static const struct fn_entry functions[] = {
     FN("openat", ip_openat),
     FN("openat64", ip_openat),
     FN("opendir", ip_opendir),
+    FN("pclose", proc_pclose),
     FN("pidfd_spawn", ip_pidfd_spawn),
     FN("pidfd_spawnp", ip_pidfd_spawnp),
     FN("pipe", ip_pipe),
     FN("pipe2", ip_pipe2),
-    FN("popen", ip_popen),
+    FN("popen", proc_popen),
     FN("posix_memalign", ip_posix_memalign),
-    FN("posix_spawn", ip_posix_spawn),
-    FN("posix_spawnp", ip_posix_spawnp),
+    FN("posix_spawn", proc_posix_spawn),
+    FN("posix_spawnp", proc_posix_spawnp),
     FN("pthread_create", ip_pthread_create),
     FN("putenv", ip_putenv),
     FN("pvalloc", ip_pvalloc),
@@ -1111,7 +1089,7 @@ static const struct fn_entry functions[] = {
     FN("strdup", proc_strdup),
     FN("strndup", proc_strndup),
     FN("syscall", ip_syscall),
-    FN("system", ip_system),
+    FN("system", proc_system),
     FN("timerfd_create", ip_timerfd_create),
     FN("tmpfile", ip_tmpfile),
     FN("tmpfile64", ip_tmpfile),
@@ -1173,5 +1151,7 @@ void *proc_resolve(const char *name, void *ctx)
     if (b)
         return b;
     void *v = variable(name, ctx);
+    if (!v)
+        v = proc_input_resolve(name, ctx);
     return v ? v : proc_output_resolve(name, ctx);
 }

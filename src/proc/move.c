@@ -86,6 +86,7 @@ void proc_move_out(struct proc *p)
      * out here (an unfinished tagged line goes with it), and the other node
      * opens new ones. */
     proc_output_suspend(p);
+    proc_input_suspend(p);
 }
 
 void proc_move_gone(int slot, struct loader_image *img)
@@ -170,4 +171,5 @@ void proc_move_in(struct proc *p, struct ulp *u, struct loader_image *img)
     proc_slots_adjust(+1);
     u->ext[ULP_EXT_PROC] = p;
     proc_output_open(p, u);
+    proc_input_open(p);
 }

@@ -188,8 +188,11 @@ static char **heap_strv(mem_heap_t *h, char *const v[], int extra, int *count)
 static void proc_on_exit(struct ulp *u)
 {
     struct proc *p = u->ext[ULP_EXT_PROC];
-    if (p)
+    if (p) {
+        proc_shell_end(p);
+        proc_input_close(p);
         proc_output_close(p);
+    }
 }
 
 /* Crash reports: code in the crashing ULP's slot is its program's, which

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "core/core.h"
@@ -60,6 +61,8 @@ struct proc {
     char *progname_full;  /* __progname_full, program_invocation_name */
     char **environ;       /* environ, __environ */
     FILE *out, *err;      /* stdout, stderr (output.c) */
+    FILE *in;             /* stdin (input.c), made when first needed */
+    bool in_used;         /* it was: made again after a move */
     void *tagged[2];      /* this node's tagged streams behind them, or NULL */
     char *held_line[2];   /* across a move: an unfinished tagged line (heap) */
     size_t held_len[2];
@@ -194,6 +197,26 @@ void proc_output_close(struct proc *p) HIDDEN;
  * up again on the other node: the line comes out whole). */
 void proc_output_suspend(struct proc *p) HIDDEN;
 void *proc_output_resolve(const char *name, struct proc *p) HIDDEN;
+
+/* input.c: p's stdin, a stream of its own on descriptor 0 whose reads
+ * leave the node's other ULPs running; made when the program binds stdin
+ * or first calls scanf/getchar.  Closed at p's end and before it moves
+ * (suspend; open makes it again on the other node if it had one). */
+void proc_input_close(struct proc *p) HIDDEN;
+void proc_input_suspend(struct proc *p) HIDDEN;
+void proc_input_open(struct proc *p) HIDDEN;
+void *proc_input_resolve(const char *name, struct proc *p) HIDDEN;
+
+/* shell.c: commands run from a ULP (posix_spawn, waited for coupled). */
+int proc_system(const char *cmd) HIDDEN;
+FILE *proc_popen(const char *cmd, const char *mode) HIDDEN;
+int proc_pclose(FILE *f) HIDDEN;
+int proc_posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
+                     char *const argv[], char *const envp[]) HIDDEN;
+int proc_posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
+                      char *const argv[], char *const envp[]) HIDDEN;
+/* p ends: its popen streams are closed (their children not waited for). */
+void proc_shell_end(struct proc *p) HIDDEN;
 
 /* Report "upvm: ULP 3 (master, PVM task t40001) called fork(): ..." */
 void proc_refuse(const char *call, const char *why) HIDDEN;

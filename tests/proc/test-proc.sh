@@ -17,7 +17,7 @@ SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
            bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
            catchout tag-tail join-all pvm-default-path hostfile-ep consecutive tls tls-cxx
-           tls-refused)
+           tls-refused shell-basic shell-pvm shell-overlap shell-stdin)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -83,7 +83,7 @@ sc_refused() {
     out=$(cd "$tmp" && timeout 20 ./refused 2>&1); rc=$?
     echo "$out"
     [ $rc -eq 5 ] || fail "refused exited $rc, expected 5"
-    for call in 'fork()' 'system()' 'execlp()' 'pthread_create()' 'signal()'; do
+    for call in 'fork()' 'execv()' 'execlp()' 'pthread_create()' 'signal()'; do
         grep -q "upvm: ULP [0-9]* (refused.*) called $call" <<<"$out" || fail "no report for $call"
     done
 }
@@ -487,7 +487,7 @@ sc_forks() {
     grep -q '^forks OK$' <<<"$out" || fail "forks did not report OK"
     grep -q '^write passed$' <<<"$out" || fail "syscall(SYS_write) did not pass"
     for call in 'daemon()' 'syscall(SYS_fork)' 'syscall(SYS_vfork)' 'syscall(SYS_clone)' \
-                'syscall(SYS_clone3)' 'syscall(SYS_execve)' '_Fork()' '__fork()' '__vfork()' 'forkpty()' 'clone()' '__clone()' 'posix_spawnp()'; do
+                'syscall(SYS_clone3)' 'syscall(SYS_execve)' '_Fork()' '__fork()' '__vfork()' 'forkpty()' 'clone()' '__clone()'; do
         grep -qF "called $call: not supported in a process-mode ULP" <<<"$out" || fail "no report for $call"
     done
     grep -q "upvm: ULP [0-9]* (forks, PVM task t[0-9a-f]*) called daemon()" <<<"$out" \
@@ -710,6 +710,54 @@ sc_tag-tail() {
         fail "tagtail exited $?: $(cat "$tmp/out")"
     printf '[t40001] master line\n[t40002] child partial\n[t40001] after exit\n[t40001] no newline at end' >"$tmp/want"
     cmp -s "$tmp/want" "$tmp/out" || fail "tagged output differs: $(od -c "$tmp/out" | head -20)"
+}
+
+# system(), popen/pclose and posix_spawn from a ULP: statuses, exact
+# bytes, the ULP's environment; the command's own output comes out too
+sc_shell-basic() {
+    setup shell
+    out=$(cd "$tmp" && UPVM_NODES=1 timeout 30 ./shell basic 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || fail "shell basic exited $rc"
+    [ "$(grep -c '^from-system$' <<<"$out")" = 1 ] || fail "system's output: $out"
+    ! grep -q 'FAIL\|called' <<<"$out" || fail "a check failed or a call was refused"
+    grep -q '^OK$' <<<"$out" || fail "no OK"
+}
+
+# slaves of a PVM master run commands (system, popen) and send their output
+sc_shell-pvm() {
+    setup shell
+    for n in 1 2; do
+        out=$(cd "$tmp" && UPVM_NODES=$n timeout 30 ./shell pvm 5 2>&1); rc=$?
+        echo "$out"
+        [ $rc -eq 0 ] && [ "$out" = OK ] || fail "shell pvm on $n nodes exited $rc: $out"
+    done
+}
+
+# while a slave's command runs through system(), the node runs the others
+sc_shell-overlap() {
+    setup shell
+    mkdir "$tmp/d" || fail mkdir
+    out=$(cd "$tmp" && UPVM_NODES=1 timeout 30 ./shell overlap "$tmp/d" 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] && [ "$out" = OK ] || fail "shell overlap exited $rc: $out"
+}
+
+# a task reads its stdin (coupled): the lines exactly, while another
+# computes; its input comes only after the other one is done
+sc_shell-stdin() {
+    setup shell
+    mkdir "$tmp/d" || fail mkdir
+    out=$(cd "$tmp" && printf 'a\nb\n' | UPVM_NODES=1 timeout 30 "$upvm" run ./shell stdin "$tmp/d" 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] && [ "$out" = $'line: a\nline: b\nOK' ] || fail "shell stdin exited $rc: $out"
+    rm -f "$tmp/d/computed"
+    out=$(cd "$tmp" && { while [ ! -e "$tmp/d/computed" ]; do sleep 0.01; done; printf 'a\nb\n'; } |
+          UPVM_NODES=1 timeout 30 ./shell stdin "$tmp/d" 2>&1); rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] && [ "$out" = $'line: a\nline: b\nOK' ] || fail "shell stdin (late input) exited $rc: $out"
+    out=$(cd "$tmp" && printf 'x 12 34\n' | UPVM_NODES=1 timeout 30 ./shell scan 2>&1); rc=$?
+    [ $rc -eq 0 ] && [ "$out" = $'getchar x scanf 2: 12 34\nOK' ] || fail "getchar/scanf: $rc: $out"
 }
 
 # ------------------------------------------------------------------ run
