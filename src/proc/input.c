@@ -29,7 +29,7 @@
 
 static NOINLINE ssize_t coupled_read0(char *buf, size_t n)
 {
-    bool c = blt_enter();
+    bool c = blt_enter("read() of stdin");
     ssize_t r = read(0, buf, n);
     blt_leave(c);
     return r;

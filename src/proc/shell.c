@@ -54,7 +54,7 @@ static char **ulp_environ(void)
  * again, each time coupled anew: a ULP killed meanwhile ends in blt_leave. */
 static NOINLINE pid_t coupled_waitpid_once(pid_t pid, int *status)
 {
-    bool c = blt_enter();
+    bool c = blt_enter("waitpid()");
     pid_t r = waitpid(pid, status, 0);
     blt_leave(c);
     return r;
@@ -71,7 +71,7 @@ static NOINLINE pid_t coupled_waitpid(pid_t pid, int *status)
 
 static NOINLINE ssize_t coupled_read(int fd, void *buf, size_t n)
 {
-    bool c = blt_enter();
+    bool c = blt_enter("read()");
     ssize_t r = read(fd, buf, n);
     blt_leave(c);
     return r;
@@ -79,7 +79,7 @@ static NOINLINE ssize_t coupled_read(int fd, void *buf, size_t n)
 
 static NOINLINE ssize_t coupled_write(int fd, const void *buf, size_t n)
 {
-    bool c = blt_enter();
+    bool c = blt_enter("write()");
     ssize_t r = write(fd, buf, n);
     blt_leave(c);
     return r;
