@@ -2,8 +2,8 @@
 # test-blocking.sh BUILD_DIR SCENARIO - a process-mode program whose
 # blocking system calls run coupled to kernel contexts (tests/blt/blocking.c
 # says what each scenario checks).  One node: the tasks share its
-# descriptors.  Each scenario runs with the default idle policy and with
-# UPVM_KC_WAIT=block, and once under taskset -c 0 (one CPU).
+# descriptors.  Each scenario runs with the default idle policy, with
+# UPVM_KC_WAIT=block, and with spin under taskset -c 0 (one CPU).
 set -u
 build=$(cd "$1" && pwd) || exit 2
 scenario=$2
@@ -24,4 +24,7 @@ run() {
 run UPVM_KC_WAIT=adaptive
 run UPVM_KC_WAIT=block
 run UPVM_KC_WAIT=spin taskset -c 0
+# calls: also with two nodes (a coupled ULP's return wakes a node idling
+# in its transport)
+[ "$scenario" = calls ] && run UPVM_NODES=2
 echo "PASS ($scenario)"
