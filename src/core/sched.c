@@ -221,9 +221,11 @@ static NOINLINE void take_returned(void)
         core_sched.ncoupled--;
         if (fifo->kill_pending)
             core_sched.nkilled_coupled--;
-        core_make_ready(fifo);
-        if (fifo->migrate_pending && migrate_hook) /* waited for it: it can move now */
+        /* A migration waited for it: the migrator is made ready first, so
+         * that it moves it before it runs on. */
+        if (fifo->migrate_pending && migrate_hook)
             migrate_hook(fifo);
+        core_make_ready(fifo);
         fifo = next;
     }
 }

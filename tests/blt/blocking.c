@@ -11,6 +11,10 @@
  *                      others while it waits
  *   ./blocking kill    a task blocked in read() is killed (pvm_kill): its
  *                      call is interrupted, it ends, the job goes on
+ *   ./blocking migrate (two nodes) a task in a coupled poll() is listed as
+ *                      such by pvm_tasks/upvm_tasks_waits; a migration
+ *                      asked for meanwhile waits, and it moves once the
+ *                      call has returned
  * Each check prints "ok NAME" or "FAIL NAME: ..."; the last line is "OK"
  * or "WRONG".
  */
@@ -330,6 +334,52 @@ static int calls_case(void)
     return 0;
 }
 
+/* ------------------------------------------------------------ migrate */
+
+static void sleeper_task(void)
+{
+    send_int(pvm_parent(), TAG_READY, upvm_node_of(0));
+    struct pollfd none = {-1, 0, 0};
+    int r = poll(&none, 1, 400); /* coupled for 400 ms */
+    recv_int(pvm_parent(), TAG_GO);
+    send_int(pvm_parent(), TAG_DONE, r == 0 ? upvm_node_of(0) : -100 - r);
+}
+
+/* What pvm_tasks says t waits for ("" when it runs), or NULL. */
+static const char *waits_of(int t)
+{
+    int n;
+    struct pvmtaskinfo *ti;
+    if (pvm_tasks(0, &n, &ti) < 0)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (ti[i].ti_tid == t)
+            return upvm_tasks_waits(i);
+    return NULL;
+}
+
+static int migrate_case(void)
+{
+    if (upvm_nodes() < 2)
+        return 2;
+    int t = spawn("sleeper", "");
+    int from = recv_int(t, TAG_READY), to = from == 0 ? 1 : 0;
+    const char *w = "";
+    double deadline = now_s() + 10;
+    while ((w = waits_of(t)) && !strstr(w, "kernel context") && now_s() < deadline)
+        upvm_yield();
+    EXPECT("listed-as-coupled", w && strstr(w, "poll() on a kernel context"), "waits: '%s'",
+           w ? w : "(no such task)");
+    int rc = upvm_migrate(t, to);
+    EXPECT("migrate-after-decouple", rc == 0, "upvm_migrate gave %d: %s", rc,
+           upvm_migrate_error());
+    send_int(t, TAG_GO, 0);
+    int node = recv_int(t, TAG_DONE);
+    EXPECT("moved", node == to, "the task ran on node %d after its poll (from %d, to %d)", node,
+           from, to);
+    return 0;
+}
+
 /* ------------------------------------------------------------ kill */
 
 static int kill_case(void)
@@ -369,13 +419,16 @@ int main(int argc, char **argv)
         compute_task(atoi(argv[2]));
     } else if (argc > 1 && !strcmp(argv[1], "reader")) {
         reader_task(atoi(argv[2]));
+    } else if (argc > 1 && !strcmp(argv[1], "sleeper")) {
+        sleeper_task();
     } else if (argc > 1 && !strcmp(argv[1], "pinger")) {
         pinger_task();
     } else {
         const char *mode = argc > 1 ? argv[1] : "calls";
-        int rc = !strcmp(mode, "pipe")   ? pipe_case()
-                 : !strcmp(mode, "kill") ? kill_case()
-                                         : calls_case();
+        int rc = !strcmp(mode, "pipe")      ? pipe_case()
+                 : !strcmp(mode, "kill")    ? kill_case()
+                 : !strcmp(mode, "migrate") ? migrate_case()
+                                            : calls_case();
         puts(rc == 0 && failures == 0 ? "OK" : "WRONG");
         pvm_exit();
         return rc ? rc : failures != 0;

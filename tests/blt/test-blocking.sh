@@ -21,6 +21,12 @@ run() {
     return 0
 }
 
+if [ "$scenario" = migrate ]; then
+    run UPVM_NODES=2
+    run UPVM_NODES=2 UPVM_KC_WAIT=block
+    echo "PASS ($scenario)"
+    exit 0
+fi
 run UPVM_KC_WAIT=adaptive
 run UPVM_KC_WAIT=block
 run UPVM_KC_WAIT=spin taskset -c 0
