@@ -78,10 +78,21 @@ static int usable_cpus(void)
     return CPU_COUNT(&set);
 }
 
+/* A process forked after it made KCs (a job's launcher forks its first
+ * node from the process that ran main) has none of their threads: it
+ * starts a pool of its own.  The old KCs' memory is the parent's to free. */
+static void forget_kcs_after_fork(void)
+{
+    atomic_store_explicit(&pool.idle, NULL, memory_order_relaxed);
+    pool.nkcs = 0;
+    pool.all = NULL;
+}
+
 void blt_read_settings(void)
 {
     if (pool.ready)
         return;
+    (void)pthread_atfork(NULL, NULL, forget_kcs_after_fork);
     static const struct env_num max_spec = {1, 65536, KC_MAX_DEFAULT, 0, NULL, NULL};
     uint64_t max;
     (void)env_uint("UPVM_KC_MAX", &max_spec, &max);
