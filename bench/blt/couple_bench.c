@@ -64,7 +64,11 @@ static void ulp_main(void *arg)
         for (long i = 0; i < iters; i++)
             sink = getpid();
         double t1 = now_ns();
+        /* about as long as the getpid loop, but at most iters / 4 (a
+         * blocking couple may take 50 us on a VM) */
         long n = iters / 4;
+        if (r > 0 && couple_ns[r - 1] > 0 && (t1 - t0) / couple_ns[r - 1] < (double)n)
+            n = (long)((t1 - t0) / couple_ns[r - 1]) + 100;
         for (long i = 0; i < n; i++) {
             upvm_couple();
             sink = getpid();
@@ -155,9 +159,13 @@ int main(int argc, char **argv)
     }
     report("getpid", getpid_ns, reps);
     report("couple+getpid+decouple", couple_ns, reps);
-    (void)futex_round_trip_ns(iters / 20); /* warm up */
+    /* warm up, and the size of a sample: about 20 ms, at most iters / 4 */
+    double est = futex_round_trip_ns(1000);
+    long m = iters / 4;
+    if (est > 0 && 2e7 / est < (double)m)
+        m = (long)(2e7 / est) + 100;
     for (int r = 0; r < reps; r++)
-        fx[r] = futex_round_trip_ns(iters / 4);
+        fx[r] = futex_round_trip_ns(m);
     report("futex-round-trip", fx, reps);
     return 0;
 }
