@@ -31,7 +31,7 @@
 #              file, a pipe written and read back (no coupling), and, for
 #              context, a pipe ping-pong whose reads always wait (coupled).
 #
-# Usage:   bench/blt-compare.sh              # ~4 min on 2 cores
+# Usage:   bench/blt-compare.sh              # ~2.5 min on 2 cores
 #          QUICK=1 bench/blt-compare.sh      # smoke run, < 1 min
 # Knobs:   REPS=N    runs per case (default 5; medians of the runs, each run
 #                    itself the median of its samples)
