@@ -10,7 +10,9 @@
 #   scripts/install-deps.sh --bench   # also the peers of the comparison
 #                                     # benchmarks: genuine PVM's pvmd (pvm;
 #                                     # bench/nodes-compare.sh,
-#                                     # bench/hosts-compare.sh)
+#                                     # bench/hosts-compare.sh), libaio and
+#                                     # liburing (bench/blt-compare.sh's AIO
+#                                     # and io_uring peers)
 #   scripts/install-deps.sh --dev     # also the developer's tools: clang-format
 #                                     # (tools/format.sh, .clang-format)
 set -euo pipefail
@@ -21,7 +23,7 @@ for arg in "$@"; do
     case "$arg" in
         --bench) BENCH=1 ;;
         --dev) DEV=1 ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install-deps: unknown option '$arg' (--bench, --dev)" >&2; exit 2 ;;
     esac
 done
@@ -56,7 +58,9 @@ want mpirun.openmpi openmpi-bin    # test-net-mpi-*, bench_net_mpi, nodes-compar
 want mpicc.mpich libmpich-dev      # net-mpi-builds-with-mpich
 want mpiexec.mpich mpich           # net-mpi-builds-with-mpich runs test-net-mpi under MPICH
 if [ "$BENCH" = 1 ]; then # opt-in: never needed to build or test
-    want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare, hosts-compare)
+    want pvmd pvm                        # genuine PVM 3.4.6's daemon (pvm-compare, proc-compare, nodes-compare, hosts-compare, blt-compare)
+    want /usr/include/libaio.h libaio-dev     # blt-compare: the Linux AIO peer of the overlap benchmark
+    want /usr/include/liburing.h liburing-dev # blt-compare: the io_uring peers
 fi
 if [ "$DEV" = 1 ]; then # opt-in: a developer's tools, never run by CI
     want clang-format clang-format       # tools/format.sh with the root's .clang-format
