@@ -106,14 +106,13 @@ void blt_read_settings(void)
     pool.spin_ns = pool.wait == KC_WAIT_BLOCK || (pool.wait == KC_WAIT_ADAPTIVE && one_cpu)
                        ? 0
                        : pool.wait == KC_WAIT_SPIN ? UINT64_MAX : 50000;
-    /* the scheduler, idle with ULPs coupled, spins as long before it sleeps
-     * (bounded: wait_returned adds it to the clock) */
-    core_sched.return_spin_ns = pool.spin_ns == UINT64_MAX ? (uint64_t)1 << 40 : pool.spin_ns;
     static const struct env_num io_spec = {0, (uint64_t)1 << 40, 64 * 1024, 0, NULL, NULL};
     uint64_t io_min;
     (void)env_size("UPVM_KC_IO_MIN", &io_spec, &io_min);
     pool.offload_min = one_cpu || io_min == 0 ? SIZE_MAX : (size_t)io_min;
-    core_sched.return_spin_ns = pool.spin_ns; /* the scheduler waits for returns alike */
+    /* the scheduler, idle with ULPs coupled, spins as long before it sleeps
+     * (wait_returned saturates the sum with the clock) */
+    core_sched.return_spin_ns = pool.spin_ns;
     upvm_waitq_init(&pool.waitq, "a free kernel context (UPVM_KC_MAX)");
     pool.ready = true;
 }
