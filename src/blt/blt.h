@@ -51,7 +51,13 @@ void blt_leave(bool coupled) HIDDEN;
 /* Transfers of this many bytes or more (UPVM_KC_IO_MIN, default 64 KiB)
  * are coupled even when they would not block, so that their copy runs
  * beside the other ULPs; SIZE_MAX where the node may use one CPU only. */
-size_t blt_offload_min(void) HIDDEN;
+extern size_t blt_offload_bytes HIDDEN; /* 0 until the settings are read */
+size_t blt_offload_min_slow(void) HIDDEN;
+static inline size_t blt_offload_min(void)
+{
+    size_t v = blt_offload_bytes;
+    return likely(v != 0) ? v : blt_offload_min_slow();
+}
 
 /* The ULP's coupling depth: 0 on the scheduler, >= 1 on a KC. */
 int blt_depth(void) HIDDEN;

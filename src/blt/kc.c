@@ -110,6 +110,7 @@ void blt_read_settings(void)
     uint64_t io_min;
     (void)env_size("UPVM_KC_IO_MIN", &io_spec, &io_min);
     pool.offload_min = one_cpu || io_min == 0 ? SIZE_MAX : (size_t)io_min;
+    blt_offload_bytes = pool.offload_min;
     /* the scheduler, idle with ULPs coupled, spins as long before it sleeps
      * (wait_returned saturates the sum with the clock) */
     core_sched.return_spin_ns = pool.spin_ns;
@@ -358,10 +359,11 @@ void blt_leave(bool coupled)
         decouple(); /* errno: saved by core_return, given back on the scheduler */
 }
 
-size_t blt_offload_min(void)
+size_t blt_offload_bytes;
+
+size_t blt_offload_min_slow(void)
 {
-    if (unlikely(!pool.ready))
-        blt_read_settings();
+    blt_read_settings();
     return pool.offload_min;
 }
 

@@ -6,14 +6,15 @@
  *
  * How each call finds out, without a coupling when it would not block:
  *
- *   read, write, readv,     first with RWF_NOWAIT (preadv2/pwritev2: one
- *   writev, pread, pwrite   system call, as cheap as the plain one): data
- *                           there, or room, is the answer; EAGAIN → the
- *                           call again, coupled.  A short non-blocking
- *                           write is finished coupled (a blocking write
- *                           writes all).  Descriptors that do not take
- *                           RWF_NOWAIT (FIFOs, terminals) are remembered
- *                           and coupled at once.  Transfers of
+ *   read, write, readv,     regular files: the plain call (they wait for
+ *   writev, pread, pwrite   no other party).  Pipes, sockets, devices:
+ *                           first with RWF_NOWAIT (preadv2/pwritev2, one
+ *                           system call): data there, or room, is the
+ *                           answer; EAGAIN → the call again, coupled.  A
+ *                           short non-blocking write is finished coupled (a
+ *                           blocking write writes all).  Descriptors that
+ *                           do not take RWF_NOWAIT (FIFOs, terminals) are
+ *                           remembered and coupled at once.  Transfers of
  *                           UPVM_KC_IO_MIN bytes or more are coupled at once
  *                           when the node may use more than one CPU: their
  *                           copy then runs beside the other ULPs.
@@ -58,41 +59,43 @@
 
 /* ------------------------------------------------------------ descriptors */
 
-/* What a descriptor that does not take RWF_NOWAIT (EOPNOTSUPP) is, per
- * direction, learnt once with fstat: a regular file, block device or
- * directory never waits for another party (plain call); anything else
- * (FIFO, terminal, character device) may (coupled at once).  One bit per
- * descriptor below FD_BITS; forgotten when the number is closed or made
- * anew (proc_blocking_fd_reset, from interpose.c's descriptor tracking). */
-#define FD_BITS 4096
-enum { DIR_READ, DIR_WRITE };
-enum { KIND_PLAIN, KIND_COUPLED };
-static uint64_t fd_kind[2][2][FD_BITS / 64];
+/* What each descriptor is, learnt with one fstat at its first read or
+ * write, forgotten when its number is closed or made anew
+ * (proc_blocking_fd_reset, from interpose.c's descriptor tracking):
+ *   FD_FILE        a regular file, block device or directory: it never
+ *                  waits for another party, so the plain call (RWF_NOWAIT
+ *                  would cost ~15 % more in the kernel on every read);
+ *   otherwise      a pipe, socket or device: a RWF_NOWAIT try first, and
+ *   FD_RD_COUPLED, one that refuses RWF_NOWAIT that way (a FIFO, a
+ *   FD_WR_COUPLED  terminal): coupled at once. */
+#define FD_MAX 4096
+enum { FD_KNOWN = 1, FD_FILE = 2, FD_RD_COUPLED = 4, FD_WR_COUPLED = 8 };
+static uint8_t fd_class[FD_MAX];
 
-static bool fd_is(int fd, int dir, int kind)
+static unsigned fd_classify(int fd)
 {
-    return fd >= 0 && fd < FD_BITS && (fd_kind[dir][kind][fd / 64] >> (fd % 64) & 1);
+    if (fd < 0 || fd >= FD_MAX)
+        return FD_KNOWN; /* not remembered: tried each time */
+    if (likely(fd_class[fd]))
+        return fd_class[fd];
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return FD_KNOWN; /* the call itself says what is wrong */
+    bool file = S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode);
+    return fd_class[fd] = (uint8_t)(FD_KNOWN | (file ? FD_FILE : 0));
 }
 
-/* Learn what fd is (after EOPNOTSUPP): true when its calls are coupled. */
-static bool fd_learn(int fd, int dir)
+/* fd refused RWF_NOWAIT in one direction: coupled from now on. */
+static void fd_no_nowait(int fd, unsigned coupled_bit)
 {
-    struct stat st;
-    bool coupled = fstat(fd, &st) != 0 ||
-                   !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode));
-    if (fd >= 0 && fd < FD_BITS)
-        fd_kind[dir][coupled][fd / 64] |= (uint64_t)1 << (fd % 64);
-    return coupled;
+    if (fd >= 0 && fd < FD_MAX)
+        fd_class[fd] |= (uint8_t)coupled_bit;
 }
 
 void proc_blocking_fd_reset(int fd)
 {
-    if (fd < 0 || fd >= FD_BITS)
-        return;
-    uint64_t keep = ~((uint64_t)1 << (fd % 64));
-    for (int d = 0; d < 2; d++)
-        for (int k = 0; k < 2; k++)
-            fd_kind[d][k][fd / 64] &= keep;
+    if (fd >= 0 && fd < FD_MAX)
+        fd_class[fd] = 0;
 }
 
 static size_t iov_total(const struct iovec *iov, int n)
@@ -172,13 +175,20 @@ static size_t io_min(void)
     return blt_offload_min();
 }
 
+/* The plain call: read/pread for one buffer (the vector forms cost the
+ * kernel ~100 ns more per call: the vector is copied in). */
 static ssize_t plain_preadv(int fd, const struct iovec *v, int n, off_t off)
 {
+    if (n == 1)
+        return off < 0 ? read(fd, v->iov_base, v->iov_len) : pread(fd, v->iov_base, v->iov_len, off);
     return off < 0 ? readv(fd, v, n) : preadv(fd, v, n, off);
 }
 
 static ssize_t plain_pwritev(int fd, const struct iovec *v, int n, off_t off)
 {
+    if (n == 1)
+        return off < 0 ? write(fd, v->iov_base, v->iov_len)
+                       : pwrite(fd, v->iov_base, v->iov_len, off);
     return off < 0 ? writev(fd, v, n) : pwritev(fd, v, n, off);
 }
 
@@ -186,16 +196,17 @@ static ssize_t read_iov(int fd, const struct iovec *iov, int n, off_t off)
 {
     if (blt_coupled())
         return plain_preadv(fd, iov, n, off);
-    if (fd_is(fd, DIR_READ, KIND_COUPLED) || iov_total(iov, n) >= io_min())
+    unsigned c = fd_classify(fd);
+    if (iov_total(iov, n) >= io_min() || (c & FD_RD_COUPLED))
         return c_preadv(fd, iov, n, off);
-    if (fd_is(fd, DIR_READ, KIND_PLAIN))
+    if (c & FD_FILE)
         return plain_preadv(fd, iov, n, off);
     ssize_t r = preadv2(fd, iov, n, off, RWF_NOWAIT);
     if (r >= 0)
         return r;
     if (errno == EOPNOTSUPP)
-        return fd_learn(fd, DIR_READ) ? c_preadv(fd, iov, n, off) : plain_preadv(fd, iov, n, off);
-    return errno == EAGAIN ? c_preadv(fd, iov, n, off) : r;
+        fd_no_nowait(fd, FD_RD_COUPLED);
+    return errno == EAGAIN || errno == EOPNOTSUPP ? c_preadv(fd, iov, n, off) : r;
 }
 
 /* Writes what is left of iov after `done` bytes, coupled; returns the
@@ -223,18 +234,20 @@ static ssize_t write_iov(int fd, const struct iovec *iov, int n, off_t off)
 {
     if (blt_coupled())
         return plain_pwritev(fd, iov, n, off);
+    unsigned c = fd_classify(fd);
     size_t total = iov_total(iov, n);
-    if (fd_is(fd, DIR_WRITE, KIND_COUPLED) || total >= io_min() || n > 64)
+    if (total >= io_min() || (c & FD_WR_COUPLED))
         return c_pwritev(fd, iov, n, off);
-    if (fd_is(fd, DIR_WRITE, KIND_PLAIN))
+    if (c & FD_FILE)
         return plain_pwritev(fd, iov, n, off);
+    if (n > 64) /* finish_write's copy holds 64 */
+        return c_pwritev(fd, iov, n, off);
     ssize_t r = pwritev2(fd, iov, n, off, RWF_NOWAIT);
     if (r >= 0)
         return (size_t)r == total || r == 0 ? r : finish_write(fd, iov, n, off, (size_t)r);
     if (errno == EOPNOTSUPP)
-        return fd_learn(fd, DIR_WRITE) ? c_pwritev(fd, iov, n, off)
-                                       : plain_pwritev(fd, iov, n, off);
-    return errno == EAGAIN ? c_pwritev(fd, iov, n, off) : r;
+        fd_no_nowait(fd, FD_WR_COUPLED);
+    return errno == EAGAIN || errno == EOPNOTSUPP ? c_pwritev(fd, iov, n, off) : r;
 }
 
 static ssize_t ip_read(int fd, void *buf, size_t n)
