@@ -130,16 +130,26 @@ static void reader_task(int fd)
 
 /* ------------------------------------------------------------ pipe */
 
-static int pipe_case(void)
+/* A new pipe p and a reader task on its read end, about to read() it
+ * (its READY came); the reader's tid, or -1 (no pipe). */
+static int start_reader(int p[2])
 {
-    enum { N = 100 };
-    int p[2];
     if (pipe(p) != 0)
-        return 2;
+        return -1;
     char fdarg[16];
     snprintf(fdarg, sizeof fdarg, "%d", p[0]);
     int reader = spawn("reader", fdarg);
     recv_int(reader, TAG_READY);
+    return reader;
+}
+
+static int pipe_case(void)
+{
+    enum { N = 100 };
+    int p[2];
+    int reader = start_reader(p);
+    if (reader < 0)
+        return 2;
     int ring[N];
     char narg[16];
     snprintf(narg, sizeof narg, "%d", N);
@@ -385,12 +395,11 @@ static int migrate_case(void)
 static int kill_case(void)
 {
     int p[2];
-    if (pipe(p) != 0)
+    int reader = start_reader(p);
+    if (reader < 0)
         return 2;
     char fdarg[16];
     snprintf(fdarg, sizeof fdarg, "%d", p[0]);
-    int reader = spawn("reader", fdarg);
-    recv_int(reader, TAG_READY);
     pvm_notify(PvmTaskExit, 99, 1, &reader);
     /* it is in read() (coupled) by now or soon: kill it either way */
     EXPECT("kill", pvm_kill(reader) == 0, "pvm_kill");
