@@ -51,6 +51,8 @@ struct ulp {
     list_link_t link;        /* run queue or a wait queue (never both) */
     int saved_errno;
     int saved_word;          /* the layer word's value (core_set_swapped_word) */
+    uint64_t cpu_tsc;        /* TSC ticks it ran on the scheduler thread, counted
+                              * at switches (~3 ns each: the balancer's load) */
     uint8_t state;           /* enum ulp_state */
     bool started;            /* has run at least once */
     bool detached;
@@ -127,6 +129,8 @@ struct sched {
     uint32_t ntimers;        /* mirrors the heap's size for a cheap test */
     struct ulp *drainer;     /* in core_drain: woken instead of a deadlock report */
     const struct core_idle_ops *idle; /* the node's transport, or NULL (one node) */
+    uint64_t tsc_mark;       /* TSC at the last switch */
+    uint64_t idle_tsc;       /* TSC ticks spent idle (nothing to run) */
     int ncoupled;            /* ULPs on a kernel context (ULP_COUPLED) */
     struct ulp *tramp;       /* the context core_leave hands a ULP off from */
     /* ULPs a kernel context gave back (core_return), pushed from any

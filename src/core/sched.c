@@ -157,6 +157,9 @@ static NOINLINE void start_ulp(struct ulp *self, struct ulp *next)
 static inline __attribute__((always_inline)) void switch_to(struct ulp *next)
 {
     struct ulp *self = core_sched.current;
+    uint64_t now = __builtin_ia32_rdtsc();
+    self->cpu_tsc += now - core_sched.tsc_mark;
+    core_sched.tsc_mark = now;
     self->saved_errno = *errno_slot;
     self->saved_word = *word_slot;
     core_sched.current = next;
@@ -381,6 +384,20 @@ static struct ulp *idle_wait(void)
     }
 }
 
+/* The idle wait, its time counted as the node's idle time, not as the
+ * CPU time of the ULP it idles on (core_sched.idle_tsc; the balancer's
+ * measurements). */
+static NOINLINE struct ulp *idle_wait_counted(void)
+{
+    uint64_t t0 = __builtin_ia32_rdtsc();
+    core_sched.current->cpu_tsc += t0 - core_sched.tsc_mark;
+    struct ulp *next = idle_wait();
+    uint64_t t1 = __builtin_ia32_rdtsc();
+    core_sched.idle_tsc += t1 - t0;
+    core_sched.tsc_mark = t1;
+    return next;
+}
+
 /* The part of scheduling that is not a plain run-queue pop: due timers and
  * the idle wait.  Returns the next ULP to run. */
 static NOINLINE struct ulp *schedule_slow(void)
@@ -396,7 +413,7 @@ static NOINLINE struct ulp *schedule_slow(void)
     if (core_sched.nkilled_coupled)
         interrupt_killed();
     struct ulp *next = runq_pop();
-    return next ? next : idle_wait();
+    return next ? next : idle_wait_counted();
 }
 
 static inline __attribute__((always_inline)) void schedule(void)

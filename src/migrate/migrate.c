@@ -63,7 +63,7 @@ enum migrate_frame_kind {
     K_MIG_DATA,     /* a: tid, c: last; payload: uint64 address, bytes */
     K_MIG_ACK,      /* a: tid; payload: uint64 bytes received so far */
 };
-_Static_assert(K_MIG_ACK < NODE_KINDS_FREE, "migrate's frame kinds overflow its range");
+_Static_assert(K_MIG_ACK < NODE_KINDS_GS, "migrate's frame kinds overflow its range");
 
 /* ------------------------------------------------------------ tests */
 

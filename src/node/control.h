@@ -75,6 +75,13 @@ struct node_ctl_ops {
      * once, later, on the scheduler thread.  0; or -ESRCH (no such task),
      * -ENOSYS, -ENOMEM, and done is not called. */
     int (*migrate)(int tid, int to, node_ctl_moved_fn done, void *req);
+    /* `upvm top`: the balancer's table, lines of text ending in '\n'
+     * (malloc'd: the caller frees it), or NULL (no memory). */
+    char *(*top)(void);
+    /* `upvm vacate NODE` (on) and `upvm restore NODE` (off): node 0 marks
+     * the node and the balancer empties it / lets placements return.  A
+     * one-line answer in reply (len bytes, no newline); 0 or -errno. */
+    int (*vacate)(int node, bool on, char *reply, size_t len);
 };
 
 /* Before the job starts: the requests' ops and the program's name that

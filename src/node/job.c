@@ -517,8 +517,30 @@ static void rank_state_all(int n, enum net_peer_state now)
 
 /* ------------------------------------------------------------ idle ops */
 
+/* A layer's periodic work (node_on_tick): the balancer's reports. */
+static void (*tick_fn)(void);
+static uint64_t tick_period_ns, tick_next_ns;
+
+void node_on_tick(void (*fn)(void), uint64_t period_ns)
+{
+    tick_fn = fn;
+    tick_period_ns = period_ns;
+    tick_next_ns = upvm_now_ns() + period_ns;
+}
+
+static void tick_if_due(void)
+{
+    uint64_t now = upvm_now_ns();
+    if (now < tick_next_ns)
+        return;
+    tick_next_ns = now + tick_period_ns;
+    tick_fn();
+}
+
 static void job_poll(void)
 {
+    if (tick_fn)
+        tick_if_due();
     if (unlikely(net_events() != job.events_seen))
         membership_changed();
     /* node 0: requests from outside (upvm migrate); none once the job
@@ -553,6 +575,8 @@ static void probe_idle_job(void)
 
 static void job_wait(uint64_t deadline)
 {
+    if (tick_fn && tick_next_ns < deadline)
+        deadline = tick_next_ns; /* an idle node reports too */
     bool probing = job.self == 0 && !job.wave && !job.finishing && !job.shutdown &&
                    !job.persistent;
     if (deadline == UINT64_MAX) { /* no timer: no clock to read either */

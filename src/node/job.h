@@ -57,7 +57,8 @@ struct node_frame {
 #define NODE_KINDS_NODE    0  /* node: probes, goodbyes, votes, request replies */
 #define NODE_KINDS_PVM     16 /* pvm: messages, spawn, notify, groups, ... */
 #define NODE_KINDS_MIGRATE 40 /* migrate: the protocol's steps */
-#define NODE_KINDS_FREE    48 /* the first kind no layer owns yet */
+#define NODE_KINDS_GS      48 /* gs: load reports, vacate */
+#define NODE_KINDS_FREE    52 /* the first kind no layer owns yet */
 #define NODE_KIND_MAX      64
 
 typedef void (*node_frame_fn)(int src, const struct node_frame *f, const void *payload,
@@ -163,6 +164,12 @@ int node_job_add_host(const char *name) HIDDEN;
 /* ------------------------------------------------------------ frames */
 
 void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
+
+/* fn() every period_ns on the scheduler thread, from the node's transport
+ * poll (so not while a ULP computes without yielding), an idle node woken
+ * for it.  One registration (the balancer's, src/gs); a job of several
+ * nodes only. */
+void node_on_tick(void (*fn)(void), uint64_t period_ns) HIDDEN;
 
 /* Hand a frame that was kept aside (a migration's flush holds some) or
  * made here (a request to this node itself) to its kind's handler, as if

@@ -141,6 +141,7 @@ static inline void address(msg_buf_t *out, const struct pvm_task *t,
 static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
 {
     const struct pvm_bufslot *s = &t->bufs[id];
+    pvm_count_send(t, dst->tid, msg_buf_len(s->buf));
     msg_buf_t *out;
     int rc = pvm_buf_for_receiver(s->buf, &out);
     if (unlikely(rc))
@@ -155,6 +156,7 @@ static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
 static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
 {
     const struct pvm_bufslot *s = &t->bufs[id];
+    pvm_count_send(t, dst_tid, msg_buf_len(s->buf));
     msg_buf_t *out; /* a handle only to carry the header: serialised, dropped */
     int rc = msg_buf_ref(s->buf, &out);
     if (unlikely(rc))
@@ -260,6 +262,7 @@ int pvm_psend(int tid, int tag, void *buf, int len, int type)
         (void)pvm_fail(t, "pvm_pkbyte", pvm_code_from_errno(rc));
     struct pvm_task *dst = pvm_task_by_tid(tid);
     *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = t->ctx, .src = t->tid, .dst = tid};
+    pvm_count_send(t, tid, msg_buf_len(b));
     if (!dst) {
         rc = pvm_multi() ? pvm_remote_send(b, tid) : 0;
         msg_buf_unref(b);

@@ -102,6 +102,17 @@ enum pvm_result {
     PVM_RESULT_COUNT
 };
 
+/* ------------------------------------------------------------ traffic */
+
+/* What a task sent to one partner since the balancer last looked
+ * (src/gs): its heaviest partners, kept by pvm_count_send. */
+#define PVM_TRAFFIC_PEERS 4
+struct pvm_traffic {
+    int tid;                   /* 0: unused */
+    uint32_t msgs;
+    uint64_t bytes;
+};
+
 struct pvm_task {
     int tid;
     mem_heap_t *heap;          /* a process-mode task's own heap: the task
@@ -147,6 +158,9 @@ struct pvm_task {
                                 * wait for the flush (pvm/move.h) */
     bool exiting;              /* pvm_exit in progress */
 
+    /* its heaviest partners (pvm_count_send) */
+    struct pvm_traffic traffic[PVM_TRAFFIC_PEERS];
+
     /* output (catchout.c) */
     int out_to;                /* the task that catches its output, 0: none */
     FILE *catch_file;          /* pvm_catchout's file, NULL: none; */
@@ -154,6 +168,7 @@ struct pvm_task {
 };
 
 /* Handler ids start here (0..8 are libpvm's own system handlers). */
+
 #define PVM_MHF_FIRST 9
 
 /* The node's PVM state. */
@@ -205,6 +220,32 @@ void pvm_set_vm_starter(pvm_vm_starter_fn fn) HIDDEN;
 void pvm_delivery_from_env(void) HIDDEN;
 
 extern struct pvm_node pvm_node HIDDEN;
+
+/* t sent a message of `bytes` to dst: counted among its partners (a
+ * partner not listed replaces the lightest, which it inherits the count
+ * of plus one: the heavy hitters stay).  A few nanoseconds. */
+static inline void pvm_count_send(struct pvm_task *t, int dst, size_t bytes)
+{
+    struct pvm_traffic *tr = t->traffic, *least = tr;
+    for (int i = 0; i < PVM_TRAFFIC_PEERS; i++) {
+        if (tr[i].tid == dst) {
+            tr[i].msgs++;
+            tr[i].bytes += bytes;
+            return;
+        }
+        if (tr[i].msgs < least->msgs)
+            least = &tr[i];
+    }
+    least->tid = dst;
+    least->msgs++;
+    least->bytes = bytes;
+}
+
+/* Each live task of this node with its partners since the last call
+ * (reset then): for the balancer's reports (src/gs). */
+typedef void (*pvm_task_visit_fn)(void *ctx, int tid, struct ulp *u,
+                                  const struct pvm_traffic peers[PVM_TRAFFIC_PEERS]);
+void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx) HIDDEN;
 
 /*
  * The calling task, enrolling the calling ULP if it is not one yet.  NULL

@@ -1211,6 +1211,15 @@ int pvm_pstat(int tid)
     return PvmNoTask;
 }
 
+void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx)
+{
+    list_for_each(l, &pvm_node.tasks) {
+        struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
+        fn(ctx, k->tid, k->ulp, k->traffic);
+        memset(k->traffic, 0, sizeof k->traffic);
+    }
+}
+
 void pvm_task_waits(const struct pvm_task *k, char *buf, size_t len)
 {
     char from[16] = "any", tag[16] = "any";
