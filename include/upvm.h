@@ -363,6 +363,16 @@ UPVM_API const char *upvm_migrate_error(void);
  * (tens of nanoseconds). */
 UPVM_API void upvm_migrate_point(void);
 
+/*
+ * upvm_balance_point - a good moment for the global scheduler to move the
+ * caller (docs/balancing.md), as AMPI_Migrate is in AMPI: a move the
+ * balancer decided takes effect here.  Unmodified programs are balanced
+ * too (a task moves when it next blocks, yields or calls PVM); a task
+ * that computes for long between such calls gives the balancer its
+ * moments with this call.  Costs what upvm_migrate_point costs.
+ */
+UPVM_API void upvm_balance_point(void);
+
 /* The node that runs task tid (0: the caller's own node), -1 when tid
  * names no task of the job (ended, or never used): for a task on another
  * node it asks that node (a round trip).  And the job's node count. */

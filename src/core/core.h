@@ -53,6 +53,7 @@ struct ulp {
     int saved_word;          /* the layer word's value (core_set_swapped_word) */
     uint64_t cpu_tsc;        /* TSC ticks it ran on the scheduler thread, counted
                               * at switches (~3 ns each: the balancer's load) */
+    uint64_t cpu_tsc_reported; /* cpu_tsc at the balancer's last report (src/gs) */
     uint8_t state;           /* enum ulp_state */
     bool started;            /* has run at least once */
     bool detached;

@@ -1152,8 +1152,18 @@ bool node_job_persistent(void) { return job.persistent; }
 unsigned node_job_generation(void) { return job.join_gen; }
 bool node_job_joined(void) { return job.joined; }
 
+static bool vacated[NODE_MAX];
+
+void node_job_set_vacated(int n, bool on)
+{
+    if (n >= 0 && n < NODE_MAX)
+        vacated[n] = on;
+}
+
 bool node_job_places(int n)
 {
+    if (n >= 0 && n < NODE_MAX && vacated[n])
+        return false;
     if (!node_job_up(n) || !job.persistent)
         return node_job_up(n);
     /* a program on one CPU keeps its tasks: a VM node would only take

@@ -97,6 +97,10 @@ unsigned node_job_generation(void) HIDDEN;
  * CPU only keeps its tasks in its own process (node n is itself). */
 bool node_job_places(int n) HIDDEN;
 
+/* Node n is vacated (upvm vacate; the balancer, src/gs, tells every
+ * node): node_job_places says no for it until it is restored. */
+void node_job_set_vacated(int n, bool on) HIDDEN;
+
 /*
  * node_job_join - this process is one rank of K that an MPI launcher
  * (mpirun, mpiexec, srun) started: it joins the others as node `rank` of a

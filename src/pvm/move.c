@@ -257,9 +257,10 @@ bool pvm_tracing;
 
 void pvm_trace_init(void)
 {
-    static const char *const what[] = {"migrate", NULL};
+    /* balance: src/gs's decisions; all: both */
+    static const char *const what[] = {"migrate", "balance", "all", NULL};
     int w;
-    pvm_tracing = env_choice("UPVM_TRACE", what, -1, 0, &w) > 0;
+    pvm_tracing = env_choice("UPVM_TRACE", what, -1, 0, &w) > 0 && w != 1;
 }
 
 void pvm_trace_line(const char *fmt, ...)

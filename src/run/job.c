@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "gs/gs_run.h"
 #include "migrate/migrate.h"
 #include "net/net.h"
 #include "node/control.h"
@@ -76,6 +77,7 @@ static int wire_node(int node)
     if (rc != 0)
         return rc;
     migrate_init();
+    gs_init();
     return 0;
 }
 
@@ -108,7 +110,7 @@ static int join_ranks(const struct run_launch *launch)
     }
     pvm_remote_configure();
     proc_read_settings();
-    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
+    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate, .top = gs_top_text, .vacate = gs_vacate};
     node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
     int node = node_job_join();
     if (node < 0)
@@ -146,7 +148,7 @@ int run_vm_nodes(int nnodes)
 {
     out_keep_std_fds();
     proc_read_settings();
-    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
+    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate, .top = gs_top_text, .vacate = gs_vacate};
     node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
     int node = node_job_start(nnodes, true);
     if (node < 0)
@@ -184,7 +186,7 @@ int run_job_start(int dflt_nodes)
     /* settings read before the fork: a bad one is said once, not by every node */
     pvm_remote_configure();
     proc_read_settings();
-    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate};
+    static const struct node_ctl_ops ctl_ops = {.migrate = ctl_migrate, .top = gs_top_text, .vacate = gs_vacate};
     node_ctl_set_ops(&ctl_ops, program ? program : program_invocation_short_name);
     int node = node_job_start(want, false);
     if (node < 0) {
