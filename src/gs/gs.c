@@ -502,6 +502,10 @@ void gs_init(void)
 {
     if (node_job_slots() < 2)
         return;
+    /* A persistent VM's nodes include programs that join and leave (their
+     * nodes end with them): it is balanced only when asked for. */
+    if ((node_job_persistent() || node_job_joined()) && !getenv("UPVM_BALANCE"))
+        return;
     read_settings();
     gs.on = true;
     gs.schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);

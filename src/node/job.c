@@ -238,7 +238,14 @@ static void hooks_describe_stuck(void)
 
 /* ------------------------------------------------------------ sending */
 
-static bool counted(uint32_t kind) { return kind != K_PROBE && kind != K_PROBE_ACK; }
+/* The termination waves count frames that may make work: not their own,
+ * nor the balancer's reports (every node sends them each period, work or
+ * not: counted, they would keep an idle job from ever looking settled). */
+static bool counted(uint32_t kind)
+{
+    return kind != K_PROBE && kind != K_PROBE_ACK &&
+           (kind < NODE_KINDS_GS || kind >= NODE_KINDS_FREE);
+}
 
 /* The frame made of iov[0 .. n) (len bytes) waits in dst's queue. */
 static int enqueue(int dst, const struct iovec *iov, int n, size_t len)
