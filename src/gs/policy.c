@@ -144,8 +144,9 @@ static void sort_tasks(struct plan *pl)
     qsort_r(pl->heavy, (size_t)pl->v->ntasks, sizeof(int), by_weight, ctx);
 }
 
-/* A node's load: its tasks' (summed by tid), or what it measured when that
- * is more (CPU its tasks used that no task in the view accounts for). */
+/* A node's load: its tasks' summed by tid.  Not the node's own figure: it
+ * is the same sum (gs.h) summed in another order, and a rounding apart
+ * would make the moves depend on the order of the view's tasks. */
 static void sum_loads(struct plan *pl)
 {
     for (int k = 0; k < pl->v->ntasks; k++) {
@@ -153,9 +154,6 @@ static void sum_loads(struct plan *pl)
         if (in_range(pl, pl->at[i]))
             pl->load[pl->at[i]] += tload(pl, i);
     }
-    for (int n = 0; n < pl->nn; n++)
-        if (pl->v->nodes[n].load > pl->load[n])
-            pl->load[n] = pl->v->nodes[n].load;
 }
 
 static bool plan_init(struct plan *pl, const struct gs_view *v, const struct gs_params *p,
