@@ -228,10 +228,12 @@ static void store_report(int node, const struct wire_node *n, const struct wire_
     r->at_ns = upvm_now_ns();
 }
 
+/* A node that has not reported for a while sleeps: nothing of it ran
+ * (nodes other than 0 report when they have work, not to wake for it). */
 static bool report_fresh(int node)
 {
     const struct node_report *r = &gs.reports[node];
-    return r->have && node_job_up(node) && upvm_now_ns() - r->at_ns < 3 * gs.period_ns;
+    return r->have && upvm_now_ns() - r->at_ns < 3 * gs.period_ns;
 }
 
 /* The view from the latest reports; tasks in a malloc'd array (NULL when
@@ -242,26 +244,27 @@ static void build_view(struct gs_view *v)
     int slots = node_job_slots() < GS_MAX_NODES ? node_job_slots() : GS_MAX_NODES;
     int total = 0;
     for (int n = 0; n < slots; n++)
-        total += report_fresh(n) ? gs.reports[n].ntasks : 0;
+        total += gs.reports[n].have && node_job_up(n) ? gs.reports[n].ntasks : 0;
     v->nnodes = slots;
     v->tasks = total ? calloc((size_t)total, sizeof *v->tasks) : NULL;
     for (int n = 0; n < slots; n++) {
         struct gs_node *gn = &v->nodes[n];
         gn->vacated = gs.vacated[n];
-        if (!report_fresh(n))
-            continue;
         const struct node_report *r = &gs.reports[n];
+        if (!r->have || !node_job_up(n))
+            continue;
+        bool fresh = report_fresh(n); /* else asleep: idle, its tasks blocked */
         gn->up = node_job_places(n) || gs.vacated[n];
         gn->capacity = r->n.capacity;
-        gn->load = r->n.load;
-        gn->idle = r->n.idle;
-        gn->runq = r->n.runq;
+        gn->load = fresh ? r->n.load : 0;
+        gn->idle = fresh ? r->n.idle : 1;
+        gn->runq = fresh ? r->n.runq : 0;
         gn->nulps = r->n.nulps;
         for (int i = 0; v->tasks && i < r->ntasks; i++) {
             struct gs_task *t = &v->tasks[v->ntasks++];
             t->tid = r->tasks[i].tid;
             t->node = n;
-            t->load = r->tasks[i].load;
+            t->load = fresh ? r->tasks[i].load : 0;
             t->movable = r->tasks[i].movable;
             for (int k = 0; k < GS_PEERS; k++)
                 t->peers[k] = (struct gs_peer){r->tasks[i].peers[k].tid,
@@ -364,10 +367,17 @@ static void on_report(int src, const struct node_frame *f, const void *payload, 
     store_report(f->a, n, (const struct wire_task *)(n + 1), f->b);
 }
 
+static void tick(void);
+
+/* Every node learns of a vacate (no placement there); the node vacated
+ * reports at once, so that node 0 has its tasks even if it slept. */
 static void on_vacate(int src, const struct node_frame *f, const void *payload, size_t len)
 {
-    if (f->a >= 0 && f->a < GS_MAX_NODES)
-        node_job_set_vacated(f->a, f->b != 0);
+    if (f->a < 0 || f->a >= GS_MAX_NODES)
+        return;
+    node_job_set_vacated(f->a, f->b != 0);
+    if (f->a == node_job_self() && f->b)
+        tick();
 }
 
 static void tick(void)
@@ -449,7 +459,7 @@ char *gs_top_text(void)
         PUT("%-5d %4d  %9.2f  %4.2f  %3.0f%%  %6s  %7s  %5d / %-5d %s\n", k,
             r->have ? r->n.nulps : 0, r->have ? r->n.capacity : 0, r->have ? r->n.load : 0,
             r->have ? r->n.idle * 100 : 0, m, b, r->moved_in, r->moved_out,
-            gs.vacated[k] ? "vacated" : !r->have ? "no report yet" : "");
+            gs.vacated[k] ? "vacated" : !r->have ? "no report yet" : !report_fresh(k) ? "asleep" : "");
     }
     PUT("balancer: %s every %llu ms, threshold %.0f %%, %lu move(s) done, %lu refused, %d in "
         "flight\n", gs.policy->name, (unsigned long long)(gs.period_ns / 1000000),

@@ -72,6 +72,7 @@ static struct {
     bool finishing;                  /* node_job_finish runs */
     int verdict;                     /* 0 running, 1 done, 2 stuck */
     uint64_t idle_probe_ns;          /* next idle probe interval */
+    uint64_t quiet_since;            /* node 0 idle with no frame since (0: not) */
     /* node 0: a node died; the other nodes say whether anyone was told */
     struct gone_vote {
         bool pending;
@@ -582,25 +583,33 @@ static void probe_idle_job(void)
 
 static void job_wait(uint64_t deadline)
 {
-    if (tick_fn && tick_next_ns < deadline)
-        deadline = tick_next_ns; /* an idle node reports too */
     bool probing = job.self == 0 && !job.wave && !job.finishing && !job.shutdown &&
                    !job.persistent;
-    if (deadline == UINT64_MAX) { /* no timer: no clock to read either */
+    /* Node 0 wakes for its tick (the balancer decides there, idle or
+     * not); an idle node elsewhere ticks when it next has work. */
+    bool ticking = tick_fn && job.self == 0;
+    if (deadline == UINT64_MAX && !ticking) { /* no timer: no clock to read either */
         int woke = net_wait(probing ? (int64_t)job.idle_probe_ns : -1);
         if (probing && !woke)
             probe_idle_job();
         return;
     }
+    /* Quiet (no frame, no wake-up) for idle_probe_ns, over as many waits
+     * as the timers and ticks cut it into: probe. */
     uint64_t now = upvm_now_ns();
-    bool probe_deadline = false;
-    if (probing && now + job.idle_probe_ns < deadline) {
-        deadline = now + job.idle_probe_ns;
-        probe_deadline = true;
-    }
-    int woke = net_wait(deadline > now ? (int64_t)(deadline - now) : 0);
-    if (probe_deadline && !woke)
+    if (!job.quiet_since)
+        job.quiet_since = now;
+    uint64_t probe_at = probing ? job.quiet_since + job.idle_probe_ns : UINT64_MAX;
+    uint64_t until = deadline < probe_at ? deadline : probe_at;
+    if (ticking && tick_next_ns < until)
+        until = tick_next_ns;
+    int woke = net_wait(until == UINT64_MAX ? -1 : until > now ? (int64_t)(until - now) : 0);
+    if (woke || until == deadline) { /* a frame, or a ULP's timer: work */
+        job.quiet_since = 0;
+    } else if (probing && upvm_now_ns() >= probe_at) {
+        job.quiet_since = 0;
         probe_idle_job();
+    }
 }
 
 /* Any thread: a ULP came back from a kernel context (src/blt). */

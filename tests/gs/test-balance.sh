@@ -36,7 +36,7 @@ moved() { grep -c 'upvm-trace balance: t[0-9a-f]* node[0-9]* -> node[0-9]* .*mov
 case $case in
 lgs)
     prog tests/gs/progs/lgs
-    args=(./lgs -v 16 -i 40 -w 20000 -s 1 -b)
+    args=(./lgs -v 16 -i 60 -w 40000 -s 1 -b)
     run "$tmp/none.out" UPVM_NODES=3 UPVM_BALANCE=none "${args[@]}" || { cat "$tmp/none.out"; fail "lgs without a balancer"; }
     want=$(grep '^lgs ' "$tmp/none.out") || fail "no checksum: $(cat "$tmp/none.out")"
     echo "none: $want"
