@@ -143,7 +143,8 @@ struct collect {
     double msgs, bytes;
 };
 
-static void add_task(void *ctx, int tid, struct ulp *u, const struct pvm_traffic *peers)
+static void add_task(void *ctx, int tid, struct ulp *u, bool placed,
+                     const struct pvm_traffic *peers)
 {
     struct collect *c = ctx;
     if (!u || c->n == c->cap)
@@ -154,7 +155,7 @@ static void add_task(void *ctx, int tid, struct ulp *u, const struct pvm_traffic
     memset(w, 0, sizeof *w);
     w->tid = tid;
     w->load = (float)((double)ticks * c->ns_per_tick / c->wall_ns);
-    w->movable = u->ext[ULP_EXT_PROC] != NULL && u != core_sched.main;
+    w->movable = u->ext[ULP_EXT_PROC] != NULL && u != core_sched.main && !placed;
     for (int i = 0; i < PVM_TRAFFIC_PEERS && i < GS_PEERS; i++) {
         w->peers[i].tid = peers[i].tid;
         w->peers[i].msgs_per_s = (float)(peers[i].msgs * 1e9 / c->wall_ns);
@@ -309,7 +310,7 @@ static void start_move(const struct gs_move *mv)
         return;
     *m = (struct move_ctx){mv->tid, mv->from, mv->to, ""};
     snprintf(m->why, sizeof m->why, "%s", mv->why ? mv->why : gs.policy->name);
-    int rc = migrate_request_async(mv->tid, mv->to, move_done, m);
+    int rc = migrate_request_balance(mv->tid, mv->to, move_done, m);
     if (rc != 0) {
         say("t%x stays on node%d: %s", (unsigned)mv->tid, mv->from,
             rc == -ESRCH ? "it ended" : strerror(-rc));

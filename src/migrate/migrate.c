@@ -308,8 +308,17 @@ static bool held_here(const struct pvm_task *t, const char *name, char *why, siz
     return false;
 }
 
+/* In a request's `to` (K_MIG_REQ's c): asked by the balancer, not by the
+ * program or a user; those pin the task where they put it (t->placed). */
+#define TO_BY_BALANCER (1 << 30)
+
 static void accept_request(int tid, int to, int origin, int id, struct self_wait *self)
 {
+    bool by_balancer = (to & TO_BY_BALANCER) != 0;
+    to &= ~TO_BY_BALANCER;
+    struct pvm_task *t = pvm_task_by_tid(tid);
+    if (t && !by_balancer)
+        t->placed = true; /* the balancer leaves it where it is asked to be */
     pvm_trace("t%x: asked to move to node %d (by node %d)", (unsigned)tid, to, origin);
     asking_self = self;
     accept_request_checked(tid, to, origin, id, self);
@@ -1000,7 +1009,19 @@ void migrate_init(void)
         ensure();
 }
 
+static int request_async(int tid, int to, migrate_done_fn done, void *ctx);
+
 int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
+{
+    return request_async(tid, to, done, ctx);
+}
+
+int migrate_request_balance(int tid, int to, migrate_done_fn done, void *ctx)
+{
+    return request_async(tid, to | TO_BY_BALANCER, done, ctx);
+}
+
+static int request_async(int tid, int to, migrate_done_fn done, void *ctx)
 {
     if (!pvm_multi())
         return -ENOSYS;
@@ -1008,7 +1029,8 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx)
     struct request *q = malloc(sizeof *q);
     if (!q)
         return -ENOMEM;
-    *q = (struct request){.id = ++mig.next_id, .tid = tid, .to = to, .node = node_job_self(),
+    *q = (struct request){.id = ++mig.next_id, .tid = tid, .to = to & ~TO_BY_BALANCER,
+                          .node = node_job_self(),
                           .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
     list_push_back(&mig.requests, &q->link);
     if (pvm_task_by_tid(tid)) {

@@ -38,6 +38,11 @@ typedef void (*migrate_done_fn)(void *ctx, const struct migrate_result *r);
  */
 int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx) HIDDEN;
 
+/* The same, asked by the global scheduler (src/gs).  Any other request
+ * (upvm_migrate, `upvm migrate`) marks the task placed: the balancer
+ * leaves it where it was asked to be. */
+int migrate_request_balance(int tid, int to, migrate_done_fn done, void *ctx) HIDDEN;
+
 /* Register this node's migration frames and hooks (every node of a job of
  * several, at its start: src/run). */
 void migrate_init(void) HIDDEN;

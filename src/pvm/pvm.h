@@ -154,6 +154,8 @@ struct pvm_task {
     bool sibs_pending;         /* spawned for another node: its list comes */
     bool sibs_private;         /* sibs is its own copy, in its heap */
     bool moving;               /* a migration has it (src/migrate) */
+    bool placed;               /* moved by the program or a user: the
+                                * balancer leaves it there (src/gs) */
     bool hold_local;           /* just arrived: this node's own sends to it
                                 * wait for the flush (pvm/move.h) */
     bool exiting;              /* pvm_exit in progress */
@@ -243,7 +245,7 @@ static inline void pvm_count_send(struct pvm_task *t, int dst, size_t bytes)
 
 /* Each live task of this node with its partners since the last call
  * (reset then): for the balancer's reports (src/gs). */
-typedef void (*pvm_task_visit_fn)(void *ctx, int tid, struct ulp *u,
+typedef void (*pvm_task_visit_fn)(void *ctx, int tid, struct ulp *u, bool placed,
                                   const struct pvm_traffic peers[PVM_TRAFFIC_PEERS]);
 void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx) HIDDEN;
 

@@ -1215,7 +1215,7 @@ void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx)
 {
     list_for_each(l, &pvm_node.tasks) {
         struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
-        fn(ctx, k->tid, k->ulp, k->traffic);
+        fn(ctx, k->tid, k->ulp, k->placed, k->traffic);
         memset(k->traffic, 0, sizeof k->traffic);
     }
 }

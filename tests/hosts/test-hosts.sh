@@ -62,6 +62,8 @@ work=$(mktemp -d /tmp/upvm-hosts-test.XXXXXX) || exit 1
 # UPVM's control sockets go to $XDG_RUNTIME_DIR/upvm (in /tmp: every host
 # sees it, and a socket path is short)
 export XDG_RUNTIME_DIR=$work/rt
+# the cases move tasks themselves or count their frames: no balancer
+export UPVM_BALANCE=${TEST_BALANCE:-none}
 mkdir -m 700 "$XDG_RUNTIME_DIR" || exit 1
 ctldir=$XDG_RUNTIME_DIR/upvm
 out=$work/out

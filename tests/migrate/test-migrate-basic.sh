@@ -5,6 +5,9 @@
 # refusals (selfmove).  --list: the cases; tests/migrate/CMakeLists.txt
 # makes one ctest test of each.
 set -u
+# These programs place their tasks themselves: no balancer moving them too
+# (tests/gs runs them under one).
+export UPVM_BALANCE=none
 CASES="pingmove selfmove"
 [ "${1:-}" = --list ] && { printf '%s\n' $CASES; exit 0; }
 [ $# -eq 2 ] && [[ " $CASES " = *" $2 "* ]] || { echo "usage: $0 BUILD_DIR {${CASES// /|}}" >&2; exit 2; }

@@ -3,6 +3,9 @@
 # it answers ends with PvmHostFail and its reason; the task stays, the job
 # goes on, and no node process is left behind.
 set -u
+# These programs place their tasks themselves: no balancer moving them too
+# (tests/gs runs them under one).
+export UPVM_BALANCE=none
 build=$(cd "$1" && pwd)
 tmp=$(mktemp -d /tmp/upvm-migrate-death.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,6 +9,9 @@
 # PvmTaskExit (stages.c checks which and that they agree), OUTCOME (alive
 # or lost) when given, no false deadlock, and no process left.
 set -u
+# These programs place their tasks themselves: no balancer moving them too
+# (tests/gs runs them under one).
+export UPVM_BALANCE=none
 build=$(cd "$1" && pwd)
 point=$2 victim=$3 want=${4:-}
 tmp=$(mktemp -d /tmp/upvm-migrate-stages.XXXXXX)
