@@ -37,7 +37,7 @@
 
 static const char run_help[] =
     "usage: upvm run [-n N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
-    "                [--placement block|cyclic] [-t] [--] PROGRAM [ARGS...]\n"
+    "                [--placement block|cyclic] [--balance POLICY] [-t] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Start N copies (default 1) of PROGRAM as process-mode ULPs of one node.\n"
     "PROGRAM must be built with upvmcc (upvmcc -o prog prog.c).  Each copy\n"
@@ -63,6 +63,10 @@ static const char run_help[] =
     "              default) deals them out one per node in turn, starting\n"
     "              with the next node; block splits the spawner and its new\n"
     "              tasks into K contiguous equal runs (UPVM_PLACEMENT)\n"
+    "  --balance none|greedy|refine|comm|passive\n"
+    "              the global scheduler's policy (UPVM_BALANCE; default comm:\n"
+    "              spread the load, keep tasks that talk much together;\n"
+    "              docs/balancing.md)\n"
     "  --hosts NAME[:K],...\n"
     "  --hostfile FILE\n"
     "              run the job on these hosts: one MPI job started by mpirun\n"
@@ -232,6 +236,19 @@ static int cmd_run(int argc, char **argv)
             if (strcmp(v, "block") != 0 && strcmp(v, "cyclic") != 0)
                 return usage_error("--placement wants block or cyclic");
             setenv("UPVM_PLACEMENT", v, 1);
+            kept[nkept++] = argv[i - 1];
+            kept[nkept++] = argv[i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--balance") && i + 1 < argc) {
+            const char *v = argv[++i];
+            static const char *const policies[] = {"none", "greedy", "refine", "comm", "passive"};
+            bool known = false;
+            for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++)
+                known |= !strcmp(v, policies[k]);
+            if (!known)
+                return usage_error("--balance wants none, greedy, refine, comm or passive");
+            setenv("UPVM_BALANCE", v, 1);
             kept[nkept++] = argv[i - 1];
             kept[nkept++] = argv[i];
             continue;
