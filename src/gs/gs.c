@@ -46,6 +46,8 @@ enum gs_kind {
 #define REPORT_TASKS 256 /* the heaviest tasks a report lists */
 #define LOG_LINES 12
 #define RECLAIM_PERIODS 3
+#define RECENT 256        /* moves remembered ... */
+#define RECENT_PERIODS 5  /* ... and for how long: a task moved stays put */
 
 /* What a report carries: floats are plenty for loads and rates. */
 struct wire_node {
@@ -93,7 +95,21 @@ static struct {
     unsigned long periods, moves_started, moves_done, moves_refused;
     char log[LOG_LINES][200];
     int log_next;
+    struct {
+        int tid;
+        unsigned long period;
+    } recent[RECENT];         /* the balancer's last moves: no ping-pong of a
+                               * task between nodes on noisy loads */
+    int recent_next;
 } gs = {.schedstat_fd = -1, .capacity = 1.0};
+
+static bool moved_recently(int tid)
+{
+    for (int i = 0; i < RECENT; i++)
+        if (gs.recent[i].tid == tid && gs.periods - gs.recent[i].period < RECENT_PERIODS)
+            return true;
+    return false;
+}
 
 /* ------------------------------------------------------------ log */
 
@@ -266,7 +282,7 @@ static void build_view(struct gs_view *v)
             t->tid = r->tasks[i].tid;
             t->node = n;
             t->load = fresh ? r->tasks[i].load : 0;
-            t->movable = r->tasks[i].movable;
+            t->movable = r->tasks[i].movable && !(moved_recently(t->tid) && !gs.vacated[n]);
             for (int k = 0; k < GS_PEERS; k++)
                 t->peers[k] = (struct gs_peer){r->tasks[i].peers[k].tid,
                                                r->tasks[i].peers[k].msgs_per_s,
@@ -319,6 +335,9 @@ static void start_move(const struct gs_move *mv)
     }
     gs.inflight++;
     gs.moves_started++;
+    gs.recent[gs.recent_next].tid = mv->tid;
+    gs.recent[gs.recent_next].period = gs.periods;
+    gs.recent_next = (gs.recent_next + 1) % RECENT;
 }
 
 /* A node whose CPU share stays low is vacated (UPVM_BALANCE_RECLAIM). */

@@ -938,6 +938,9 @@ void pvm_sibs_arrived(struct pvm_sibs *s)
         if (!k || !k->sibs_pending)
             continue;
         k->sibs_pending = false;
+        /* a task that moved before its list came took a copy of what it
+         * had (pvm_move_pack): the list that came replaces it */
+        sibs_drop(k);
         k->sibs = s;
         s->refs++;
     }
