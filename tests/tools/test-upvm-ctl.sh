@@ -34,7 +34,8 @@
 #               one of the job's first task (started from the shell)
 #   mpi         the same from a job of two MPI ranks (mpirun -np 2 over TCP):
 #               its socket is node 0's (no launcher of ours), upvm tasks
-#               asks every node, names their hosts; nothing left at the end
+#               asks every node, names their hosts; upvm restore HOST asks
+#               for both nodes; nothing left at the end
 set -u
 build=$(cd "$1" && pwd)
 case=$2
@@ -365,7 +366,7 @@ top)
         balancer=yes
         [ $got -eq 0 ] || fail "upvm top --once exited $got: $out"
         [ "$(head -c 4 <<<"$out")" = node ] || fail "upvm top --once: no table: $out"
-        grep -Eq '^ *node ?1\b' <<<"$out" || fail "upvm top --once: no line for node1: $out"
+        grep -Eq '^ *(node)? *1\b' <<<"$out" || fail "upvm top --once: no line for node1: $out"
         run 0 "^node" "$upvm" top --job "${L[0]}" # not a terminal: once
         [ "$(head -c 4 <<<"$out")" = node ] || fail "upvm top: no table: $out"
         run 0 "^ok .*node1" "$upvm" vacate node1
@@ -378,16 +379,30 @@ top)
     run 1 "^error: no node of this job runs on host $(hostname -s) \(its nodes: node0 node1\)$" \
         "$upvm" vacate "$(hostname -s)"
     if [ $balancer = yes ] && command -v script >/dev/null; then
-        # on a terminal: redrawn until the job ends
-        script -qfec "$upvm top --interval 0.1" /dev/null </dev/null >"$work/out-top" 2>&1 &
-        topper=$!
-        deadline=$((SECONDS + 5))
-        until [ "$(grep -c $'\e\\[H\e\\[2J' "$work/out-top")" -ge 2 ]; do
-            kill -0 $topper 2>/dev/null || fail "upvm top on a terminal ended"
-            [ $SECONDS -lt $deadline ] || fail "upvm top on a terminal: not 2 tables in 5 s"
-            sleep 0.02
+        # on a terminal (script's): redrawn until q, Ctrl-C, or the job's end
+        mkfifo "$work/keys"
+        for key in q $'\003' end; do
+            script -qfec "$upvm top --interval 0.1" /dev/null <"$work/keys" >"$work/out-top" 2>&1 &
+            topper=$!
+            exec 3>"$work/keys"
+            deadline=$((SECONDS + 5))
+            until [ "$(grep -c $'\e\\[H\e\\[2J' "$work/out-top")" -ge 2 ]; do
+                kill -0 $topper 2>/dev/null || fail "upvm top on a terminal ended"
+                [ $SECONDS -lt $deadline ] || fail "upvm top on a terminal: not 2 tables in 5 s"
+                sleep 0.02
+            done
+            if [ "$key" = end ]; then end 0; else printf %s "$key" >&3; fi
+            deadline=$((SECONDS + 5))
+            while kill -0 $topper 2>/dev/null; do
+                [ $SECONDS -lt $deadline ] || fail "upvm top did not end (${key@Q})"
+                sleep 0.02
+            done
+            wait $topper || fail "upvm top on a terminal exited $? (${key@Q})"
+            exec 3>&-
+            ended=$(grep -c "^upvm top: the job ended" "$work/out-top")
+            [ "$ended" = "$([ $key = end ] && echo 1 || echo 0)" ] ||
+                fail "upvm top (${key@Q}): $(cat -v "$work/out-top")"
         done
-        end 0
         deadline=$((SECONDS + 5))
         while kill -0 $topper 2>/dev/null; do
             [ $SECONDS -lt $deadline ] || fail "upvm top did not end with the job"
@@ -440,6 +455,14 @@ mpi)
         fail "upvm tasks: ${W[0]} is not listed on node1: $out"
     run 0 "^ok ${W[0]} node1 -> node0 in " "$upvm" migrate "${W[0]}" 0
     run 0 "^node1 pid [0-9]+ on .*: 0 tasks$" "$upvm" tasks
+    # a host names every node of the job there: each answers (the
+    # balancer's words, "; " between them), or the job has no balancer
+    out=$(timeout 20 "$upvm" restore "$host" 2>&1)
+    grep -Eq "^error: this job has no balancer$|^(ok|error).*node0.*; .*node1|^(ok|error).*node1.*; .*node0" \
+        <<<"$out" || fail "upvm restore $host: $out"
+    echo "upvm restore $host: $out"
+    run 1 "^error: no node of this job runs on host no-such-host \(its nodes: node0 node1\)$" \
+        "$upvm" vacate no-such-host
     run 0 "^ok ${W[0]} node0 -> node1 in " "$upvm" migrate "${W[0]}" node1
     end 0
     [ "$status" -eq 0 ] || fail "exit status $status"
