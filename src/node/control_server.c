@@ -55,7 +55,6 @@
 #define PROBE_MS        100      /* how long a stale-socket probe may wait */
 #define THREAD_STACK    (256 * 1024)
 
-
 /* One request, from its line to its reply. */
 struct ctl_req {
     struct ctl_req *next;
