@@ -1,7 +1,8 @@
 /*
  * fuzz_ctl.c - libFuzzer target: what a client writes to a job's control
- * socket (upvm jobs / tasks / migrate, or anyone who can connect), cut
- * into lines as the server cuts them and parsed as it parses them
+ * socket (upvm jobs / tasks / migrate / top / vacate / restore, or
+ * anyone who can connect), cut into lines as the server cuts them and
+ * parsed as it parses them
  * (ctl_parse_request, control_path.c).  Any line may be refused, with a
  * reply; none may crash the parser or make it read past the line.
  */
@@ -29,12 +30,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         memcpy(line, data + start, n);
         line[n] = '\0';
-        enum ctl_req_kind kind;
-        int tid = 0, node = 0;
+        struct ctl_request req = {.node = 0};
         char err[128];
-        const char *why = ctl_parse_request(line, &kind, &tid, &node, err, sizeof err);
-        if (!why && kind == CTL_REQ_MIGRATE && (tid <= 0 || node < 0 || node > 63))
+        const char *why = ctl_parse_request(line, &req, err, sizeof err);
+        if (!why && req.kind == CTL_REQ_MIGRATE && (req.tid <= 0 || req.node < 0 || req.node > 63))
             abort(); /* accepted what it should have refused */
+        if (!why && (req.kind == CTL_REQ_VACATE || req.kind == CTL_REQ_RESTORE) &&
+            (req.host ? req.node != -1 || !*req.host || strlen(req.host) > CTL_HOST_MAX
+                      : req.node < 0 || req.node > 63))
+            abort();
         free(line);
         start = i + 1;
     }

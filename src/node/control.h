@@ -1,7 +1,8 @@
 /*
- * control.h - the job's control socket: how `upvm migrate` and `upvm jobs`
- * reach a running job from outside (docs/usage.md, "Migrating from
- * outside"; paths and protocol words: control_path.h).
+ * control.h - the job's control socket: how `upvm migrate`, `jobs`,
+ * `tasks`, `top`, `vacate` and `restore` reach a running job from outside
+ * (docs/usage.md, "Migrating from outside" and "Watching and steering the
+ * balancer"; paths and protocol words: control_path.h).
  *
  * Who does what:
  *   - the launcher (launch.c) names the socket before it forks the nodes
@@ -86,7 +87,11 @@ struct node_ctl_ops {
 
 /* Before the job starts: the requests' ops and the program's name that
  * `upvm jobs` shows (its directory is dropped).  Without ops, a migrate
- * request is answered "not implemented". */
+ * request is answered "not implemented"; without top or vacate, top,
+ * vacate and restore "error: this job has no balancer" (a job of one node:
+ * "... of one node has no balancer").  vacate and restore name a node or a
+ * host: node 0 calls vacate for each node of the job on that host, and
+ * joins their answers with "; ", failures first. */
 void node_ctl_set_ops(const struct node_ctl_ops *ops, const char *program) HIDDEN;
 
 /* Node 0 of a job of several, once, on the scheduler thread: create the

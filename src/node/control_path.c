@@ -156,34 +156,72 @@ int ctl_parse_node(const char *s, int *node)
     return 0;
 }
 
+int ctl_parse_target(const char *s, int *node)
+{
+    const char *d = strncmp(s, "node", 4) == 0 ? s + 4 : s;
+    if (*d && strspn(d, "0123456789") == strlen(d)) /* a node's word */
+        return ctl_parse_node(s, node);
+    size_t n = strlen(s);
+    if (n == 0 || n > CTL_HOST_MAX || !isalnum((unsigned char)s[0]))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr(".-_:", s[i]))
+            return -1;
+    return 1;
+}
+
 /* (the server's, control_server.c; a function of its own for fuzz/fuzz_ctl.c) */
-const char *ctl_parse_request(char *line, enum ctl_req_kind *kind, int *tid, int *node,
-                              char *err, size_t len)
+const char *ctl_parse_request(char *line, struct ctl_request *req, char *err, size_t len)
 {
     char *save, *w[4];
     int n = 0;
     for (char *t = strtok_r(line, " \t\r", &save); t && n < 4;
          t = strtok_r(NULL, " \t\r", &save))
         w[n++] = t;
-    if (n && !strcmp(w[0], "ping")) {
-        *kind = CTL_REQ_PING;
-        return n == 1 ? NULL : "error: ping takes no arguments";
-    }
-    if (n && !strcmp(w[0], "tasks")) {
-        *kind = CTL_REQ_TASKS;
-        return n == 1 ? NULL : "error: tasks takes no arguments";
-    }
-    if (!n || strcmp(w[0], "migrate") != 0) {
-        snprintf(err, len, "error: unknown request '%.40s' (ping, tasks, migrate <tid> <node>)",
-                 n ? w[0] : "");
+    req->host = NULL;
+    static const struct {
+        const char *word;
+        enum ctl_req_kind kind;
+    } bare[] = {{"ping", CTL_REQ_PING}, {"tasks", CTL_REQ_TASKS}, {"top", CTL_REQ_TOP}};
+    for (size_t i = 0; n && i < sizeof bare / sizeof bare[0]; i++) {
+        if (strcmp(w[0], bare[i].word) != 0)
+            continue;
+        req->kind = bare[i].kind;
+        if (n == 1)
+            return NULL;
+        snprintf(err, len, "error: %s takes no arguments", bare[i].word);
         return err;
     }
-    *kind = CTL_REQ_MIGRATE;
+    bool vacate = n && !strcmp(w[0], "vacate");
+    if (vacate || (n && !strcmp(w[0], "restore"))) {
+        req->kind = vacate ? CTL_REQ_VACATE : CTL_REQ_RESTORE;
+        if (n != 2) {
+            snprintf(err, len, "error: %s wants <node> or <host>", w[0]);
+            return err;
+        }
+        int rc = ctl_parse_target(w[1], &req->node);
+        if (rc < 0) {
+            snprintf(err, len, "error: bad node '%.40s' (a number, node1 ..., or a host name)",
+                     w[1]);
+            return err;
+        }
+        if (rc == 1) {
+            req->node = -1;
+            req->host = w[1];
+        }
+        return NULL;
+    }
+    if (!n || strcmp(w[0], "migrate") != 0) {
+        snprintf(err, len, "error: unknown request '%.40s' (ping, tasks, top, migrate <tid> "
+                           "<node>, vacate <node>, restore <node>)", n ? w[0] : "");
+        return err;
+    }
+    req->kind = CTL_REQ_MIGRATE;
     if (n != 3)
         return "error: migrate wants <tid> <node>";
-    if (ctl_parse_tid(w[1], tid) != 0)
+    if (ctl_parse_tid(w[1], &req->tid) != 0)
         snprintf(err, len, "error: bad tid '%.40s' (t40002, 0x40002 or decimal)", w[1]);
-    else if (ctl_parse_node(w[2], node) != 0)
+    else if (ctl_parse_node(w[2], &req->node) != 0)
         snprintf(err, len, "error: bad node '%.40s' (a number, or node1 ...)", w[2]);
     else
         return NULL;

@@ -25,9 +25,9 @@
 #define CTL_PATH_MAX 108
 
 /* The longest request line, newline included; one-line replies (ping,
- * migrate, errors) are shorter than CTL_REPLY_MAX; `tasks` answers with a
- * line per node and lines of its tasks, of any length, until the server
- * closes. */
+ * migrate, vacate, restore, errors) are shorter than CTL_REPLY_MAX; `tasks`
+ * answers with a line per node and lines of its tasks, and `top` with the
+ * balancer's table, of any length, until the server closes. */
 #define CTL_REQUEST_MAX 256
 #define CTL_REPLY_MAX   512
 
@@ -59,14 +59,38 @@ int ctl_connect(const char *path, int timeout_ms) HIDDEN;
 int ctl_parse_tid(const char *s, int *tid) HIDDEN;
 
 /* One request line as a client sends it (without its newline; split in
- * place): "ping", "tasks" or "migrate <tid> <node>".  NULL when it is
- * well formed (*kind, and for a migration *tid and *node, set), else the
+ * place):
+ *   ping | tasks | top | migrate <tid> <node> | vacate <target> | restore <target>
+ * <node> as ctl_parse_node takes it; <target> as ctl_parse_target: a node,
+ * or a host name (every node of the job on that host).  NULL when it is
+ * well formed (req set: kind; for migrate tid and node; for vacate and
+ * restore node, or node -1 and host, which points into line), else the
  * reply that says why, in err (len bytes) or a constant. */
-enum ctl_req_kind { CTL_REQ_PING, CTL_REQ_MIGRATE, CTL_REQ_TASKS };
-const char *ctl_parse_request(char *line, enum ctl_req_kind *kind, int *tid, int *node,
-                              char *err, size_t len) HIDDEN;
+enum ctl_req_kind {
+    CTL_REQ_PING, CTL_REQ_MIGRATE, CTL_REQ_TASKS,
+    CTL_REQ_TOP,      /* the balancer's table (several lines) */
+    CTL_REQ_VACATE,   /* empty <target> of tasks, place none there */
+    CTL_REQ_RESTORE,  /* undo vacate */
+};
+struct ctl_request {
+    enum ctl_req_kind kind;
+    int tid, node;
+    const char *host;             /* NULL unless a host was named */
+};
+const char *ctl_parse_request(char *line, struct ctl_request *req, char *err,
+                              size_t len) HIDDEN;
+
+/* The longest host name a request may name (a DNS name's limit). */
+#define CTL_HOST_MAX 253
 
 /* A node: 2 or node2 (0 .. 63).  0 with *node set, or -1. */
 int ctl_parse_node(const char *s, int *node) HIDDEN;
+
+/* What vacate and restore name: a node (as ctl_parse_node takes it: 0
+ * with *node set), or a host name (1: letters, digits, '.', '-', '_' and
+ * ':' for an address, starting with a letter or digit, at most
+ * CTL_HOST_MAX); -1 for neither (node64, node1x, "-x").  A word of digits,
+ * or "node" and digits, is always a node. */
+int ctl_parse_target(const char *s, int *node) HIDDEN;
 
 #endif /* UPVM_NODE_CONTROL_PATH_H */

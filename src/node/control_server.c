@@ -55,15 +55,14 @@
 #define PROBE_MS        100      /* how long a stale-socket probe may wait */
 #define THREAD_STACK    (256 * 1024)
 
-enum req_kind { REQ_PING, REQ_MIGRATE, REQ_TASKS };
-
 /* One request, from its line to its reply. */
 struct ctl_req {
     struct ctl_req *next;
     int conn;                    /* ctl.conn index ... */
     unsigned gen;                /* ... and its generation: a closed one's reply is dropped */
-    enum req_kind kind;
-    int tid, node;
+    enum ctl_req_kind kind;
+    int tid, node;               /* node -1: host names the nodes (vacate, restore) */
+    char host[CTL_HOST_MAX + 1];
     char reply[CTL_REPLY_MAX];   /* no newline */
     char *text;                  /* a reply of several lines (malloc'ed), or NULL */
 };
@@ -407,6 +406,89 @@ void node_ctl_register_frames(void)
     (void)node_job_add_hooks(&hooks);
 }
 
+/* Why this job has no balancer to ask. */
+static const char *no_balancer(void)
+{
+    return node_job_slots() <= 1 ? "a job of one node has no balancer"
+                                 : "this job has no balancer";
+}
+
+/* `upvm top`: the balancer's table, as it writes it. */
+static void serve_top(struct ctl_req *r)
+{
+    if (!ctl.ops.top) {
+        reply_error(r, no_balancer());
+    } else if (!(r->text = ctl.ops.top())) {
+        reply_error(r, "out of memory");
+    } else if (!r->text[0]) { /* an empty reply would read as a job that ended */
+        free(r->text);
+        r->text = NULL;
+        reply_error(r, "the balancer has nothing to show");
+    }
+    to_server(r);
+}
+
+/* Append part to buf (len bytes), "; " between parts (cut at its room). */
+static void join(char *buf, size_t len, const char *part)
+{
+    size_t off = strlen(buf);
+    const char *pieces[2] = {off ? "; " : "", part};
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(pieces[i]);
+        if (n > len - 1 - off)
+            n = len - 1 - off;
+        memcpy(buf + off, pieces[i], n);
+        off += n;
+    }
+    buf[off] = '\0';
+}
+
+/* `upvm vacate` / `upvm restore`: the node, or every node on the host, as
+ * the balancer answers for each, joined by "; "; failures first, so that
+ * the reply starts with "error:" when one failed. */
+static void serve_vacate(struct ctl_req *r)
+{
+    bool on = r->kind == CTL_REQ_VACATE;
+    int nodes[NODE_MAX], k = 0;
+    char up[256];
+    for (int n = 0; n < node_job_slots() && n < NODE_MAX; n++)
+        if (node_job_up(n) && (r->host[0] ? node_job_on_host(n, r->host) : n == r->node))
+            nodes[k++] = n;
+    if (k == 0) {
+        nodes_up(up, sizeof up);
+        if (r->host[0])
+            snprintf(r->reply, sizeof r->reply, "error: no node of this job runs on host "
+                     "%.64s (its nodes: %s)", r->host, up);
+        else
+            snprintf(r->reply, sizeof r->reply, "error: no node%d in this job (its nodes: %s)",
+                     r->node, up);
+    } else if (!ctl.ops.vacate) {
+        reply_error(r, no_balancer());
+    } else {
+        char bad[CTL_REPLY_MAX] = "", good[CTL_REPLY_MAX] = "", part[CTL_REPLY_MAX];
+        for (int i = 0; i < k; i++) {
+            part[0] = '\0';
+            int rc = ctl.ops.vacate(nodes[i], on, part, sizeof part);
+            part[sizeof part - 1] = '\0';
+            bool said = !strncmp(part, "error:", 6);
+            if (rc < 0 && !said) {
+                char why[CTL_REPLY_MAX - 64];
+                snprintf(why, sizeof why, "%s", part[0] ? part : strerror(-rc));
+                snprintf(part, sizeof part, "error: node%d: %s", nodes[i], why);
+            } else if (!part[0]) {
+                snprintf(part, sizeof part, "ok node%d %s", nodes[i], on ? "vacated" : "restored");
+            }
+            if (rc < 0 || said)
+                join(bad, sizeof bad, part);
+            else
+                join(good, sizeof good, part);
+        }
+        snprintf(r->reply, sizeof r->reply, "%s", bad);
+        join(r->reply, sizeof r->reply, good);
+    }
+    to_server(r);
+}
+
 void node_ctl_serve(void)
 {
     atomic_store_explicit(&node_ctl_pending, 0, memory_order_relaxed);
@@ -415,9 +497,13 @@ void node_ctl_serve(void)
     pthread_mutex_unlock(&ctl.lock);
     while (r) {
         struct ctl_req *next = r->next;
-        if (r->kind == REQ_TASKS) {
+        if (r->kind == CTL_REQ_TASKS) {
             serve_tasks(r); /* hands r to the server when it is complete */
-        } else if (r->kind == REQ_PING) {
+        } else if (r->kind == CTL_REQ_TOP) {
+            serve_top(r);
+        } else if (r->kind == CTL_REQ_VACATE || r->kind == CTL_REQ_RESTORE) {
+            serve_vacate(r);
+        } else if (r->kind == CTL_REQ_PING) {
             snprintf(r->reply, sizeof r->reply, "job %ld nodes %d program %s",
                      node_ctl_where.pid, count_up(), ctl.program);
             to_server(r);
@@ -464,9 +550,13 @@ static void conn_reply_text(struct conn *c, const char *text)
 /* The words of a request line into r; NULL, or the error reply. */
 static const char *parse_request(char *line, struct ctl_req *r, char *err, size_t len)
 {
-    enum ctl_req_kind kind = CTL_REQ_PING;
-    const char *why = ctl_parse_request(line, &kind, &r->tid, &r->node, err, len);
-    r->kind = kind == CTL_REQ_MIGRATE ? REQ_MIGRATE : kind == CTL_REQ_TASKS ? REQ_TASKS : REQ_PING;
+    struct ctl_request req = {.kind = CTL_REQ_PING};
+    const char *why = ctl_parse_request(line, &req, err, len);
+    r->kind = req.kind;
+    r->tid = req.tid;
+    r->node = req.node;
+    if (!why && req.host) /* the line is the connection's buffer: copied */
+        snprintf(r->host, sizeof r->host, "%s", req.host);
     return why;
 }
 

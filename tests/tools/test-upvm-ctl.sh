@@ -1,16 +1,17 @@
 #!/bin/bash
 # test-upvm-ctl.sh BUILD_DIR CASE - a job's control socket and the commands
-# that use it (upvm jobs, upvm migrate), from outside, on 2-node process-mode
+# that use it (upvm jobs, tasks, migrate, top, vacate, restore), from outside, on 2-node process-mode
 # jobs of ctl-job.c (a master on node 0 that waits until a file exists, a
 # worker on node1 blocked in pvm_recv).  Every wait is bounded: a hang
 # fails the test instead of blocking it.
 #
 # CASE:
-#   usage       upvm migrate / upvm jobs usage errors (2), --help, no job (1),
-#               a socket directory with loose permissions is refused
+#   usage       upvm migrate / jobs / top / vacate / restore usage errors (2),
+#               --help, no job (1), a socket directory with loose
+#               permissions is refused
 #   jobs        two jobs: upvm jobs lists both; the socket is 0600 in a 0700
 #               directory; the job's replies (bad tid, node out of range),
-#               malformed requests, a silent and a mute client do not stop
+#               malformed requests (top, vacate and restore's too), a silent and a mute client do not stop
 #               others being served; several jobs need --job; both end
 #               normally and leave nothing
 #   sigterm     SIGTERM to the launcher: the socket is gone
@@ -25,11 +26,16 @@
 #               send half a request and stall: upvm tasks, jobs and migrate
 #               are answered within their 2 s all the same (the oldest idle
 #               clients are closed, told why), and every client is let in
+#   top         upvm top --once, and upvm top on a terminal (script(1)) until
+#               the job ends; upvm vacate / restore: a node, a host, no such
+#               node or host.  The balancer's table and answers when the job
+#               has one (src/gs), else its "error: ..." (status 1)
 #   migrate     a migration there and back (the worker answers after it), and
 #               one of the job's first task (started from the shell)
 #   mpi         the same from a job of two MPI ranks (mpirun -np 2 over TCP):
 #               its socket is node 0's (no launcher of ours), upvm tasks
-#               asks every node, names their hosts; nothing left at the end
+#               asks every node, names their hosts; upvm restore HOST asks
+#               for both nodes; nothing left at the end
 set -u
 build=$(cd "$1" && pwd)
 case=$2
@@ -156,11 +162,37 @@ usage)
     run 0 "^usage: upvm migrate \[--job PID\] TID NODE" "$upvm" migrate --help
     run 0 "^usage: upvm jobs" "$upvm" jobs -h
     run 0 "upvm migrate \[--job PID\] TID NODE" "$upvm" --help
+    # top, vacate, restore
+    run 2 "--interval wants seconds from 0.1 to 3600" "$upvm" top --interval 0
+    run 2 "--interval wants seconds" "$upvm" top --interval
+    run 2 "--interval wants seconds" "$upvm" top --interval 1s
+    run 2 "--job wants the pid" "$upvm" top --job 0
+    run 2 "unknown argument" "$upvm" top node1
+    run 2 "wants a NODE or a HOST" "$upvm" vacate
+    run 2 "wants a NODE or a HOST" "$upvm" restore --job 4194000
+    run 2 "bad NODE or HOST" "$upvm" vacate node64
+    run 2 "bad NODE or HOST" "$upvm" restore 99
+    run 2 "bad NODE or HOST" "$upvm" vacate 'host/x'
+    run 2 "too many arguments" "$upvm" vacate 1 2
+    run 2 "unknown option" "$upvm" restore -1
+    run 2 "--job wants the pid" "$upvm" vacate --job abc 1
+    run 0 "^usage: upvm top \[--once\] \[--interval SECONDS\] \[--job PID\]" "$upvm" top --help
+    run 0 "^usage: upvm vacate \[--job PID\] NODE\|HOST" "$upvm" vacate -h
+    run 0 "^usage: upvm vacate .*
+ +upvm restore \[--job PID\] NODE\|HOST" "$upvm" restore --help
+    for c in top vacate restore; do
+        run 0 "upvm $c .*\(upvm $c --help\)" "$upvm" --help
+        run 0 "upvm $c .*\(upvm $c --help\)" "$upvm" help
+    done
     # no job: nothing to list, nothing to migrate
     run 0 "^no running UPVM job of yours \(none in $sockdir\)" "$upvm" jobs
     run 1 "no running UPVM job of yours" "$upvm" migrate t80001 0
     run 1 "no job with pid 4194000 \(no $sockdir/job-4194000.sock\)" \
         "$upvm" migrate --job 4194000 t80001 0
+    run 1 "^upvm top: no running UPVM job of yours" "$upvm" top --once
+    run 1 "^upvm top: no running UPVM job of yours" "$upvm" top
+    run 1 "^upvm vacate: no running UPVM job of yours" "$upvm" vacate 1
+    run 1 "^upvm restore: no job with pid 4194000" "$upvm" restore --job 4194000 somehost
     # a directory others may enter is not used
     mkdir -m 755 "$sockdir"
     run 1 "$sockdir has mode 0755; it must be 0700" "$upvm" jobs
@@ -176,7 +208,16 @@ jobs)
     run 1 "^error: no node7 in this job \(its nodes: node0 node1\)$" "$upvm" migrate "${W[0]}" 7
     run 1 "^error: no node9 in this job" "$upvm" migrate "0x${W[0]#t}" node9
     # what upvm never sends
-    run 0 "^error: unknown request 'frob' \(ping, tasks, migrate <tid> <node>\)$" "$raw" send "${S[0]}" $'frob\n'
+    run 0 "^error: unknown request 'frob' \(ping, tasks, top, migrate <tid> <node>, vacate <node>, restore <node>\)$" "$raw" send "${S[0]}" $'frob\n'
+    run 0 "^error: top takes no arguments$" "$raw" send "${S[0]}" $'top 1\n'
+    run 0 "^error: vacate wants <node> or <host>$" "$raw" send "${S[0]}" $'vacate\n'
+    run 0 "^error: restore wants <node> or <host>$" "$raw" send "${S[0]}" $'restore 1 2\n'
+    run 0 "^error: bad node 'node64' \(a number, node1 ..., or a host name\)$" "$raw" send "${S[0]}" $'vacate node64\n'
+    run 0 "^error: bad node '-1'" "$raw" send "${S[0]}" $'restore -1\n'
+    run 0 "^error: bad node 'a/b'" "$raw" send "${S[0]}" $'vacate a/b\n'
+    run 0 "^error: no node7 in this job \(its nodes: node0 node1\)$" "$raw" send "${S[0]}" $'vacate node7\n'
+    run 0 "^error: no node of this job runs on host no-such.host \(its nodes: node0 node1\)$" \
+        "$raw" send "${S[0]}" $'restore\tno-such.host\r\n'
     run 0 "^error: tasks takes no arguments$" "$raw" send "${S[0]}" $'tasks 1\n'
     run 0 "^error: unknown request ''" "$raw" send "${S[0]}" $'\n'
     run 0 "^error: bad tid 'zz'" "$raw" send "${S[0]}" $'migrate zz 1\n'
@@ -310,6 +351,71 @@ flood)
     [ "$status" -eq 0 ] || fail "exit status $status"
     expect_gone "${S[0]}"
     ;;
+top)
+    start 0 run
+    # Without a balancer (src/gs not wired into the job) top, vacate and
+    # restore are refused; with one, its table starts with a line "node ...".
+    out=$(timeout 20 "$upvm" top --once 2>&1)
+    got=$?
+    if [ $got -eq 1 ] && grep -Eq "^error: this job has no balancer$" <<<"$out"; then
+        balancer=no
+        run 1 "^error: this job has no balancer$" "$upvm" top # not a terminal: once
+        run 1 "^error: this job has no balancer$" "$upvm" vacate node1
+        run 1 "^error: this job has no balancer$" "$upvm" restore 1
+    else
+        balancer=yes
+        [ $got -eq 0 ] || fail "upvm top --once exited $got: $out"
+        [ "$(head -c 4 <<<"$out")" = node ] || fail "upvm top --once: no table: $out"
+        grep -Eq '^ *(node)? *1\b' <<<"$out" || fail "upvm top --once: no line for node1: $out"
+        run 0 "^node" "$upvm" top --job "${L[0]}" # not a terminal: once
+        [ "$(head -c 4 <<<"$out")" = node ] || fail "upvm top: no table: $out"
+        run 0 "^ok .*node1" "$upvm" vacate node1
+        run 0 "^ok .*node1" "$upvm" restore 1
+    fi
+    echo "balancer: $balancer"
+    run 1 "^error: no node5 in this job \(its nodes: node0 node1\)$" "$upvm" vacate node5
+    run 1 "^error: no node5 in this job \(its nodes: node0 node1\)$" "$upvm" restore 5
+    # a job of one host: no node is on a host by name
+    run 1 "^error: no node of this job runs on host $(hostname -s) \(its nodes: node0 node1\)$" \
+        "$upvm" vacate "$(hostname -s)"
+    if [ $balancer = yes ] && command -v script >/dev/null; then
+        # on a terminal (script's): redrawn until q, Ctrl-C, or the job's end
+        mkfifo "$work/keys"
+        for key in q $'\003' end; do
+            script -qfec "$upvm top --interval 0.1" /dev/null <"$work/keys" >"$work/out-top" 2>&1 &
+            topper=$!
+            exec 3>"$work/keys"
+            deadline=$((SECONDS + 5))
+            until [ "$(grep -c $'\e\\[H\e\\[2J' "$work/out-top")" -ge 2 ]; do
+                kill -0 $topper 2>/dev/null || fail "upvm top on a terminal ended"
+                [ $SECONDS -lt $deadline ] || fail "upvm top on a terminal: not 2 tables in 5 s"
+                sleep 0.02
+            done
+            if [ "$key" = end ]; then end 0; else printf %s "$key" >&3; fi
+            deadline=$((SECONDS + 5))
+            while kill -0 $topper 2>/dev/null; do
+                [ $SECONDS -lt $deadline ] || fail "upvm top did not end (${key@Q})"
+                sleep 0.02
+            done
+            wait $topper || fail "upvm top on a terminal exited $? (${key@Q})"
+            exec 3>&-
+            ended=$(grep -c "^upvm top: the job ended" "$work/out-top")
+            [ "$ended" = "$([ $key = end ] && echo 1 || echo 0)" ] ||
+                fail "upvm top (${key@Q}): $(cat -v "$work/out-top")"
+        done
+        deadline=$((SECONDS + 5))
+        while kill -0 $topper 2>/dev/null; do
+            [ $SECONDS -lt $deadline ] || fail "upvm top did not end with the job"
+            sleep 0.02
+        done
+        wait $topper || fail "upvm top on a terminal exited $?"
+        grep -q "^upvm top: the job ended" "$work/out-top" || fail "upvm top did not say the job ended"
+    else
+        end 0
+    fi
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    expect_gone "${S[0]}"
+    ;;
 migrate)
     start 0 run
     # watching it: every task, on its node
@@ -349,6 +455,14 @@ mpi)
         fail "upvm tasks: ${W[0]} is not listed on node1: $out"
     run 0 "^ok ${W[0]} node1 -> node0 in " "$upvm" migrate "${W[0]}" 0
     run 0 "^node1 pid [0-9]+ on .*: 0 tasks$" "$upvm" tasks
+    # a host names every node of the job there: each answers (the
+    # balancer's words, "; " between them), or the job has no balancer
+    out=$(timeout 20 "$upvm" restore "$host" 2>&1)
+    grep -Eq "^error: this job has no balancer$|^(ok|error).*node0.*; .*node1|^(ok|error).*node1.*; .*node0" \
+        <<<"$out" || fail "upvm restore $host: $out"
+    echo "upvm restore $host: $out"
+    run 1 "^error: no node of this job runs on host no-such-host \(its nodes: node0 node1\)$" \
+        "$upvm" vacate no-such-host
     run 0 "^ok ${W[0]} node0 -> node1 in " "$upvm" migrate "${W[0]}" node1
     end 0
     [ "$status" -eq 0 ] || fail "exit status $status"

@@ -4,6 +4,9 @@
  *   upvm run [-n N] [-t] [--] PROGRAM [ARGS...]
  *   upvm migrate [--job PID] TID NODE
  *   upvm jobs
+ *   upvm tasks [--job PID]
+ *   upvm top [--once] [--interval SECONDS] [--job PID]
+ *   upvm vacate|restore [--job PID] NODE|HOST
  *   upvm run --help | upvm --help | upvm --version
  *
  * `upvm run` starts a job: N copies (default 1) of PROGRAM, a program built
@@ -14,19 +17,23 @@
  * status is the first non-zero status of the copies (0 when all
  * succeeded).
  *
- * `upvm migrate` and `upvm jobs` talk to running jobs of several nodes
- * through their control sockets (src/node/control_path.h): one request
+ * `upvm migrate`, `jobs`, `tasks`, `top`, `vacate` and `restore` talk to
+ * running jobs of several nodes through their control sockets (src/node/control_path.h): one request
  * line, the job's reply lines.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 #include <upvm.h>
 
@@ -326,6 +333,7 @@ static const char jobs_help[] =
 
 #define PING_MS     2000   /* a job's node 0 answers a ping within this */
 #define MIGRATE_MS  60000  /* ... and a migration within this */
+#define VACATE_MS   10000  /* ... and vacate or restore within this */
 #define MAX_JOBS    256
 
 struct job {
@@ -614,13 +622,279 @@ static int cmd_tasks(int argc, char **argv)
     return ok ? 0 : 1;
 }
 
+/* The socket of the job a command talks to (--job's, or the only one):
+ * its pid, or the exit status (negated) when there is none (said). */
+static long reach_job(const char *cmd, long want, char *path, size_t len)
+{
+    char dir[CTL_PATH_MAX];
+    int have = jobs_dir(cmd, dir, sizeof dir);
+    if (have < 0)
+        return -1;
+    long pid = pick_job(cmd, dir, have, want);
+    if (pid < 0)
+        return pid;
+    if (!ctl_sock_path(path, len, dir, pid))
+        return -cmd_error(cmd, 1, "socket path too long");
+    return pid;
+}
+
+/* "--job PID" at argv[*i]: true with *job set (and *i past it). */
+static bool job_option(int argc, char **argv, int *i, long *job)
+{
+    if (strcmp(argv[*i], "--job") != 0 || *i + 1 >= argc)
+        return false;
+    char *end;
+    long v = strtol(argv[*i + 1], &end, 10);
+    if (*end || v <= 0 || v >= 1L << 30)
+        return false;
+    *job = v;
+    (*i)++;
+    return true;
+}
+
+/* ------------------------------------------------------------ top */
+
+static const char top_help[] =
+    "usage: upvm top [--once] [--interval SECONDS] [--job PID]\n"
+    "\n"
+    "Show what the global scheduler of a running job sees, redrawn in place\n"
+    "every SECONDS (default 1) as top does: a line per node (its ULPs, CPU\n"
+    "share, load, idle time, messages and bytes sent per second, tasks\n"
+    "moved in and out, state), then the balancer's last decisions\n"
+    "(docs/balancing.md).\n"
+    "q or Ctrl-C quits, and so does the job's end.\n"
+    "\n"
+    "Options:\n"
+    "  --once         print the table once and exit (what upvm top does when\n"
+    "                 its output is not a terminal)\n"
+    "  --interval S   seconds between two tables (0.1 .. 3600, default 1)\n"
+    "  --job PID      the job (upvm jobs lists them); needed only when several\n"
+    "                 run\n"
+    "  -h, --help     this text\n"
+    "\n"
+    "Exit status: 0, also when the job ended after a table was shown; 1 when\n"
+    "no job answered or the job has no balancer (a job of one node);\n"
+    "2 for a usage error.\n";
+
+static volatile sig_atomic_t top_signal;
+static struct termios top_tty;     /* the terminal's settings before ours */
+static bool top_keys;              /* stdin is a terminal we set to read keys */
+
+static void top_on_signal(int sig)
+{
+    top_signal = sig;
+}
+
+/* Keys without Enter, not echoed; Ctrl-C still makes SIGINT. */
+static void tty_keys(void)
+{
+    if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &top_tty) != 0)
+        return;
+    struct termios t = top_tty;
+    t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    t.c_cc[VMIN] = 1;
+    t.c_cc[VTIME] = 0;
+    top_keys = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
+}
+
+static void tty_restore(void)
+{
+    if (top_keys)
+        (void)tcsetattr(STDIN_FILENO, TCSANOW, &top_tty);
+    top_keys = false;
+}
+
+/* Wait ms, or until a key: 'q' to quit, 0 for any other key or the
+ * time, -1 for a signal. */
+static int top_wait(long ms)
+{
+    struct timespec now, end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += ms / 1000;
+    end.tv_nsec += (ms % 1000) * 1000000;
+    if (end.tv_nsec >= 1000000000) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000;
+    }
+    for (;;) {
+        if (top_signal)
+            return -1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left = (end.tv_sec - now.tv_sec) * 1000 + (end.tv_nsec - now.tv_nsec) / 1000000;
+        if (left <= 0)
+            return 0;
+        struct pollfd p = {top_keys ? STDIN_FILENO : -1, POLLIN, 0};
+        int n = poll(&p, 1, (int)left);
+        if (n <= 0 || !p.revents)
+            continue; /* the time, or a signal (checked above) */
+        char c;
+        ssize_t got = read(STDIN_FILENO, &c, 1);
+        if (got <= 0) { /* no keys to read any more: the time only */
+            tty_restore();
+            continue;
+        }
+        return c == 'q' || c == 'Q' ? 'q' : 0;
+    }
+}
+
+/* Ask for tables until q, a signal or the job's end: the exit status. */
+static int top_loop(long pid, const char *path, bool live, long interval_ms)
+{
+    static char reply[1 << 18];
+    bool shown = false;
+    for (;;) {
+        int rc = ask(path, "top\n", reply, sizeof reply, PING_MS);
+        if (top_signal)
+            return 0;
+        if (rc != 0 && shown && (rc == -ENOENT || rc == -ECONNREFUSED || rc == -ECONNRESET)) {
+            printf("upvm top: the job ended\n");
+            return 0;
+        }
+        if (rc == -EAGAIN && shown) {
+            printf("upvm top: job %ld did not answer within %d s; asking again\n", pid,
+                   PING_MS / 1000);
+        } else if (rc != 0) {
+            return unreachable("top", pid, path, rc);
+        } else if (!strncmp(reply, "error: ", 7)) {
+            fputs(reply, stderr);
+            return 1;
+        } else {
+            if (live)
+                fputs("\033[H\033[2J", stdout); /* home, clear the screen */
+            fputs(reply, stdout);
+            shown = true;
+        }
+        if (fflush(stdout) != 0 || ferror(stdout))
+            return 1;
+        if (!live)
+            return 0;
+        int key = top_wait(interval_ms);
+        if (key != 0)
+            return 0; /* q, or a signal */
+    }
+}
+
+static int cmd_top(int argc, char **argv)
+{
+    long want = 0;
+    bool once = false;
+    double interval = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(top_help, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--once")) {
+            once = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--interval")) {
+            char *end = NULL;
+            interval = i + 1 < argc ? strtod(argv[++i], &end) : 0;
+            if (!end || end == argv[i] || *end || !(interval >= 0.1 && interval <= 3600))
+                return cmd_error("top", 2, "--interval wants seconds from 0.1 to 3600");
+            continue;
+        }
+        if (job_option(argc, argv, &i, &want))
+            continue;
+        if (!strcmp(argv[i], "--job"))
+            return cmd_error("top", 2, "--job wants the pid of a running job");
+        return cmd_error("top", 2, "unknown argument (--once, --interval SECONDS, --job PID)");
+    }
+    char path[CTL_PATH_MAX];
+    long pid = reach_job("top", want, path, sizeof path);
+    if (pid < 0)
+        return (int)-pid;
+    bool live = !once && isatty(STDOUT_FILENO);
+    if (live) {
+        /* no SA_RESTART: a wait or a request under way ends at once */
+        struct sigaction sa = {.sa_handler = top_on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        tty_keys();
+    }
+    int status = top_loop(pid, path, live, (long)(interval * 1000 + 0.5));
+    tty_restore();
+    if (top_signal && top_signal != SIGINT)
+        return 128 + top_signal;
+    return status;
+}
+
+/* ------------------------------------------------------------ vacate, restore */
+
+static const char vacate_help[] =
+    "usage: upvm vacate [--job PID] NODE|HOST\n"
+    "       upvm restore [--job PID] NODE|HOST\n"
+    "\n"
+    "vacate tells a running job's balancer to move every task off node NODE\n"
+    "(node2, or 2), or off every node of the job that runs on host HOST, and\n"
+    "to place no task there; restore lets tasks go there again.  The tasks\n"
+    "move in the balancer's next rounds (upvm top shows them go).  Prints\n"
+    "the job's answer, for a host the answers of its nodes joined by \"; \":\n"
+    "  ok node1 vacated: 12 tasks to move\n"
+    "or error: WHY (no such node, a job of one node, ...).  docs/balancing.md\n"
+    "says what the balancer does.\n"
+    "\n"
+    "Options:\n"
+    "  --job PID   the job (upvm jobs lists them); needed only when several\n"
+    "              run\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "Exit status: 0 when the job agreed, 1 when it refused (or no job\n"
+    "answered), 2 for a usage error.\n";
+
+/* upvm vacate / upvm restore (argv[0] says which). */
+static int cmd_vacate(int argc, char **argv)
+{
+    const char *cmd = argv[0], *target = NULL;
+    long want = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(vacate_help, stdout);
+            return 0;
+        }
+        if (job_option(argc, argv, &i, &want))
+            continue;
+        if (!strcmp(argv[i], "--job"))
+            return cmd_error(cmd, 2, "--job wants the pid of a running job");
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cmd_error(cmd, 2, "unknown option (only --job PID)");
+        if (target)
+            return cmd_error(cmd, 2, "too many arguments: one NODE or HOST");
+        target = argv[i];
+    }
+    int node;
+    if (!target)
+        return cmd_error(cmd, 2, "wants a NODE or a HOST");
+    if (ctl_parse_target(target, &node) < 0)
+        return cmd_error(cmd, 2, "bad NODE or HOST: node0 .. node63, its number, or a host "
+                                 "name");
+    char path[CTL_PATH_MAX], req[CTL_REQUEST_MAX], reply[4096];
+    long pid = reach_job(cmd, want, path, sizeof path);
+    if (pid < 0)
+        return (int)-pid;
+    snprintf(req, sizeof req, "%s %s\n", cmd, target);
+    int rc = ask(path, req, reply, sizeof reply, VACATE_MS);
+    if (rc != 0)
+        return unreachable(cmd, pid, path, rc);
+    bool ok = strncmp(reply, "error", 5) != 0;
+    fputs(reply, ok ? stdout : stderr);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
         printf("usage: upvm run [-n N] PROGRAM [ARGS...]   (upvm run --help)\n"
                "       upvm migrate [--job PID] TID NODE    (upvm migrate --help)\n"
                "       upvm jobs                            (upvm jobs --help)\n"
                "       upvm tasks [--job PID]               (upvm tasks --help)\n"
+               "       upvm top [--once] [--job PID]        (upvm top --help)\n"
+               "       upvm vacate [--job PID] NODE|HOST    (upvm vacate --help)\n"
+               "       upvm restore [--job PID] NODE|HOST   (upvm restore --help)\n"
                "       upvm start [-n NODES]                start this user's VM\n"
                "       upvm halt                            halt it (every task ends)\n"
                "       upvm console [-c CMDS]               PVM's console in the VM\n"
@@ -643,6 +917,10 @@ int main(int argc, char **argv)
         return cmd_jobs(argc - 1, argv + 1);
     if (!strcmp(argv[1], "tasks"))
         return cmd_tasks(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "top"))
+        return cmd_top(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "vacate") || !strcmp(argv[1], "restore"))
+        return cmd_vacate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "halt"))
         return cmd_halt(argc - 1, argv + 1);
     bool vm_cmd = !strcmp(argv[1], "start") || !strcmp(argv[1], "console");
