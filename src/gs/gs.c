@@ -440,9 +440,13 @@ int gs_vacate(int node, bool on, char *reply, size_t len)
     else
         say("node%d restored", node);
     gs.settle = false;
-    snprintf(reply, len, on ? "ok node%d vacated: %d task(s) to move, %d that cannot"
-                            : "ok node%d restored: it takes tasks again",
-             node, movable, stay);
+    if (on && !r->have)
+        snprintf(reply, len, "ok node%d vacated: its tasks move once it has reported them",
+                 node);
+    else
+        snprintf(reply, len, on ? "ok node%d vacated: %d task(s) to move, %d that cannot"
+                                : "ok node%d restored: it takes tasks again",
+                 node, movable, stay);
     return 0;
 }
 

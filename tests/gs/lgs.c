@@ -4,13 +4,14 @@
  * iteration a compute phase then an exchange with both neighbours; the
  * result depends on nothing but the arguments, wherever the VPs run.
  *
- *   lgs [-v VPS] [-i ITERS] [-w WORK] [-s SKEW] [-b]
+ *   lgs [-v VPS] [-i ITERS] [-w WORK] [-s SKEW] [-b] [-f]
  *     VPS    virtual processors (default 16)
  *     ITERS  iterations (default 50)
  *     WORK   inner loop steps per VP and iteration (default 200000)
  *     SKEW   0: every VP the same work; k > 0: VP i does WORK * w(i),
  *            w drawn from a fixed skewed table (some VPs up to 4x)
  *     -b     a barrier over all VPs each iteration too (pvm_barrier)
+ *     -f     VP 0 holds a file open all along (it cannot migrate)
  * Prints "lgs V VPs I iterations: checksum C" (C: the VPs' final values
  * combined, exact) and "time S s" (the master's wall time from the first
  * spawn to the last result).
@@ -49,7 +50,7 @@ static double compute(double x, long steps)
 
 static void vp(int parent)
 {
-    int me, v, iters, skew, barrier;
+    int me, v, iters, skew, barrier, hold;
     long work;
     int ring[1024];
     pvm_recv(parent, TAG_GO);
@@ -59,7 +60,9 @@ static void vp(int parent)
     pvm_upklong(&work, 1, 1);
     pvm_upkint(&skew, 1, 1);
     pvm_upkint(&barrier, 1, 1);
+    pvm_upkint(&hold, 1, 1);
     pvm_upkint(ring, v, 1);
+    FILE *held = hold && me == 0 ? fopen("/dev/null", "r") : NULL;
     if (barrier)
         pvm_joingroup("lgs");
     int left = ring[(me + v - 1) % v], right = ring[(me + 1) % v];
@@ -81,6 +84,8 @@ static void vp(int parent)
     }
     if (barrier)
         pvm_lvgroup("lgs");
+    if (held)
+        fclose(held);
     pvm_initsend(PvmDataDefault);
     pvm_pkint(&me, 1, 1);
     pvm_pkdouble(&x, 1, 1);
@@ -95,17 +100,18 @@ int main(int argc, char **argv)
         pvm_exit();
         return 0;
     }
-    int v = 16, iters = 50, skew = 0, barrier = 0, opt;
+    int v = 16, iters = 50, skew = 0, barrier = 0, hold = 0, opt;
     long work = 200000;
-    while ((opt = getopt(argc, argv, "v:i:w:s:b")) != -1) {
+    while ((opt = getopt(argc, argv, "v:i:w:s:bf")) != -1) {
         switch (opt) {
         case 'v': v = atoi(optarg); break;
         case 'i': iters = atoi(optarg); break;
         case 'w': work = atol(optarg); break;
         case 's': skew = atoi(optarg); break;
         case 'b': barrier = 1; break;
+        case 'f': hold = 1; break;
         default:
-            fprintf(stderr, "usage: lgs [-v VPS] [-i ITERS] [-w WORK] [-s SKEW] [-b]\n");
+            fprintf(stderr, "usage: lgs [-v VPS] [-i ITERS] [-w WORK] [-s SKEW] [-b] [-f]\n");
             return 2;
         }
     }
@@ -125,6 +131,7 @@ int main(int argc, char **argv)
         pvm_pklong(&work, 1, 1);
         pvm_pkint(&skew, 1, 1);
         pvm_pkint(&barrier, 1, 1);
+        pvm_pkint(&hold, 1, 1);
         pvm_pkint(tids, v, 1);
         pvm_send(tids[i], TAG_GO);
     }

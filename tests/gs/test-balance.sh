@@ -12,6 +12,10 @@
 #             results as with none
 #   colocate  a 2-task ping-pong started on 2 nodes with the defaults: the
 #             default policy (comm) puts the partner with its peer
+#   vacate    lgs with 16 VPs on 2 nodes, one of them holding a file: `upvm
+#             vacate node1` empties node 1 within 20 s but for that one,
+#             which upvm top lists with its reason; `upvm restore node1`
+#             lets the balancer put work there again (within 20 s)
 # Bounds only catch hangs; no timing is asserted.
 set -u
 build=$(cd "$1" && pwd) || exit 2
@@ -73,8 +77,51 @@ colocate)
     cat "$tmp/out"
     grep -q '^together$' "$tmp/out" || fail "the partner was not put with its peer"
     ;;
+vacate)
+    prog tests/gs/progs/lgs
+    upvm=$build/tools/upvm/upvm
+    export XDG_RUNTIME_DIR=$tmp/rt # this job's control socket alone
+    mkdir -m 700 "$XDG_RUNTIME_DIR"
+    (cd "$tmp" && UPVM_NODES=2 exec timeout -k 5 "$LIMIT" ./lgs -v 16 -i 1000000 -w 20000 -f) \
+        >"$tmp/out" 2>&1 &
+    job=$!
+    trap 'kill $job 2>/dev/null; wait $job 2>/dev/null; rm -rf "$tmp"' EXIT
+    # node_tasks N: the tasks `upvm tasks` lists for node N
+    node_tasks() {
+        local n
+        n=$("$upvm" tasks 2>/dev/null | sed -n "s/^node$1 pid [0-9]*: \([0-9]*\) task.*/\1/p")
+        echo "${n:-0}"
+    }
+    until_true() { # until_true SECONDS WHAT COMMAND...: poll with a deadline
+        local end=$((SECONDS + $1)) what=$2
+        shift 2
+        until "$@"; do
+            [ $SECONDS -lt $end ] || fail "$what: not within the bound"
+            kill -0 $job 2>/dev/null || fail "$what: the job ended: $(cat "$tmp/out")"
+            sleep 0.1
+        done
+    }
+    has_tasks() { [ "$(node_tasks 1)" -ge "$1" ]; }
+    until_true 20 "the job's 16 VPs" has_tasks 8
+    out=$("$upvm" vacate node1) || fail "vacate: $out"
+    echo "$out"
+    grep -q '^ok node1 vacated' <<<"$out" || fail "vacate said: $out"
+    only_held() { [ "$(node_tasks 1)" -eq 1 ]; }
+    t0=$SECONDS
+    until_true 20 "node 1 emptied but for the VP holding a file" only_held
+    echo "node 1 emptied in $((SECONDS - t0)) s or less"
+    listed() { "$upvm" top --once 2>/dev/null | grep -q 'stays on node1: .*open'; }
+    until_true 10 "upvm top lists the one that stays, with its reason" listed
+    "$upvm" top --once | grep 'stays on node1' | tail -1
+    out=$("$upvm" restore node1) || fail "restore: $out"
+    echo "$out"
+    until_true 20 "work back on node 1 after restore" has_tasks 3
+    echo "after restore: $(node_tasks 1) tasks on node 1"
+    kill $job 2>/dev/null
+    wait $job 2>/dev/null
+    ;;
 *)
-    echo "usage: $0 BUILD_DIR lgs|fire|colocate" >&2
+    echo "usage: $0 BUILD_DIR lgs|fire|colocate|vacate" >&2
     exit 2
     ;;
 esac

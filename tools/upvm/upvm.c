@@ -880,7 +880,8 @@ static int cmd_vacate(int argc, char **argv)
     if (rc != 0)
         return unreachable(cmd, pid, path, rc);
     bool ok = strncmp(reply, "error", 5) != 0;
-    fputs(reply, ok ? stdout : stderr);
+    size_t len = strlen(reply);
+    fprintf(ok ? stdout : stderr, "%s%s", reply, len && reply[len - 1] == '\n' ? "" : "\n");
     return ok ? 0 : 1;
 }
 
