@@ -127,6 +127,7 @@ struct sched {
     int nfamilyjoin;         /* ULPs of a family blocked in upvm_join_all */
     upvm_waitq_t familyq;    /* ... they wait here */
     unsigned ticks;          /* switches since the timers were checked */
+    unsigned handoffs;       /* core_block_to hand-offs since the queue's head last ran */
     uint32_t ntimers;        /* mirrors the heap's size for a cheap test */
     struct ulp *drainer;     /* in core_drain: woken instead of a deadlock report */
     const struct core_idle_ops *idle; /* the node's transport, or NULL (one node) */

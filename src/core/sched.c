@@ -471,10 +471,19 @@ int core_block(upvm_waitq_t *q, int64_t timeout_ns)
     return core_sched.current->wake_result;
 }
 
+/* Two ULPs that hand the CPU to each other (a ping-pong pair sharing a
+ * node) would never let the run queue's others run: every HANDOFF_FAIR-th
+ * hand-off in a row is an ordinary block instead (the queue's head runs;
+ * next keeps its place in the queue). */
+#define HANDOFF_FAIR 64
+
 int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next)
 {
-    if (!next || next->state != ULP_READY)
+    if (!next || next->state != ULP_READY ||
+        unlikely(++core_sched.handoffs >= HANDOFF_FAIR)) {
+        core_sched.handoffs = 0;
         return core_block(q, timeout_ns);
+    }
     die_if_killed();
     enqueue_blocked(q, timeout_ns);
     list_unlink(&next->link);

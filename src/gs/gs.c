@@ -62,7 +62,7 @@ struct wire_peer {
 struct wire_task {
     int32_t tid;
     float load;
-    int32_t movable;
+    int32_t movable;          /* 1: may migrate; 2: placed by hand */
     struct wire_peer peers[GS_PEERS];
 };
 
@@ -171,7 +171,9 @@ static void add_task(void *ctx, int tid, struct ulp *u, bool placed,
     memset(w, 0, sizeof *w);
     w->tid = tid;
     w->load = (float)((double)ticks * c->ns_per_tick / c->wall_ns);
-    w->movable = u->ext[ULP_EXT_PROC] != NULL && u != core_sched.main && !placed;
+    /* movable: may migrate; placed: moved by hand, left alone but by a
+     * vacate (the owner wants the node back) */
+    w->movable = (u->ext[ULP_EXT_PROC] != NULL && u != core_sched.main) | (placed ? 2 : 0);
     for (int i = 0; i < PVM_TRAFFIC_PEERS && i < GS_PEERS; i++) {
         w->peers[i].tid = peers[i].tid;
         w->peers[i].msgs_per_s = (float)(peers[i].msgs * 1e9 / c->wall_ns);
@@ -282,7 +284,8 @@ static void build_view(struct gs_view *v)
             t->tid = r->tasks[i].tid;
             t->node = n;
             t->load = fresh ? r->tasks[i].load : 0;
-            t->movable = r->tasks[i].movable && !(moved_recently(t->tid) && !gs.vacated[n]);
+            bool may = r->tasks[i].movable & 1, placed = r->tasks[i].movable & 2;
+            t->movable = may && (gs.vacated[n] || (!placed && !moved_recently(t->tid)));
             for (int k = 0; k < GS_PEERS; k++)
                 t->peers[k] = (struct gs_peer){r->tasks[i].peers[k].tid,
                                                r->tasks[i].peers[k].msgs_per_s,
@@ -434,7 +437,7 @@ int gs_vacate(int node, bool on, char *reply, size_t len)
     int movable = 0, stay = 0;
     const struct node_report *r = &gs.reports[node];
     for (int i = 0; i < r->ntasks; i++)
-        r->tasks[i].movable ? movable++ : stay++;
+        (r->tasks[i].movable & 1) ? movable++ : stay++;
     if (on)
         say("node%d vacated: %d task(s) to move, %d that cannot", node, movable, stay);
     else
