@@ -16,10 +16,10 @@
  * of CHUNK steps (default 20000, ~40 µs) with a upvm_yield after each,
  * until the master stops them.
  *
- * Each pair's pinger times its round trips in windows of 100 ms; it
- * reports the median half round trip of the windows in the last 40 % of
- * the run (after the balancer had time to act), and whether it and its
- * partner ended on one node.  Output:
+ * After SECONDS of play (the balancer's time to act) each pair's pinger
+ * measures: 10 windows of 50 ms more, and reports the median half round
+ * trip over those windows, and whether it and its partner were on one
+ * node when it ended.  Output:
  *
  *   RESULT commpairs place=split|explicit lat_us=M lat_max_us=X together=N
  *          pairs=P compute_mchunks_s=R
@@ -96,11 +96,11 @@ static void worker(int parent)
         }
     }
     /* ping */
-    enum { MAXW = 1000 };
-    static double win[MAXW];
+    enum { NW = 10 };
+    double win[NW];
     int nw = 0;
-    double t0 = now_s(), end = t0 + secs, from = t0 + 0.6 * secs;
-    while (now_s() < end) {
+    double end = now_s() + secs;
+    while (nw < NW) {
         double w0 = now_s();
         long n = 0;
         do {
@@ -108,14 +108,13 @@ static void worker(int parent)
             pvm_send(peer, TAG_PING);
             pvm_recv(peer, TAG_PING);
             n++;
-        } while (now_s() - w0 < 0.1);
-        double w1 = now_s();
-        if (w0 >= from && nw < MAXW)
-            win[nw++] = (w1 - w0) / (double)n / 2 * 1e6;
+        } while (now_s() - w0 < 0.05);
+        if (w0 >= end) /* the measuring windows, after the play */
+            win[nw++] = (now_s() - w0) / (double)n / 2 * 1e6;
     }
+    int together = upvm_node_of(0) == upvm_node_of(peer);
     pvm_initsend(PvmDataDefault);
     pvm_send(peer, TAG_STOP);
-    int together = upvm_node_of(0) == upvm_node_of(peer);
     double lat = median(win, nw);
     pvm_initsend(PvmDataDefault);
     pvm_pkdouble(&lat, 1, 1);
