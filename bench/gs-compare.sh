@@ -55,6 +55,8 @@
 #          CPUS=a,b (default 0,1)  POLICIES="none greedy ..."
 #          TUNE_PERIOD=ms (50)  TUNE_THRESHOLD=% (5)
 #          BASE_REV=rev  (bench_core without the TSC reads; BASE=0: skip)
+#          CASES="work even hog skew pairs vacate tsc" (default all; work is
+#          needed by hog and skew)
 #          OUT=DIR  keep the RESULT lines and the programs' stderr
 #          BUILD=DIR  UPVM's CMake build directory (default build/)
 set -uo pipefail
@@ -80,6 +82,8 @@ POLICIES=${POLICIES:-none greedy refine comm passive}
 TUNE_PERIOD=${TUNE_PERIOD:-50}
 TUNE_THRESHOLD=${TUNE_THRESHOLD:-5}
 BASE=${BASE:-1}
+CASES=" ${CASES:-work even hog skew pairs vacate tsc} "
+want() { case $CASES in *" $1 "*) return 0 ;; esac; return 1; }
 PAIR_SECS=2
 if [ "$QUICK" = 1 ]; then REPS=1; WORK=1000000; PAIR_SECS=2; fi
 SKEW_WORK=${SKEW_WORK:-$((WORK * 32 / 45))}
@@ -255,6 +259,7 @@ lgs_args() { echo "./lgs -v $VPS -i $ITERS -b -s $1 -w $2"; }
 rep_once() {
     local W WS p ideal t_none_h="" t_none_s="" t_none_e="" rt line
     # the work, on one unloaded node
+    want work || return 0
     job work 1 - UPVM_BALANCE=none -- $(lgs_args 0 "$WORK") || return 0
     W=$CPU
     res gs case=work pol=- wall_s="$WALL" cpu_s="$W"
@@ -262,7 +267,7 @@ rep_once() {
     WS=$CPU
     res gs case=work-skew pol=- wall_s="$WALL" cpu_s="$WS"
     # overhead: balanced job, no hog
-    for p in none comm; do
+    want even && for p in none comm; do
         # shellcheck disable=SC2046
         job "even $p" 2 - $(penv "$p") -- $(lgs_args 0 "$WORK") || continue
         [ "$p" = none ] && t_none_e=$WALL
@@ -273,7 +278,7 @@ rep_once() {
     # external load
     local hd
     hd=$(awk -v w="$W" 'BEGIN { printf "%.3f", w / 4 }')
-    for p in $POLICIES tuned; do
+    want hog && for p in $POLICIES tuned; do
         # shellcheck disable=SC2046
         job "hog $p" 2 "$hd" $(penv "$p") -- $(lgs_args 0 "$WORK") || continue
         [ "$HOG_AT" = - ] && { warn "hog $p: the job ended before the hog started"; continue; }
@@ -284,7 +289,7 @@ rep_once() {
             to_ideal="$(awk -v a="$WALL" -v b="$ideal" 'BEGIN { printf "%.4f", a / b }')" vs_none="$rt" moves="$MOVES"
     done
     # application imbalance
-    for p in $POLICIES tuned; do
+    want skew && for p in $POLICIES tuned; do
         # shellcheck disable=SC2046
         job "skew $p" 2 - $(penv "$p") -- $(lgs_args 1 "$SKEW_WORK") || continue
         ideal=$(awk -v w="$WS" 'BEGIN { printf "%.4f", w / 2 }')
@@ -295,7 +300,7 @@ rep_once() {
     done
     # communication-bound pairs
     local c cfg place pol lat_e
-    for c in 4 0; do
+    want pairs && for c in 4 0; do
         lat_e=""
         for cfg in explicit:none split:none split:comm split:tuned; do
             place=${cfg%%:*} pol=${cfg#*:}
@@ -310,12 +315,12 @@ rep_once() {
         done
     done
     # vacate, lower bound
-    if job vacate 2 - UPVM_BALANCE=none -- ./vacate-bench -n 32 -s 1; then
+    if want vacate && job vacate 2 - UPVM_BALANCE=none -- ./vacate-bench -n 32 -s 1; then
         line=$(grep '^RESULT vacate' "$JOB_OUT") && res "${line#RESULT }"
     fi
     # the TSC reads at switches
     local b kind
-    for kind in now base; do
+    want tsc && for kind in now base; do
         b=$CORE; [ "$kind" = base ] && b=$BASE_CORE
         [ -n "$b" ] || continue
         (cd "$WORKDIR/bin" && taskset -c "$C1" "${PRIO[@]}" "$b" -q -r 7 -m 1000) >"$WORKDIR/core.out" 2>>"$WORKDIR/stderr.log" || continue
