@@ -24,7 +24,10 @@
 #   vacate    bench/gs/vacate-bench.c: 32 ULPs of 1 MB on node 1 moved to
 #             node 0 with upvm_migrate, one after the other: the lower
 #             bound of `upvm vacate 1` (not in the CLI at the time of
-#             writing; gs_vacate adds the balancer's period and decision).
+#             writing; gs_vacate adds the balancer's period and decision);
+#             where build/tools/upvm/upvm has `vacate`, also the real
+#             thing: vacate-bench -V, then `upvm vacate node1`, timed
+#             from the command to the last ULP running on node 0.
 #   tsc       build/bench/bench_core -q: ULP yield (2 and 64 ULPs) of this
 #             build, with the TSC read at every switch (src/core/sched.c
 #             switch_to, cpu_tsc), against the same benchmark built from
@@ -147,6 +150,8 @@ build() {
         "$UPVMCC" "${PFLAGS[@]}" -o "$WORKDIR/bin/$p" "$HERE/gs/$p.c" 2>>"$WORKDIR/stderr.log" ||
             die "upvmcc could not build bench/gs/$p.c"
     done
+    HAVE_VACATE=0
+    grep -q 'upvm vacate' "$BUILD/tools/upvm/upvm" 2>/dev/null && HAVE_VACATE=1
     if [ "$BASE" = 1 ]; then
         local rev dir
         rev=$(git -C "$ROOT" rev-parse --short "${BASE_REV:-11cb1a9^}" 2>/dev/null) ||
@@ -245,6 +250,42 @@ job() {
 
 res() { echo "RESULT $*" >>"$RES"; }
 
+# The real vacate, where the CLI has it: vacate-bench -V puts 32 ULPs of
+# 1 MB on node 1 and says READY; then `upvm vacate node1` (the job's
+# control socket alone in its own XDG_RUNTIME_DIR); the program sees the
+# first and the last worker arrive on node 0.  Times from the command.
+vacate_cli() {
+    local upvm=$BUILD/tools/upvm/upvm rt=$WORKDIR/rt out=$WORKDIR/vc.out pid rc i tcmd line
+    mkdir -p -m 700 "$rt"
+    (cd "$WORKDIR/bin" && exec env XDG_RUNTIME_DIR="$rt" UPVM_NODES=2 UPVM_TRACE=balance \
+        timeout -k 5 60 taskset -c "$CPUS" "${PRIO[@]}" ./vacate-bench -V -n 32 -s 1) \
+        </dev/null >"$out" 2>"$WORKDIR/vc.err" &
+    pid=$!
+    pin_nodes "$pid" 2
+    for i in $(seq 1 4000); do
+        grep -q '^READY' "$out" && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.005
+    done
+    tcmd=$(now_s)
+    XDG_RUNTIME_DIR="$rt" "$upvm" vacate node1 >"$WORKDIR/vc.reply" 2>&1 ||
+        sed 's/^/upvm vacate: /' "$WORKDIR/vc.reply" >>"$WORKDIR/stderr.log"
+    wait "$pid"
+    rc=$?
+    grep -v '^upvm-trace balance' "$WORKDIR/vc.err" | sed 's/^/vacate -V: /' >>"$WORKDIR/stderr.log"
+    line=$(grep '^RESULT vacate_cli' "$out") || { FAILS=$((FAILS + 1)); echo "   (vacate -V failed, status $rc)" >&2; kill_cwd_under "$WORKDIR/bin"; return 0; }
+    local first empty moved mv
+    first=$(echo "$line" | sed 's/.* first_rt=\([^ ]*\).*/\1/')
+    empty=$(echo "$line" | sed 's/.* empty_rt=\([^ ]*\).*/\1/')
+    moved=$(grep -c 'node1 -> node0 .*moved in' "$WORKDIR/vc.err")
+    mv=$(grep -o 'node1 -> node0 .*moved in [0-9.]* ms' "$WORKDIR/vc.err" | sed 's/.*moved in \([0-9.]*\) ms/\1/' | medians_of)
+    res vacate_cli ulps="$(echo "$line" | sed "s/.* ulps=\([0-9]*\).*/\1/")" first_ms="$(awk -v a="$first" -v b="$tcmd" 'BEGIN { printf "%.2f", (a - b) * 1000 }')" \
+        empty_ms="$(awk -v a="$empty" -v b="$tcmd" 'BEGIN { printf "%.2f", (a - b) * 1000 }')" moves="$moved" move_ms="$mv"
+}
+
+# stdin: numbers; stdout: their median ("-" if none)
+medians_of() { sort -g | awk '{ v[++n] = $1 } END { if (!n) print "-"; else print (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
+
 # policy environment: "comm" or "tuned" (comm, faster and finer)
 penv() {
     case $1 in
@@ -258,16 +299,16 @@ lgs_args() { echo "./lgs -v $VPS -i $ITERS -b -s $1 -w $2"; }
 
 rep_once() {
     local W WS p ideal t_none_h="" t_none_s="" t_none_e="" rt line
-    # the work, on one unloaded node
-    want work || return 0
-    job work 1 - UPVM_BALANCE=none -- $(lgs_args 0 "$WORK") || return 0
-    W=$CPU
-    res gs case=work pol=- wall_s="$WALL" cpu_s="$W"
-    job work-skew 1 - UPVM_BALANCE=none -- $(lgs_args 1 "$SKEW_WORK") || return 0
-    WS=$CPU
-    res gs case=work-skew pol=- wall_s="$WALL" cpu_s="$WS"
+    # the work, on one unloaded node (hog and skew need it)
+    W="" WS=""
+    if want work; then
+        job work 1 - UPVM_BALANCE=none -- $(lgs_args 0 "$WORK") && W=$CPU &&
+            res gs case=work pol=- wall_s="$WALL" cpu_s="$W"
+        job work-skew 1 - UPVM_BALANCE=none -- $(lgs_args 1 "$SKEW_WORK") && WS=$CPU &&
+            res gs case=work-skew pol=- wall_s="$WALL" cpu_s="$WS"
+    fi
     # overhead: balanced job, no hog
-    want even && for p in none comm; do
+    [ -n "$W" ] && want even && for p in none comm; do
         # shellcheck disable=SC2046
         job "even $p" 2 - $(penv "$p") -- $(lgs_args 0 "$WORK") || continue
         [ "$p" = none ] && t_none_e=$WALL
@@ -278,7 +319,7 @@ rep_once() {
     # external load
     local hd
     hd=$(awk -v w="$W" 'BEGIN { printf "%.3f", w / 4 }')
-    want hog && for p in $POLICIES tuned; do
+    [ -n "$W" ] && want hog && for p in $POLICIES tuned; do
         # shellcheck disable=SC2046
         job "hog $p" 2 "$hd" $(penv "$p") -- $(lgs_args 0 "$WORK") || continue
         [ "$HOG_AT" = - ] && { warn "hog $p: the job ended before the hog started"; continue; }
@@ -289,7 +330,7 @@ rep_once() {
             to_ideal="$(awk -v a="$WALL" -v b="$ideal" 'BEGIN { printf "%.4f", a / b }')" vs_none="$rt" moves="$MOVES"
     done
     # application imbalance
-    want skew && for p in $POLICIES tuned; do
+    [ -n "$WS" ] && want skew && for p in $POLICIES tuned; do
         # shellcheck disable=SC2046
         job "skew $p" 2 - $(penv "$p") -- $(lgs_args 1 "$SKEW_WORK") || continue
         ideal=$(awk -v w="$WS" 'BEGIN { printf "%.4f", w / 2 }')
@@ -318,6 +359,7 @@ rep_once() {
     if want vacate && job vacate 2 - UPVM_BALANCE=none -- ./vacate-bench -n 32 -s 1; then
         line=$(grep '^RESULT vacate' "$JOB_OUT") && res "${line#RESULT }"
     fi
+    if want vacate && [ "$HAVE_VACATE" = 1 ]; then vacate_cli; fi
     # the TSC reads at switches
     local b kind
     want tsc && for kind in now base; do
@@ -354,6 +396,7 @@ tables() {
     for f in cpu_s wall_s ideal_s to_ideal vs_none moves hog_at_s; do extract gs "$f" case pol >"$d/$f"; done
     for f in lat_us lat_max_us together compute_mchunks_s vs_explicit moves; do extract gs "$f" case pol >"$d/p.$f"; done
     for f in empty_ms per_ulp_us obtrusive_us obtrusive_max_us move_us bytes; do extract vacate "$f" ulps >"$d/v.$f"; done
+    for f in first_ms empty_ms moves move_ms; do extract vacate_cli "$f" ulps >"$d/vc.$f"; done
     for f in ns p10_ns; do extract tsc "$f" build ulps >"$d/c.$f"; done
 
     echo
@@ -405,6 +448,17 @@ tables() {
     echo "|---:|---:|---:|---:|---:|---:|"
     echo "| $(num "$d/v.empty_ms" 32 %.1f) ms | $(cell "$d/v.per_ulp_us" 32) | $(cell "$d/v.obtrusive_us" 32) |" \
         "$(cell "$d/v.obtrusive_max_us" 32) | $(cell "$d/v.move_us" 32) | $(bcell "$d/v.bytes" 32) |"
+    echo
+    echo "### Vacate: \`upvm vacate node1\` with the same 32 ULPs of 1 MB on node 1 (default balancer; times from the command; median of $REPS runs)"
+    echo
+    if [ "$HAVE_VACATE" = 1 ]; then
+        echo "| first ULP on node 0 after | node 1 empty after | moves | one move, total (median, UPVM_TRACE=balance) | against the lower bound |"
+        echo "|---:|---:|---:|---:|---:|"
+        echo "| $(num "$d/vc.first_ms" 32 %.1f) ms | $(num "$d/vc.empty_ms" 32 %.1f) ms | $(num "$d/vc.moves" 32 %.0f) |" \
+            "$(num "$d/vc.move_ms" 32 %.2f) ms | $(awk -v a="$(num "$d/vc.empty_ms" 32 %.3f)" -v b="$(num "$d/v.empty_ms" 32 %.3f)" 'BEGIN { if (b + 0 > 0 && a != "-") printf "%.1f×", a / b; else printf "-" }') |"
+    else
+        echo "(this build's upvm has no vacate command: not measured)"
+    fi
     echo
     echo "### The always-on measurement: bench_core ULP yield per switch, with and without the TSC read (median of $REPS runs of bench_core -q -r 7; p10 beside)"
     echo

@@ -7,7 +7,19 @@
  * the node over balancer periods) can do: the same moves, without the
  * balancer's period and decision.  Built with upvmcc; run on two nodes:
  *
- *   vacate-bench [-n ULPS] [-s MB]
+ *   vacate-bench [-n ULPS] [-s MB] [-V]
+ *
+ * -V: the real thing, asked from outside.  A task placed by upvm_migrate
+ * is pinned where it was put (src/migrate/migrate.c, t->placed) and a
+ * vacate leaves it there, so here 2 x ULPS workers are spawned with the
+ * default placement (round robin: ULPS on each node) and none is moved by
+ * hand; once they hold their heaps the master prints "READY" (stdout,
+ * flushed) and polls upvm_node_of for those on node 1 each millisecond
+ * until all run on node 0 (30 s at most): whoever runs it says
+ * `upvm vacate node1` after READY.  It prints
+ *   RESULT vacate_cli ulps=N mb=S first_rt=T empty_rt=T
+ * (N: the workers that were on node 1; CLOCK_REALTIME, s: the first of
+ * them seen on node 0, the last), then checks every heap as above.
  *
  * Output:
  *   RESULT vacate ulps=N mb=S empty_ms=T per_ulp_us=T/N obtrusive_us=M
@@ -32,6 +44,13 @@ static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double rt_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -78,25 +97,31 @@ int main(int argc, char **argv)
         pvm_exit();
         return 0;
     }
-    int n = 32, opt;
+    int n = 32, opt, cli = 0;
     double mb = 1;
-    while ((opt = getopt(argc, argv, "n:s:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:s:V")) != -1) {
         switch (opt) {
         case 'n': n = atoi(optarg); break;
         case 's': mb = atof(optarg); break;
+        case 'V': cli = 1; break;
         default: fprintf(stderr, "usage: vacate-bench [-n ULPS] [-s MB]\n"); return 2;
         }
     }
-    if (n < 1 || n > 1024 || upvm_nodes() < 2)
+    if (n < 1 || n > 512 || upvm_nodes() < 2)
         return 2;
+    if (cli)
+        n *= 2;
     int *tids = calloc((size_t)n, sizeof *tids);
     double *obtr = calloc((size_t)n, sizeof *obtr), *mv = calloc((size_t)n, sizeof *mv);
     if (pvm_spawn(argv[0], (char *[]){"-worker", NULL}, PvmTaskDefault, "", n, tids) != n) {
         fprintf(stderr, "vacate-bench: cannot spawn %d tasks\n", n);
         return 1;
     }
+    int *on1 = calloc((size_t)n, sizeof *on1), non1 = 0;
     for (int i = 0; i < n; i++) { /* all on node 1 first (not timed) */
-        if (upvm_migrate(tids[i], 1) != 0) {
+        if (cli && upvm_node_of(tids[i]) == 1)
+            on1[non1++] = tids[i];
+        if (!cli && upvm_migrate(tids[i], 1) != 0) {
             fprintf(stderr, "vacate-bench: to node 1: %s\n", upvm_migrate_error());
             return 1;
         }
@@ -108,7 +133,31 @@ int main(int argc, char **argv)
         pvm_recv(-1, TAG_OK);
     uint64_t bytes = 0;
     double t0 = now_s();
-    for (int i = 0; i < n; i++) {
+    if (cli) {
+        printf("READY\n");
+        fflush(stdout);
+        double first = 0, last = 0, end = now_s() + 30;
+        for (;;) {
+            int on0 = 0;
+            for (int i = 0; i < non1; i++)
+                on0 += upvm_node_of(on1[i]) == 0;
+            if (on0 > 0 && first == 0)
+                first = rt_s();
+            if (on0 == non1) {
+                last = rt_s();
+                break;
+            }
+            if (now_s() > end) {
+                fprintf(stderr, "vacate-bench: %d of %d workers still on node 1 after 30 s\n",
+                        non1 - on0, non1);
+                return 1;
+            }
+            usleep(1000);
+        }
+        printf("RESULT vacate_cli ulps=%d mb=%g first_rt=%.6f empty_rt=%.6f\n", non1, mb, first,
+               last);
+    }
+    for (int i = 0; i < n && !cli; i++) {
         struct upvm_migrate_stats st;
         if (upvm_migrate(tids[i], 0) != 0 || upvm_migrate_stats(&st) != 0) {
             fprintf(stderr, "vacate-bench: to node 0: %s\n", upvm_migrate_error());
@@ -135,6 +184,10 @@ int main(int argc, char **argv)
     }
     if (bad)
         return 1;
+    if (cli) {
+        pvm_exit();
+        return 0;
+    }
     qsort(obtr, (size_t)n, sizeof *obtr, cmp_d);
     qsort(mv, (size_t)n, sizeof *mv, cmp_d);
     printf("RESULT vacate ulps=%d mb=%g empty_ms=%.3f per_ulp_us=%.1f obtrusive_us=%.1f "
