@@ -473,7 +473,7 @@ static void serve_vacate(struct ctl_req *r)
             bool said = !strncmp(part, "error:", 6);
             if (rc < 0 && !said) {
                 char why[CTL_REPLY_MAX - 64];
-                snprintf(why, sizeof why, "%s", part[0] ? part : strerror(-rc));
+                snprintf(why, sizeof why, "%.400s", part[0] ? part : strerror(-rc));
                 snprintf(part, sizeof part, "error: node%d: %s", nodes[i], why);
             } else if (!part[0]) {
                 snprintf(part, sizeof part, "ok node%d %s", nodes[i], on ? "vacated" : "restored");
