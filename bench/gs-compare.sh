@@ -11,7 +11,9 @@
 #             Ideal: the work over the CPU left: 2 cores until the hog
 #             starts (its start measured), 1.5 after (the hog takes half
 #             of its core): T = t_h + (W - 2 t_h) / 1.5.
-#   skew      lgs -s 1 (VPs of skewed work, up to 4x; -w SKEW_WORK so that
+#   skew      lgs -s $SKEW (default 2: the even VPs do 3x the odd ones'
+#             work, so round-robin puts all the heavy ones on one node; 1:
+#             a fixed table, up to 4x; -w SKEW_WORK so that
 #             the total is about the same): ideal = W_skew / 2.
 #   overhead  the balanced job (lgs, equal VPs, no hog) with UPVM_BALANCE
 #             none and the default (comm): ratio default / none.
@@ -54,7 +56,8 @@
 # Usage:   bench/gs-compare.sh            # ~4 min on 2 cores (REPS=3)
 #          QUICK=1 bench/gs-compare.sh    # smoke run, ~1 min
 # Knobs:   REPS=N (default 3)  WORK=N (lgs -w, default 1500000: ~3.7 s
-#          of work, ~1.9 s on two cores)  SKEW_WORK=N (default WORK*32/45)
+#          of work, ~1.9 s on two cores)  SKEW=1|2 (default 2)  SKEW_WORK=N (default: the same total
+#          work as the equal VPs')
 #          CPUS=a,b (default 0,1)  POLICIES="none greedy ..."
 #          TUNE_PERIOD=ms (50)  TUNE_THRESHOLD=% (5)
 #          BASE_REV=rev  (bench_core without the TSC reads; BASE=0: skip)
@@ -89,7 +92,9 @@ CASES=" ${CASES:-work even hog skew pairs vacate tsc} "
 want() { case $CASES in *" $1 "*) return 0 ;; esac; return 1; }
 PAIR_SECS=2
 if [ "$QUICK" = 1 ]; then REPS=1; WORK=1000000; PAIR_SECS=2; fi
-SKEW_WORK=${SKEW_WORK:-$((WORK * 32 / 45))}
+SKEW=${SKEW:-2}
+# the same total work as the equal VPs': weights average 2 (-s 2), 45/16 (-s 1)
+if [ "$SKEW" = 2 ]; then SKEW_WORK=${SKEW_WORK:-$((WORK / 2))}; else SKEW_WORK=${SKEW_WORK:-$((WORK * 32 / 45))}; fi
 VPS=32 ITERS=40
 RUN_TIMEOUT=120
 PFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes)
@@ -304,7 +309,7 @@ rep_once() {
     if want work; then
         job work 1 - UPVM_BALANCE=none -- $(lgs_args 0 "$WORK") && W=$CPU &&
             res gs case=work pol=- wall_s="$WALL" cpu_s="$W"
-        job work-skew 1 - UPVM_BALANCE=none -- $(lgs_args 1 "$SKEW_WORK") && WS=$CPU &&
+        job work-skew 1 - UPVM_BALANCE=none -- $(lgs_args "$SKEW" "$SKEW_WORK") && WS=$CPU &&
             res gs case=work-skew pol=- wall_s="$WALL" cpu_s="$WS"
     fi
     # overhead: balanced job, no hog
@@ -332,7 +337,7 @@ rep_once() {
     # application imbalance
     [ -n "$WS" ] && want skew && for p in $POLICIES tuned; do
         # shellcheck disable=SC2046
-        job "skew $p" 2 - $(penv "$p") -- $(lgs_args 1 "$SKEW_WORK") || continue
+        job "skew $p" 2 - $(penv "$p") -- $(lgs_args "$SKEW" "$SKEW_WORK") || continue
         ideal=$(awk -v w="$WS" 'BEGIN { printf "%.4f", w / 2 }')
         [ "$p" = none ] && t_none_s=$WALL
         rt=-; [ -n "$t_none_s" ] && rt=$(awk -v a="$WALL" -v b="$t_none_s" 'BEGIN { printf "%.4f", a / b }')
@@ -401,7 +406,7 @@ tables() {
 
     echo
     echo "Work W (CPU time of lgs on one node, pinned; median of $REPS): equal VPs $(num "$d/cpu_s" work/- %.2f) s" \
-        "(wall $(num "$d/wall_s" work/- %.2f) s; -w $WORK), skewed VPs $(num "$d/cpu_s" work-skew/- %.2f) s (wall $(num "$d/wall_s" work-skew/- %.2f) s; -s 1 -w $SKEW_WORK)."
+        "(wall $(num "$d/wall_s" work/- %.2f) s; -w $WORK), skewed VPs $(num "$d/cpu_s" work-skew/- %.2f) s (wall $(num "$d/wall_s" work-skew/- %.2f) s; -s $SKEW -w $SKEW_WORK)."
     echo
     echo "### External load: a CPU hog on core $C0 from halfway (median of $REPS runs)"
     echo
@@ -412,7 +417,7 @@ tables() {
             "$(xr "$d/vs_none" "hog/$p") | $(num "$d/moves" "hog/$p" %.0f) |"
     done
     echo
-    echo "### Application imbalance: lgs -s 1 (median of $REPS runs; ideal = W_skew / 2)"
+    echo "### Application imbalance: lgs -s $SKEW (median of $REPS runs; ideal = W_skew / 2)"
     echo
     echo "| policy | time | ideal | time / ideal | time / no balancer | moves |"
     echo "|---|---:|---:|---:|---:|---:|"
@@ -477,7 +482,7 @@ tables() {
     echo "| target | result |"
     echo "|---|---|"
     echo "| external load, with the balancer (default, comm) ≤ 1.15× ideal | $(verdict "$d/to_ideal" hog/comm 1.15); best policy: $(best "$d/to_ideal" hog) |"
-    echo "| application imbalance (lgs -s 1), default ≤ 1.1× W / cores | $(verdict "$d/to_ideal" skew/comm 1.10); best policy: $(best "$d/to_ideal" skew) |"
+    echo "| application imbalance (lgs -s $SKEW), default ≤ 1.1× W / cores | $(verdict "$d/to_ideal" skew/comm 1.10); best policy: $(best "$d/to_ideal" skew) |"
     echo "| pairs + compute: latency with the balancer ≤ 1.2× explicit | $(verdict "$d/p.vs_explicit" pairs-c4/split:comm 1.20) |"
     echo "| pairs alone: latency with the balancer ≤ 1.2× explicit | $(verdict "$d/p.vs_explicit" pairs-c0/split:comm 1.20) |"
     echo "| overhead: balancer on / off ≤ 1.02× | $(verdict "$d/vs_none" even/comm 1.02) |"

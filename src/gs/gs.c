@@ -517,9 +517,10 @@ static void read_settings(void)
             dflt = i;
     (void)env_choice("UPVM_BALANCE", words, dflt, 0, &choice);
     gs.policy = all[choice];
-    static const struct env_num period = {10, 60000, 200, 0, NULL, NULL};
-    static const struct env_num threshold = {1, 1000, 15, 0, NULL, NULL};
-    static const struct env_num moves = {1, 64, 8, 0, NULL, NULL};
+    static const struct env_num period = {10, 60000, GS_DEFAULT_PERIOD_MS, 0, NULL, NULL};
+    static const struct env_num threshold = {1, 1000, (uint64_t)(GS_DEFAULT_THRESHOLD * 100 + 0.5),
+                                             0, NULL, NULL};
+    static const struct env_num moves = {1, 64, GS_DEFAULT_MOVES, 0, NULL, NULL};
     static const struct env_num reclaim = {0, 99, 0, 0, NULL, NULL};
     uint64_t v;
     (void)env_uint("UPVM_BALANCE_PERIOD", &period, &v);
@@ -528,7 +529,7 @@ static void read_settings(void)
     gs.params.threshold = (double)v / 100;
     (void)env_uint("UPVM_BALANCE_MOVES", &moves, &v);
     gs.params.max_moves = (int)v;
-    gs.params.min_load = 0.05;
+    gs.params.min_load = GS_DEFAULT_MIN_LOAD;
     (void)env_uint("UPVM_BALANCE_RECLAIM", &reclaim, &v);
     gs.reclaim = (double)v / 100;
     const char *t = getenv("UPVM_TRACE");

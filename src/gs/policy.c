@@ -28,7 +28,8 @@
 #define COMM_BYTES (8.0 * 1024 * 1024) /* ... or this heavy (bytes/s) */
 #define IDLE_PULL 0.5           /* passive: a node this idle pulls a task */
 
-static const struct gs_params default_params = {.threshold = 0.15, .max_moves = 8, .min_load = 0.05};
+static const struct gs_params default_params = {
+    .threshold = GS_DEFAULT_THRESHOLD, .max_moves = GS_DEFAULT_MOVES, .min_load = GS_DEFAULT_MIN_LOAD};
 
 struct plan {
     const struct gs_view *v;

@@ -8,8 +8,10 @@
  *     VPS    virtual processors (default 16)
  *     ITERS  iterations (default 50)
  *     WORK   inner loop steps per VP and iteration (default 200000)
- *     SKEW   0: every VP the same work; k > 0: VP i does WORK * w(i),
- *            w drawn from a fixed skewed table (some VPs up to 4x)
+ *     SKEW   0: every VP the same work; 1: VP i does WORK * w(i), w
+ *            drawn from a fixed skewed table (some VPs up to 4x); 2: the
+ *            even VPs do 3x the work of the odd ones (placed in turn on
+ *            2 nodes, all the heavy ones land on one node)
  *     -b     a barrier over all VPs each iteration too (pvm_barrier)
  *     -f     VP 0 holds a file open all along (it cannot migrate)
  * Prints "lgs V VPs I iterations: checksum C" (C: the VPs' final values
@@ -38,6 +40,8 @@ static double weight(int i, int skew)
 {
     static const double table[] = {4.0, 1.0, 1.0, 2.5, 1.0, 0.5, 1.0, 3.0,
                                    1.0, 0.5, 2.0, 1.0, 1.5, 1.0, 0.5, 1.0};
+    if (skew == 2)
+        return i % 2 == 0 ? 3.0 : 1.0;
     return skew ? table[i % 16] : 1.0;
 }
 
