@@ -1170,6 +1170,11 @@ int upvm_migrate(int tid, int node)
                      "it", (unsigned)tid, node_job_self());
             return PvmNotImpl;
         }
+        /* A move the balancer asked for may have it already: let that one
+         * take it (a sleep is a stop), then go where the program says. */
+        for (int waited = 0; t->moving && waited < 5000; waited++)
+            (void)upvm_sleep_ns(1000000);
+        t = pvm_current(); /* perhaps on another node now */
         if (node == node_job_self())
             return 0;
         return migrate_self(t, node);
