@@ -43,7 +43,7 @@
 # 15 %), and one tuned line: comm with UPVM_BALANCE_PERIOD=$TUNE_PERIOD
 # and UPVM_BALANCE_THRESHOLD=$TUNE_THRESHOLD.
 #
-# UPVM does not pin node processes (src/node/cpus.c only counts the CPUs
+# UPVM does not pin node processes (src/util/cpus.c only counts the CPUs
 # it may use): every job runs under `taskset -c $CPUS` at `nice -n -15`
 # (as root, in an autogroup of its own at nice -15: see below), and as soon as its two node processes exist (the launcher's
 # children, forked in node order) node i is pinned to the i-th core of
@@ -79,6 +79,8 @@ fi
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE=$ROOT/bench
+# shellcheck source=bench/lib.sh
+. "$HERE/lib.sh"
 BUILD=${BUILD:-$ROOT/build}
 REPS=${REPS:-3}
 QUICK=${QUICK:-0}
@@ -119,14 +121,6 @@ FAILS=0
 
 # ------------------------------------------------------------- clean-up
 
-kill_cwd_under() {
-    local dir=$1 p cwd
-    for p in /proc/[0-9]*; do
-        [ "${p#/proc/}" = $$ ] && continue
-        cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
-        case "$cwd" in "$dir" | "$dir"/*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
-    done
-}
 
 cleanup() {
     kill_cwd_under "$WORKDIR"

@@ -81,6 +81,8 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE=$ROOT/bench
+# shellcheck source=bench/lib.sh
+. "$HERE/lib.sh"
 BASELINE=${PVM_BASELINE_DIR:-$ROOT/../shared/baseline/pvm}
 BUILD=${BUILD:-$ROOT/build}
 REPS=${REPS:-5}
@@ -156,14 +158,6 @@ kill_exe_under() {
     for p in /proc/[0-9]*; do
         exe=$(readlink "$p/exe" 2>/dev/null) || continue
         case "$exe" in "$dir"/*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
-    done
-}
-kill_cwd_under() {
-    local dir=$1 p cwd
-    for p in /proc/[0-9]*; do
-        [ "${p#/proc/}" = $$ ] && continue
-        cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
-        case "$cwd" in "$dir" | "$dir"/*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
     done
 }
 

@@ -42,6 +42,8 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 HERE=$ROOT/bench
+# shellcheck source=bench/lib.sh
+. "$HERE/lib.sh"
 BUILD=${BUILD:-$ROOT/build}
 REPS=${REPS:-5}
 INNER=${INNER:-3}
@@ -77,14 +79,6 @@ FAILS=0
 # Every process this script starts runs with its cwd in $WORK (UPVM's
 # launcher and node processes run the upvm executable, not one of ours):
 # after a failed run, whatever still has its cwd there is killed by pid.
-kill_cwd_under() {
-    local dir=$1 p cwd
-    for p in /proc/[0-9]*; do
-        [ "${p#/proc/}" = $$ ] && continue
-        cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
-        case "$cwd" in "$dir" | "$dir"/*) kill -KILL "${p#/proc/}" 2>/dev/null ;; esac
-    done
-}
 
 cleanup() {
     kill_cwd_under "$WORK"

@@ -29,11 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 
 #include "blt/blt.h"
+#include "util/cpus.h"
 #include "util/env.h"
+#include "util/futex.h"
 
 /* The signal that interrupts a killed coupled ULP's blocking call. */
 #define KC_SIG_INTERRUPT (SIGRTMIN + 4)
@@ -58,7 +58,6 @@ static struct {
     int max;
     enum kc_wait wait;
     uint64_t spin_ns;           /* adaptive: how long an idle KC spins */
-    size_t offload_min;         /* blt_offload_min */
     struct kc *_Atomic idle;
     int nkcs;
     struct kc **all;            /* for the kill hook and statistics */
@@ -69,14 +68,6 @@ static struct {
 } pool;
 
 /* ------------------------------------------------------------ settings */
-
-static int usable_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 1;
-    return CPU_COUNT(&set);
-}
 
 /* A process forked after it made KCs (a job's launcher forks its first
  * node from the process that ran main) has none of their threads: it
@@ -102,15 +93,14 @@ void blt_read_settings(void)
     (void)env_choice("UPVM_KC_WAIT", words, KC_WAIT_ADAPTIVE, 0, &w);
     pool.wait = (enum kc_wait)w;
     /* Spinning on one CPU only takes turns away from the scheduler. */
-    bool one_cpu = usable_cpus() <= 1;
+    bool one_cpu = util_cpus_usable() <= 1; /* affinity and cgroup quota */
     pool.spin_ns = pool.wait == KC_WAIT_BLOCK || (pool.wait == KC_WAIT_ADAPTIVE && one_cpu)
                        ? 0
                        : pool.wait == KC_WAIT_SPIN ? UINT64_MAX : 50000;
     static const struct env_num io_spec = {0, (uint64_t)1 << 40, 64 * 1024, 0, NULL, NULL};
     uint64_t io_min;
     (void)env_size("UPVM_KC_IO_MIN", &io_spec, &io_min);
-    pool.offload_min = one_cpu || io_min == 0 ? SIZE_MAX : (size_t)io_min;
-    blt_offload_bytes = pool.offload_min;
+    blt_offload_bytes = one_cpu || io_min == 0 ? SIZE_MAX : (size_t)io_min;
     /* the scheduler, idle with ULPs coupled, spins as long before it sleeps
      * (wait_returned saturates the sum with the clock) */
     core_sched.return_spin_ns = pool.spin_ns;
@@ -142,11 +132,6 @@ static struct kc *idle_pop(void)
 
 /* ------------------------------------------------------------ the KC thread */
 
-static long futex(_Atomic uint32_t *w, int op, uint32_t val)
-{
-    return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
-}
-
 /* Wait until the scheduler hands this KC a ULP. */
 static struct ulp *wait_for_ulp(struct kc *kc)
 {
@@ -168,7 +153,7 @@ static struct ulp *wait_for_ulp(struct kc *kc)
             atomic_store_explicit(&kc->sleeping, false, memory_order_relaxed);
             return u;
         }
-        (void)futex(&kc->word, FUTEX_WAIT, seen);
+        (void)util_futex(&kc->word, FUTEX_WAIT, seen, NULL);
         atomic_store_explicit(&kc->sleeping, false, memory_order_relaxed);
         if ((u = atomic_exchange_explicit(&kc->next, NULL, memory_order_acquire)))
             return u;
@@ -258,7 +243,7 @@ static void hand_to_kc(struct ulp *u, void *arg)
     atomic_store_explicit(&kc->next, u, memory_order_release);
     atomic_fetch_add_explicit(&kc->word, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&kc->sleeping, memory_order_seq_cst))
-        (void)futex(&kc->word, FUTEX_WAKE, 1);
+        (void)util_futex(&kc->word, FUTEX_WAKE, 1, NULL);
 }
 
 /* A free KC for the current ULP: idle, new, or waited for.  NULL when
@@ -364,7 +349,7 @@ size_t blt_offload_bytes;
 size_t blt_offload_min_slow(void)
 {
     blt_read_settings();
-    return pool.offload_min;
+    return blt_offload_bytes;
 }
 
 int blt_depth(void)
@@ -393,9 +378,7 @@ int upvm_decouple(void)
 {
     if (!blt_coupled())
         return core_on_sched_thread ? -EINVAL : -EPERM;
-    struct kc *kc = core_kc_ulp->kc;
-    if (--kc->depth == 0)
-        decouple();
+    blt_leave(true);
     return 0;
 }
 

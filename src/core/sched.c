@@ -15,11 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 
 #include "core/core.h"
+#include "util/futex.h"
 
 #if UPVM_ASAN
 #include <sanitizer/common_interface_defs.h>
@@ -238,12 +236,6 @@ static inline bool any_returned(void)
     return atomic_load_explicit(&core_sched.returned, memory_order_relaxed) != NULL;
 }
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, ts, NULL,
-                   FUTEX_BITSET_MATCH_ANY);
-}
-
 /* Any thread: u is back from its kernel context (its registers saved). */
 static void push_returned(struct ulp *u)
 {
@@ -256,7 +248,7 @@ static void push_returned(struct ulp *u)
         core_sched.idle->kick();
     } else if (atomic_load_explicit(&core_sched.idle_sleeping, memory_order_seq_cst)) {
         atomic_fetch_add_explicit(&core_sched.kick_word, 1, memory_order_seq_cst);
-        (void)futex(&core_sched.kick_word, FUTEX_WAKE, 1, NULL);
+        (void)util_futex(&core_sched.kick_word, FUTEX_WAKE, 1, NULL);
     }
 }
 
@@ -303,7 +295,7 @@ static void wait_returned(uint64_t deadline_ns)
     if (!any_returned()) {
         struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000u),
                               .tv_nsec = (long)(deadline_ns % 1000000000u)};
-        (void)futex(&core_sched.kick_word, FUTEX_WAIT_BITSET, seen,
+        (void)util_futex(&core_sched.kick_word, FUTEX_WAIT_BITSET, seen,
                     deadline_ns == UINT64_MAX ? NULL : &ts);
     }
     atomic_store_explicit(&core_sched.idle_sleeping, false, memory_order_relaxed);
@@ -610,13 +602,11 @@ void core_leave(core_handoff_t handoff, void *arg)
         t->tsan_fiber = __tsan_create_fiber(0);
     __tsan_switch_to_fiber(t->tsan_fiber, 0);
 #endif
-    struct core_kc *kc = arch_ctx_start(&self->ctx, (char *)t->stack_lo + t->stack_size,
-                                        tramp_entry, self);
+    (void)arch_ctx_start(&self->ctx, (char *)t->stack_lo + t->stack_size, tramp_entry, self);
     /* on the kernel context now (core_kc_resume) */
 #if UPVM_ASAN
     __sanitizer_finish_switch_fiber(self->asan_fake_stack, NULL, NULL);
 #endif
-    (void)kc;
     *core_errno_now() = self->saved_errno;
 }
 

@@ -20,7 +20,7 @@
 #include "node/job.h"
 #include "node/launch.h"
 #include "node/control.h"
-#include "node/cpus.h"
+#include "util/cpus.h"
 #include "node/kinds.h"
 #include "node/rpc.h"
 #include "node/hostname.h"
@@ -123,7 +123,7 @@ static void gone_vote_drop_voter(int voter);
 
 int node_job_cores(void)
 {
-    int cpus = node_cpus_usable();
+    int cpus = util_cpus_usable();
     return cpus > NODE_MAX / 2 ? NODE_MAX / 2 : cpus;
 }
 
@@ -1245,7 +1245,7 @@ int node_job_join_vm(char *why, size_t len)
     job.persistent = job.joined = true;
     job.vm_conn = j.conn;
     job.join_gen = j.gen;
-    job.one_cpu = node_cpus_usable() == 1;
+    job.one_cpu = util_cpus_usable() == 1;
     job_begin(j.slot);
     job.vm_nodes = j.vm_nodes;
     /* nodes gone before this one came: it has nothing of theirs */

@@ -124,7 +124,7 @@ void node_job_ready(void) HIDDEN;
 /* The number of nodes asked for: UPVM_NODES (a count, or "cores"), else
  * dflt.  A bad value is reported and gives dflt. */
 int node_job_nodes_from_env(int dflt) HIDDEN;
-/* One node per CPU this process may use (node/cpus.h: affinity, cgroup
+/* One node per CPU this process may use (util/cpus.h: affinity, cgroup
  * quota), at most NODE_MAX / 2 (room to add nodes). */
 int node_job_cores(void) HIDDEN;
 

@@ -106,6 +106,23 @@ static size_t iov_total(const struct iovec *iov, int n)
     return sum;
 }
 
+/* The plain call: read/pread for one buffer (the vector forms cost the
+ * kernel ~100 ns more per call: the vector is copied in). */
+static ssize_t plain_preadv(int fd, const struct iovec *v, int n, off_t off)
+{
+    if (n == 1)
+        return off < 0 ? read(fd, v->iov_base, v->iov_len) : pread(fd, v->iov_base, v->iov_len, off);
+    return off < 0 ? readv(fd, v, n) : preadv(fd, v, n, off);
+}
+
+static ssize_t plain_pwritev(int fd, const struct iovec *v, int n, off_t off)
+{
+    if (n == 1)
+        return off < 0 ? write(fd, v->iov_base, v->iov_len)
+                       : pwrite(fd, v->iov_base, v->iov_len, off);
+    return off < 0 ? writev(fd, v, n) : pwritev(fd, v, n, off);
+}
+
 /* ------------------------------------------------------------ coupled calls */
 
 #define COUPLED(type, name, params, call)                                                    \
@@ -118,9 +135,9 @@ static size_t iov_total(const struct iovec *iov, int n)
     }
 
 COUPLED(ssize_t, c_preadv, (int fd, const struct iovec *v, int n, off_t off),
-        off < 0 ? readv(fd, v, n) : preadv(fd, v, n, off))
+        plain_preadv(fd, v, n, off))
 COUPLED(ssize_t, c_pwritev, (int fd, const struct iovec *v, int n, off_t off),
-        off < 0 ? writev(fd, v, n) : pwritev(fd, v, n, off))
+        plain_pwritev(fd, v, n, off))
 COUPLED(ssize_t, c_recvmsg, (int fd, struct msghdr *m, int flags), recvmsg(fd, m, flags))
 COUPLED(ssize_t, c_recvfrom,
         (int fd, void *b, size_t n, int flags, struct sockaddr *a, socklen_t *l),
@@ -168,36 +185,12 @@ COUPLED(int, c_sigtimedwait, (const sigset_t *set, siginfo_t *si, const struct t
 
 /* ------------------------------------------------------------ read, write */
 
-/* Large transfers are coupled at once (their copy runs beside the other
- * ULPs); SIZE_MAX where the node may use one CPU only. */
-static size_t io_min(void)
-{
-    return blt_offload_min();
-}
-
-/* The plain call: read/pread for one buffer (the vector forms cost the
- * kernel ~100 ns more per call: the vector is copied in). */
-static ssize_t plain_preadv(int fd, const struct iovec *v, int n, off_t off)
-{
-    if (n == 1)
-        return off < 0 ? read(fd, v->iov_base, v->iov_len) : pread(fd, v->iov_base, v->iov_len, off);
-    return off < 0 ? readv(fd, v, n) : preadv(fd, v, n, off);
-}
-
-static ssize_t plain_pwritev(int fd, const struct iovec *v, int n, off_t off)
-{
-    if (n == 1)
-        return off < 0 ? write(fd, v->iov_base, v->iov_len)
-                       : pwrite(fd, v->iov_base, v->iov_len, off);
-    return off < 0 ? writev(fd, v, n) : pwritev(fd, v, n, off);
-}
-
 static ssize_t read_iov(int fd, const struct iovec *iov, int n, off_t off)
 {
     if (blt_coupled())
         return plain_preadv(fd, iov, n, off);
     unsigned c = fd_classify(fd);
-    if (iov_total(iov, n) >= io_min() || (c & FD_RD_COUPLED))
+    if (iov_total(iov, n) >= blt_offload_min() || (c & FD_RD_COUPLED))
         return c_preadv(fd, iov, n, off);
     if (c & FD_FILE)
         return plain_preadv(fd, iov, n, off);
@@ -211,21 +204,29 @@ static ssize_t read_iov(int fd, const struct iovec *iov, int n, off_t off)
 
 /* Writes what is left of iov after `done` bytes, coupled; returns the
  * total written (done if nothing more could be). */
-static ssize_t finish_write(int fd, const struct iovec *iov, int n, off_t off, size_t done)
+/* What is left of iov[0 .. n) after its first `done` bytes, in rest
+ * (REST_MAX entries: callers with more vectors couple at once); the
+ * number of entries. */
+#define REST_MAX 64
+static int iov_rest(const struct iovec *iov, size_t n, size_t done, struct iovec *rest)
 {
-    struct iovec rest[IOV_MAX > 64 ? 64 : IOV_MAX];
     int k = 0;
-    size_t skip = done;
-    for (int i = 0; i < n && k < (int)(sizeof rest / sizeof rest[0]); i++) {
-        if (skip >= iov[i].iov_len) {
-            skip -= iov[i].iov_len;
+    for (size_t i = 0; i < n && k < REST_MAX; i++) {
+        if (done >= iov[i].iov_len) {
+            done -= iov[i].iov_len;
             continue;
         }
-        rest[k].iov_base = (char *)iov[i].iov_base + skip;
-        rest[k].iov_len = iov[i].iov_len - skip;
-        skip = 0;
-        k++;
+        rest[k].iov_base = (char *)iov[i].iov_base + done;
+        rest[k++].iov_len = iov[i].iov_len - done;
+        done = 0;
     }
+    return k;
+}
+
+static ssize_t finish_write(int fd, const struct iovec *iov, int n, off_t off, size_t done)
+{
+    struct iovec rest[REST_MAX];
+    int k = iov_rest(iov, (size_t)n, done, rest);
     ssize_t r = c_pwritev(fd, rest, k, off < 0 ? off : off + (off_t)done);
     return r < 0 ? (ssize_t)done : (ssize_t)done + r;
 }
@@ -236,11 +237,11 @@ static ssize_t write_iov(int fd, const struct iovec *iov, int n, off_t off)
         return plain_pwritev(fd, iov, n, off);
     unsigned c = fd_classify(fd);
     size_t total = iov_total(iov, n);
-    if (total >= io_min() || (c & FD_WR_COUPLED))
+    if (total >= blt_offload_min() || (c & FD_WR_COUPLED))
         return c_pwritev(fd, iov, n, off);
     if (c & FD_FILE)
         return plain_pwritev(fd, iov, n, off);
-    if (n > 64) /* finish_write's copy holds 64 */
+    if (n > REST_MAX) /* finish_write's copy holds REST_MAX */
         return c_pwritev(fd, iov, n, off);
     ssize_t r = pwritev2(fd, iov, n, off, RWF_NOWAIT);
     if (r >= 0)
@@ -359,6 +360,8 @@ static ssize_t ip_sendmsg(int fd, const struct msghdr *m, int flags)
 {
     if (blt_coupled() || (flags & MSG_DONTWAIT))
         return sendmsg(fd, m, flags);
+    if (m->msg_iovlen > REST_MAX) /* the rest of a short send would not fit */
+        return c_sendmsg(fd, m, flags);
     ssize_t r = sendmsg(fd, m, flags | MSG_DONTWAIT);
     if (r < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK ? c_sendmsg(fd, m, flags) : r;
@@ -368,20 +371,9 @@ static ssize_t ip_sendmsg(int fd, const struct msghdr *m, int flags)
     struct msghdr rest = *m; /* the ancillary data went with the first part */
     rest.msg_control = NULL;
     rest.msg_controllen = 0;
-    struct iovec v[64];
-    int k = 0;
-    size_t skip = (size_t)r;
-    for (size_t i = 0; i < m->msg_iovlen && k < 64; i++) {
-        if (skip >= m->msg_iov[i].iov_len) {
-            skip -= m->msg_iov[i].iov_len;
-            continue;
-        }
-        v[k].iov_base = (char *)m->msg_iov[i].iov_base + skip;
-        v[k++].iov_len = m->msg_iov[i].iov_len - skip;
-        skip = 0;
-    }
+    struct iovec v[REST_MAX];
     rest.msg_iov = v;
-    rest.msg_iovlen = (size_t)k;
+    rest.msg_iovlen = (size_t)iov_rest(m->msg_iov, m->msg_iovlen, (size_t)r, v);
     ssize_t more = c_sendmsg(fd, &rest, flags);
     return more < 0 ? r : r + more;
 }
@@ -617,6 +609,15 @@ static int ip_sigwait(const sigset_t *set, int *sig)
         return errno;
     *sig = r;
     return 0;
+}
+
+/* ------------------------------------------------------------ for proc */
+
+ssize_t proc_read(int fd, void *buf, size_t n) { return ip_read(fd, buf, n); }
+ssize_t proc_write(int fd, const void *buf, size_t n) { return ip_write(fd, buf, n); }
+pid_t proc_waitpid(pid_t pid, int *status, int options)
+{
+    return ip_wait4(pid, status, options, NULL);
 }
 
 /* ------------------------------------------------------------ the table */

@@ -6,9 +6,10 @@
  * the terminal.  A program that uses stdin gets a FILE of its own
  * (fopencookie on descriptor 0, made when the loader binds `stdin` or at
  * the first scanf/getchar), whose reads run with the ULP coupled to a
- * kernel context (blt_enter): the other ULPs run meanwhile.  scanf,
- * vscanf and getchar, which inside libc read libc's own stdin, are
- * interposed to read it (as output.c does for printf and stdout).
+ * kernel context when they would wait (proc_read): the other ULPs run
+ * meanwhile.  scanf, vscanf and getchar, which inside libc read libc's own
+ * stdin, are interposed to read it (as output.c does for printf and
+ * stdout).
  *
  * Descriptor 0 is the node's: ULPs that read it each have their own buffer,
  * and what one ULP's stream has read ahead the others do not see.  The
@@ -25,22 +26,12 @@
 #include "blt/blt.h"
 #include "proc/proc.h"
 
-#define NOINLINE __attribute__((noinline))
-
-static NOINLINE ssize_t coupled_read0(char *buf, size_t n)
-{
-    bool c = blt_enter("read() of stdin");
-    ssize_t r = read(0, buf, n);
-    blt_leave(c);
-    return r;
-}
-
 static ssize_t in_read(void *cookie, char *buf, size_t n)
 {
     (void)cookie;
     ssize_t r;
     do
-        r = coupled_read0(buf, n);
+        r = proc_read(0, buf, n); /* coupled when it would wait */
     while (r < 0 && errno == EINTR);
     return r;
 }

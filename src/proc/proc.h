@@ -98,6 +98,12 @@ void *proc_blocking_resolve(const char *name) HIDDEN;
 void proc_blocking_fd_reset(int fd) HIDDEN;
 int proc_coupled_accept4(int s, struct sockaddr *a, socklen_t *l, int flags) HIDDEN;
 int proc_coupled_fcntl_lock(int fd, int cmd, void *arg) HIDDEN;
+/* The interposed read, write and waitpid themselves (a first try that
+ * cannot block, then coupled), for UPVM's own streams and children
+ * (shell.c, input.c). */
+ssize_t proc_read(int fd, void *buf, size_t n) HIDDEN;
+ssize_t proc_write(int fd, const void *buf, size_t n) HIDDEN;
+pid_t proc_waitpid(pid_t pid, int *status, int options) HIDDEN;
 
 /* The process-mode state of the running ULP (on the scheduler thread, or
  * coupled on a kernel context), or NULL (thread mode, another thread). */

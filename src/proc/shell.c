@@ -7,8 +7,8 @@
  * makes with clone(CLONE_VM | CLONE_VFORK): the child execs without a copy
  * of the node.  Its parent is the node process.  What may block for long
  * (the child's run: waitpid, and reading or writing a popen pipe) runs with
- * the ULP coupled to a kernel context (blt_enter), so the node's other
- * ULPs run meanwhile.
+ * the ULP coupled to a kernel context, so the node's other ULPs run
+ * meanwhile.
  *
  * What differs from a process (docs/process-mode.md): system() neither
  * ignores SIGINT and SIGQUIT nor blocks SIGCHLD (that would act on the
@@ -16,10 +16,9 @@
  * and SIGPIPE at their defaults, whatever the node has; its environment is
  * the ULP's own, its current directory the node's.
  *
- * errno: blt_enter/blt_leave carry the coupled call's errno back, but a
- * function must not use errno both before blt_enter and after it (the
- * compiler may keep the thread-local address of the other thread), so each
- * coupled call is a small function of its own (NOINLINE).
+ * The waits and the pipe's reads and writes go through the interposed
+ * calls of blocking.c (proc_waitpid, proc_read, proc_write): tried first
+ * in a form that cannot block, coupled when they would.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,11 +32,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "blt/blt.h"
 #include "proc/proc.h"
 
 #define SHELL_PATH "/bin/sh"
-#define NOINLINE __attribute__((noinline))
 
 extern char **environ;
 
@@ -48,40 +45,17 @@ static char **ulp_environ(void)
     return p ? p->environ : environ;
 }
 
-/* ------------------------------------------------------------ coupled */
+/* ------------------------------------------------------------ waiting */
 
-/* waitpid for pid, coupled; -1 with errno as waitpid's.  EINTR is tried
- * again, each time coupled anew: a ULP killed meanwhile ends in blt_leave. */
-static NOINLINE pid_t coupled_waitpid_once(pid_t pid, int *status)
-{
-    bool c = blt_enter("waitpid()");
-    pid_t r = waitpid(pid, status, 0);
-    blt_leave(c);
-    return r;
-}
-
-static NOINLINE pid_t coupled_waitpid(pid_t pid, int *status)
+/* waitpid for pid through the interposed one (coupled when it would
+ * wait); -1 with errno as waitpid's.  EINTR is tried again: a ULP killed
+ * meanwhile ends when it couples anew. */
+static pid_t wait_child(pid_t pid, int *status)
 {
     pid_t r;
     do
-        r = coupled_waitpid_once(pid, status);
+        r = proc_waitpid(pid, status, 0);
     while (r < 0 && errno == EINTR);
-    return r;
-}
-
-static NOINLINE ssize_t coupled_read(int fd, void *buf, size_t n)
-{
-    bool c = blt_enter("read()");
-    ssize_t r = read(fd, buf, n);
-    blt_leave(c);
-    return r;
-}
-
-static NOINLINE ssize_t coupled_write(int fd, const void *buf, size_t n)
-{
-    bool c = blt_enter("write()");
-    ssize_t r = write(fd, buf, n);
-    blt_leave(c);
     return r;
 }
 
@@ -130,7 +104,7 @@ static NOINLINE int system_run(const char *cmd)
         errno = rc;
         return W_EXITCODE(127, 0); /* POSIX: as if the shell had _exit(127) */
     }
-    return coupled_waitpid(pid, &status) == pid ? status : -1;
+    return wait_child(pid, &status) == pid ? status : -1;
 }
 
 int proc_system(const char *cmd)
@@ -195,7 +169,7 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t n)
     struct pchild *c = cookie;
     ssize_t r;
     do
-        r = coupled_read(c->fd, buf, n);
+        r = proc_read(c->fd, buf, n);
     while (r < 0 && errno == EINTR);
     return r;
 }
@@ -205,7 +179,7 @@ static ssize_t pipe_write(void *cookie, const char *buf, size_t n)
     struct pchild *c = cookie;
     ssize_t r;
     do
-        r = coupled_write(c->fd, buf, n);
+        r = proc_write(c->fd, buf, n);
     while (r < 0 && errno == EINTR);
     return r < 0 ? 0 : r; /* fopencookie: 0 is the error */
 }
@@ -224,7 +198,7 @@ static int pipe_close(void *cookie)
         free(c);
         return 0;
     }
-    int rc = coupled_waitpid(c->pid, &c->status) == c->pid ? 0 : -1;
+    int rc = wait_child(c->pid, &c->status) == c->pid ? 0 : -1;
     if (rc != 0)
         c->status = -1;
     /* pclose reads the status after fclose: it frees c (fclose alone: here) */

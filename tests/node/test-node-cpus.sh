@@ -1,7 +1,7 @@
 #!/bin/bash
 # test-node-cpus.sh BUILD_DIR CASE - a job starts one node per CPU it may
 # use: the affinity mask (taskset) and a cgroup CPU quota, not the online
-# cores (src/node/cpus.c).
+# cores (src/util/cpus.c).
 #   affinity  under taskset -c <one cpu>: one node; unrestricted: one per
 #             CPU of the mask (at most 32)
 #   quota     in a cgroup of its own with a quota of one CPU (v2 cpu.max,

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/cpus.h"
+#include "util/cpus.h"
 
 /* The first line of file: a word (at most 63 bytes: "max", or a number)
  * and a number; how many of the two it read. */
@@ -96,7 +96,7 @@ static long long min_quota(long long a, long long b)
     return a == 0 ? b : b == 0 ? a : a < b ? a : b;
 }
 
-int node_cpus_quota(void)
+int util_cpus_quota(void)
 {
     static const char *const v2_mounts[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
     static const char *const v1_mounts[] = {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"};
@@ -125,11 +125,11 @@ int node_cpus_quota(void)
     return milli > 0 ? (int)((milli + 999) / 1000) : 0;
 }
 
-int node_cpus_usable(void)
+int util_cpus_usable(void)
 {
     cpu_set_t set;
     int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    int quota = node_cpus_quota();
+    int quota = util_cpus_quota();
     if (quota > 0 && quota < n)
         n = quota;
     return n > 0 ? n : 1;
