@@ -133,6 +133,7 @@ sc_run-usage() {
     out=$(cd "$tmp" && "$upvm" run ./nosuch 2>&1); [ $? -eq 1 ] && grep -q "no such program" <<<"$out" || fail "upvm run ./nosuch: $out"
     out=$("$upvm" run --nodes 0 ./x 2>&1); [ $? -eq 2 ] && grep -q "from 1 to 32, or cores" <<<"$out" || fail "upvm run --nodes 0: $out"
     out=$("$upvm" run --placement diagonal ./x 2>&1); [ $? -eq 2 ] && grep -q "block or cyclic" <<<"$out" || fail "upvm run --placement diagonal: $out"
+    out=$("$upvm" run --balance sometimes ./x 2>&1); [ $? -eq 2 ] && grep -q "none, greedy, refine, comm or passive" <<<"$out" || fail "upvm run --balance sometimes: $out"
     out=$("$upvm" frobnicate 2>&1); [ $? -eq 2 ] && grep -q "unknown command" <<<"$out" || fail "upvm frobnicate: $out"
     "$upvm" run --help | grep -q "usage: upvm run" || fail "upvm run --help"
 }
