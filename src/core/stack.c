@@ -182,7 +182,7 @@ int core_stack_init(void)
     st.page = (size_t)sysconf(_SC_PAGESIZE);
     static const char *const methods[] = {"auto", "mprotect", NULL};
     int m;
-    int rc = env_choice("UPVM_STACK_GUARD", methods, 0, ENV_FAIL, &m);
+    int rc = env_choice("UPVM_STACK_GUARD", methods, 0, 0, &m);
     st.guard_by_mprotect = m == 1;
     return rc < 0 ? rc : 0;
 }

@@ -189,7 +189,7 @@ int core_add_exit_hook(core_exit_hook_t hook)
 static COLD void read_stack_size_env(void)
 {
     static const struct env_num spec = {
-        .min = 0, .max = STACK_SIZE_MAX, .dflt = DEFAULT_STACK_SIZE, .flags = ENV_FAIL};
+        .min = 0, .max = STACK_SIZE_MAX, .dflt = DEFAULT_STACK_SIZE};
     uint64_t size;
     int rc = env_size("UPVM_STACK_SIZE", &spec, &size);
     if (rc < 0)

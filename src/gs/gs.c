@@ -502,7 +502,7 @@ char *gs_top_text(void)
 
 /* ------------------------------------------------------------ settings */
 
-static void read_settings(void)
+void gs_read_settings(void)
 {
     int np;
     const struct gs_policy *const *all = gs_policies(&np);
@@ -532,8 +532,10 @@ static void read_settings(void)
     gs.params.min_load = GS_DEFAULT_MIN_LOAD;
     (void)env_uint("UPVM_BALANCE_RECLAIM", &reclaim, &v);
     gs.reclaim = (double)v / 100;
-    const char *t = getenv("UPVM_TRACE");
-    gs.trace = t && (strstr(t, "balance") || strstr(t, "all"));
+    /* the words of pvm_trace_init (src/pvm/move.c), which says a bad one */
+    static const char *const traces[] = {"migrate", "balance", "all", NULL};
+    int t;
+    gs.trace = env_choice("UPVM_TRACE", traces, -1, 0, &t) > 0 && t != 0;
 }
 
 void gs_init(void)
@@ -542,9 +544,10 @@ void gs_init(void)
         return;
     /* A persistent VM's nodes include programs that join and leave (their
      * nodes end with them): it is balanced only when asked for. */
-    if ((node_job_persistent() || node_job_joined()) && !getenv("UPVM_BALANCE"))
+    const char *asked;
+    if ((node_job_persistent() || node_job_joined()) && env_string("UPVM_BALANCE", &asked) <= 0)
         return;
-    read_settings();
+    gs_read_settings();
     gs.on = true;
     gs.schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     gs.last_wall = upvm_now_ns();

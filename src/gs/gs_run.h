@@ -12,6 +12,10 @@
 
 #include "util/compiler.h"
 
+/* Read UPVM_BALANCE* and UPVM_TRACE (a bad one ends the process, as
+ * util/env.h says): before the nodes fork, so that it is said once. */
+void gs_read_settings(void) HIDDEN;
+
 /* Read UPVM_BALANCE*, register the reports' frames and the periodic tick.
  * Nothing in a job of one node. */
 void gs_init(void) HIDDEN;

@@ -45,6 +45,11 @@ struct mem_window {
  * range is already mapped: another base is needed), -ENOMEM. */
 int mem_window_init(void) HIDDEN NODISCARD;
 
+/* Read the window's settings (UPVM_WINDOW_BASE, UPVM_SLOT_SIZE,
+ * UPVM_SLOTS) without reserving anything: a bad one ends the process as
+ * util/env.h says.  For the start of a job, before anything runs. */
+void mem_window_read_settings(void) HIDDEN;
+
 /* The window (valid after mem_window_init). */
 const struct mem_window *mem_window(void) HIDDEN;
 

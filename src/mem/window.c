@@ -79,15 +79,15 @@ static struct {
 
 /* ------------------------------------------------------------ settings */
 
-/* Each setting is read through util/env.h; a bad one fails the window
- * (ENV_FAIL): a job whose nodes would lay out memory differently from
- * what was asked is worse than one that does not start. */
+/* Each setting is read through util/env.h, which ends the process on a
+ * bad one: a job whose nodes would lay out memory differently from what
+ * was asked is worse than one that does not start. */
 
 static int read_base(uintptr_t *base)
 {
     uint64_t v;
-    int r = env_addr("UPVM_WINDOW_BASE", (uint64_t)sysconf(_SC_PAGESIZE), DEFAULT_BASE,
-                     ENV_FAIL, &v);
+    int r = env_addr("UPVM_WINDOW_BASE", (uint64_t)sysconf(_SC_PAGESIZE), DEFAULT_BASE, 0,
+                     &v);
     *base = (uintptr_t)v;
     return r < 0 ? r : 0;
 }
@@ -95,7 +95,7 @@ static int read_base(uintptr_t *base)
 static int read_slot_size(size_t *size)
 {
     static const struct env_num spec = {
-        .min = SLOT_MIN, .max = SLOT_MAX, .dflt = DEFAULT_SLOT, .flags = ENV_FAIL | ENV_POW2};
+        .min = SLOT_MIN, .max = SLOT_MAX, .dflt = DEFAULT_SLOT, .flags = ENV_POW2};
     uint64_t v;
     int r = env_size("UPVM_SLOT_SIZE", &spec, &v);
     *size = (size_t)v;
@@ -118,7 +118,7 @@ static int read_slots(uintptr_t base, size_t slot, uint32_t *n)
 {
     uint64_t fit = (UINTPTR_MAX - base) / slot;
     struct env_num spec = {.min = 1, .max = fit < SLOTS_MAX ? fit : SLOTS_MAX,
-                           .dflt = default_slots(base, slot), .flags = ENV_FAIL};
+                           .dflt = default_slots(base, slot)};
     uint64_t v;
     int r = env_uint("UPVM_SLOTS", &spec, &v);
     *n = (uint32_t)v;
@@ -206,6 +206,14 @@ static int read_settings(uintptr_t *base, size_t *slot, uint32_t *nslots)
         (r = read_slots(*base, *slot, nslots)))
         return r;
     return 0;
+}
+
+void mem_window_read_settings(void)
+{
+    uintptr_t base;
+    size_t slot;
+    uint32_t nslots;
+    (void)read_settings(&base, &slot, &nslots);
 }
 
 /* Shared bitmap words for nwords: a memfd, so that a process that joins

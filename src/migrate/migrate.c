@@ -44,6 +44,7 @@
 #include "pvm/move.h"
 #include "pvm/remote.h"
 #include "util/copy.h"
+#include "util/env.h"
 
 #if UPVM_ASAN
 #include <sanitizer/asan_interface.h>
@@ -79,9 +80,13 @@ _Static_assert(K_MIG_ACK < NODE_KINDS_GS, "migrate's frame kinds overflow its ra
  */
 static void test_pause(const char *point)
 {
+    static const char *const points[] = {"src:prepared", "src:frozen", "src:sent",
+                                         "dst:prepared", "dst:state", "dst:data", NULL};
     static const char *want = (const char *)1;
-    if (want == (const char *)1)
-        want = getenv("UPVM_TEST_MIGRATE_PAUSE");
+    if (want == (const char *)1) {
+        int i;
+        want = env_choice("UPVM_TEST_MIGRATE_PAUSE", points, -1, 0, &i) > 0 ? points[i] : NULL;
+    }
     if (likely(!want) || strcmp(want, point) != 0)
         return;
     fprintf(stderr, "upvm-test: node %d (pid %d) paused at %s\n", node_job_self(), (int)getpid(),

@@ -47,6 +47,7 @@
  */
 #define _GNU_SOURCE
 #include "net/net_impl.h"
+#include "util/env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -318,8 +319,7 @@ static const struct net_ops hybrid_ops = {
 /* Tests only: the joiners act as if /proc refused them (the fallback). */
 static bool test_no_proc(void)
 {
-    const char *s = getenv("UPVM_TEST_NET_NO_PROC");
-    return s && *s && strcmp(s, "0") != 0;
+    return env_flag("UPVM_TEST_NET_NO_PROC");
 }
 
 /* Where the group's ranks find the creator's segment, and what it is: a

@@ -78,6 +78,7 @@
 #include <unistd.h>
 
 #include "util/copy.h"
+#include "util/env.h"
 
 enum { TAG_FRAME = 1, TAG_WAKE = 2 };
 enum { W_AWAKE = 0, W_SLEEPING = 1, W_WAKE_PENDING = 2 };
@@ -1081,7 +1082,9 @@ static int alloc_state(int n)
  */
 int net_mpi_test_host(int rank)
 {
-    const char *s = getenv("UPVM_TEST_NET_HOSTS");
+    const char *s;
+    if (env_string("UPVM_TEST_NET_HOSTS", &s) > 0 && s[strspn(s, "0123456789,")] != '\0')
+        (void)env_reject("UPVM_TEST_NET_HOSTS", "not a list of host numbers such as 0,0,1");
     int host = 0;
     for (int i = 0; s && *s; i++) {
         char *end;

@@ -22,14 +22,15 @@
 #include <string.h>
 
 #include "net/net_impl.h"
+#include "util/env.h"
 
 typedef net_mpi_plugin_fn plugin_fn;
 
 /* <folder of libupvm.so>/libupvm-mpi.so, or UPVM_MPI_PLUGIN. */
 static const char *plugin_path(char *buf, size_t len)
 {
-    const char *env = getenv("UPVM_MPI_PLUGIN");
-    if (env && *env)
+    const char *env;
+    if (env_string("UPVM_MPI_PLUGIN", &env) > 0)
         return env;
     Dl_info info;
     const char *self = dladdr((void *)plugin_path, &info) && info.dli_fname ? info.dli_fname : "";

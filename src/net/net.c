@@ -17,30 +17,28 @@
 
 HIDDEN struct net_running net_cur = {.ops = NULL, .node = -1, .nnodes = 0};
 
-/* Each setting through util/env.h.  A bad one is an error (ENV_FAIL): the
- * launcher does not start the nodes then (node_launch), as before. */
+/* Each setting through util/env.h, which ends the process on a bad one
+ * (-EINVAL: only in tests, after env_test_keep_going). */
 int net_config_from_env(net_config_t *c)
 {
     static const char *const idles[] = {"adaptive", "spin", "block", NULL};
     static const char *const locals[] = {"shm", "mpi", NULL};
     static const net_idle_t idle_of[] = {NET_IDLE_ADAPTIVE, NET_IDLE_SPIN, NET_IDLE_BLOCK};
     static const struct env_num ring = {.min = NET_RING_MIN, .max = NET_RING_MAX,
-                                        .dflt = NET_RING_DEFAULT, .flags = ENV_FAIL};
+                                        .dflt = NET_RING_DEFAULT};
     static const struct env_num spin = {.max = 10000000000ull, .dflt = NET_SPIN_NS_DEFAULT,
-                                        .flags = ENV_FAIL, .unit = "nanoseconds"};
+                                        .unit = "nanoseconds"};
     static const struct env_num spin_max = {.max = 10000000000ull,
                                             .dflt = NET_SPIN_MAX_NS_DEFAULT,
-                                            .flags = ENV_FAIL, .unit = "nanoseconds"};
+                                            .unit = "nanoseconds"};
     uint64_t v;
     int idle, bad = 0;
     bad |= env_size("UPVM_NET_RING", &ring, &v) < 0;
     c->ring_bytes = (size_t)v;
-    bad |= env_choice("UPVM_NET_IDLE", idles, 0, ENV_FAIL, &idle) < 0;
+    bad |= env_choice("UPVM_NET_IDLE", idles, 0, 0, &idle) < 0;
     c->idle = idle_of[idle];
     bad |= env_size("UPVM_NET_SPIN_NS", &spin, &c->spin_ns) < 0;
     bad |= env_size("UPVM_NET_SPIN_MAX_NS", &spin_max, &c->spin_max_ns) < 0;
-    /* Not ENV_FAIL: it matters only to a job of MPI ranks, which starts
-     * whatever the others say (net_start_mpi), so a bad value gives shm. */
     int local;
     (void)env_choice("UPVM_NET_LOCAL", locals, 0, 0, &local);
     c->local = local == 1 ? NET_LOCAL_MPI : NET_LOCAL_SHM;

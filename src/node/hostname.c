@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "node/hostname.h"
 
+#include "util/env.h"
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -54,8 +56,8 @@ size_t node_host_names(char *buf, size_t len)
 
 bool node_host_standby(const char *names, size_t len)
 {
-    const char *list = getenv("UPVM_STANDBY_HOSTS");
-    if (!list || !*list)
+    const char *list;
+    if (env_string("UPVM_STANDBY_HOSTS", &list) <= 0)
         return false;
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
@@ -74,8 +76,8 @@ const char *node_host_epath(void)
     if (looked)
         return ep[0] ? ep : NULL;
     looked = true;
-    const char *list = getenv("UPVM_HOST_EPATHS");
-    if (!list || !*list)
+    const char *list;
+    if (env_string("UPVM_HOST_EPATHS", &list) <= 0)
         return NULL;
     char names[NODE_ALIASES_MAX];
     size_t len = node_host_names(names, sizeof names);

@@ -9,6 +9,7 @@
 
 #include "node/kinds.h"
 #include "node/rpc.h"
+#include "util/env.h"
 
 /* A request waiting for its answer, on the asking ULP's stack. */
 struct rpc {
@@ -103,9 +104,11 @@ static int64_t slow_ns(void)
 {
     static int64_t ns = -1;
     if (ns < 0) {
-        const char *s = getenv("UPVM_TEST_RPC_SLOW_MS");
-        long ms = s ? strtol(s, NULL, 10) : 0;
-        ns = ms > 0 ? (int64_t)ms * 1000000 : RPC_SLOW_NS;
+        static const struct env_num spec = {.min = 1, .max = 3600000,
+                                            .dflt = RPC_SLOW_NS / 1000000};
+        uint64_t ms;
+        (void)env_uint("UPVM_TEST_RPC_SLOW_MS", &spec, &ms);
+        ns = (int64_t)ms * 1000000;
     }
     return ns;
 }

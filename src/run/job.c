@@ -8,8 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blt/blt.h"
 #include "core/core.h"
 #include "gs/gs_run.h"
+#include "mem/mem.h"
 #include "migrate/migrate.h"
 #include "net/net.h"
 #include "node/control.h"
@@ -161,10 +163,26 @@ int run_vm_nodes(int nnodes)
     return node;
 }
 
+/* Every UPVM_* setting a job may use, read before anything starts (and
+ * before the nodes fork): a bad one ends the process here, with its line
+ * and exit status 2 (util/env.h), instead of when, or if, the job first
+ * needs it.  Each reader keeps what it read; reading again is cheap. */
+static void read_all_settings(void)
+{
+    net_config_t net;
+    (void)net_config_from_env(&net);
+    pvm_remote_configure(); /* UPVM_PLACEMENT, UPVM_DELIVERY, UPVM_TRACE */
+    proc_read_settings();   /* UPVM_MAP_LIMIT */
+    mem_window_read_settings();
+    blt_read_settings();    /* UPVM_KC_* */
+    gs_read_settings();     /* UPVM_BALANCE* */
+}
+
 int run_job_start(int dflt_nodes)
 {
     if (pvm_multi())
         return node_job_self();
+    read_all_settings();
     struct run_launch launch;
     if (run_launched_ranks(&launch) > 1)
         return join_ranks(&launch);

@@ -1,6 +1,6 @@
 /*
- * env.c - the readers of env.h: parse, check the range, and say a bad
- * value once.
+ * env.c - the readers of env.h: parse, check the range, say a bad value
+ * and end the process (exit status 2).
  *
  * The line is formatted whole and written with one call, so that lines of
  * nodes starting at the same time do not mix.  The names already said are
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/parse_size.h"
 
@@ -26,6 +27,13 @@ static struct {
     int n;
     char lock;
 } said;
+
+static bool keep_going; /* env_test_keep_going() */
+
+void env_test_keep_going(void)
+{
+    keep_going = true;
+}
 
 /* The value of name, or NULL when it is unset or empty (the default). */
 static const char *value_of(const char *name)
@@ -48,7 +56,8 @@ static bool first_complaint(const char *name)
     return first;
 }
 
-/* "upvm: NAME=VALUE: <what>; <tail>" once, as env.h says; -EINVAL. */
+/* "upvm: NAME=VALUE: <what>; <tail>" once, as env.h says, then the end of
+ * the process (exit status 2); -EINVAL after env_test_keep_going(). */
 static COLD int complain(const char *name, const char *what, const char *tail)
 {
     if (!first_complaint(name))
@@ -60,18 +69,19 @@ static COLD int complain(const char *name, const char *what, const char *tail)
     if (line[n - 1] != '\n') /* truncated: still one line */
         line[n - 1] = '\n';
     fputs(line, stderr);
+    if (!keep_going)
+        _exit(2); /* at start-up: nothing of the program's to flush */
     return -EINVAL;
 }
 
-/* The tail of a complaint about a value whose default reads dflt. */
-static COLD int complain_dflt(const char *name, const char *what, unsigned flags,
-                              const char *dflt)
+/* The complaint about a value whose default reads dflt (NULL: off). */
+static COLD int complain_dflt(const char *name, const char *what, const char *dflt)
 {
-    char tail[96];
-    if (flags & ENV_FAIL)
-        snprintf(tail, sizeof tail, "refused (the default is %s)", dflt);
+    char tail[128];
+    if (dflt)
+        snprintf(tail, sizeof tail, "refusing to start (unset it for the default, %s)", dflt);
     else
-        snprintf(tail, sizeof tail, "using %s", dflt);
+        snprintf(tail, sizeof tail, "refusing to start (unset it for the default, off)");
     return complain(name, what, tail);
 }
 
@@ -130,7 +140,7 @@ int env_size(const char *name, const struct env_num *spec, uint64_t *out)
         snprintf(what, sizeof what, "not a size (a %sbyte count such as %s; %s)",
                  pow2 ? "power-of-two " : "", pow2 ? "256M, 1G" : "65536, 256K, 4M", range);
     format_size(dflt, sizeof dflt, spec->dflt, spec->unit);
-    return complain_dflt(name, what, spec->flags, dflt);
+    return complain_dflt(name, what, dflt);
 }
 
 /* A whole decimal number in [min, max]. */
@@ -166,7 +176,7 @@ int env_uint(const char *name, const struct env_num *spec, uint64_t *out)
         n += snprintf(what + n, sizeof what - (size_t)n, "%s%s",
                       w[1].word ? ", " : " or ", w->word);
     format_dec(dflt, sizeof dflt, spec->dflt, NULL);
-    return complain_dflt(name, what, spec->flags, dflt);
+    return complain_dflt(name, what, dflt);
 }
 
 int env_choice(const char *name, const char *const *words, int dflt, unsigned flags, int *out)
@@ -187,9 +197,8 @@ int env_choice(const char *name, const char *const *words, int dflt, unsigned fl
     for (int i = 0; i < n && len < sizeof what; i++)
         len += (size_t)snprintf(what + len, sizeof what - len, "%s%s",
                                 i == 0 ? " " : i == n - 1 ? " or " : ", ", words[i]);
-    if (dflt < 0)
-        return complain(name, what, (flags & ENV_FAIL) ? "refused" : "ignored");
-    return complain_dflt(name, what, flags, words[dflt]);
+    (void)flags;
+    return complain_dflt(name, what, dflt < 0 ? NULL : words[dflt]);
 }
 
 bool env_flag(const char *name)
@@ -216,10 +225,17 @@ int env_addr(const char *name, uint64_t align, uint64_t dflt, unsigned flags, ui
              "not an address (non-zero, a multiple of %#" PRIx64 ", such as %#" PRIx64 ")",
              align, dflt);
     snprintf(d, sizeof d, "%#" PRIx64, dflt);
-    return complain_dflt(name, what, flags, d);
+    (void)flags;
+    return complain_dflt(name, what, d);
+}
+
+int env_string(const char *name, const char **out)
+{
+    *out = value_of(name);
+    return *out != NULL;
 }
 
 int env_reject(const char *name, const char *why)
 {
-    return complain(name, why, "refused");
+    return complain(name, why, "refusing to start");
 }

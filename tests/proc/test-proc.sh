@@ -138,12 +138,43 @@ sc_run-usage() {
     "$upvm" run --help | grep -q "usage: upvm run" || fail "upvm run --help"
 }
 
-# bad node settings in the environment: said once, and the job runs
+# a bad UPVM_* setting of each kind refuses to start: its one line (the
+# variable, the value, what it accepts, the default), exit status 2, and
+# nothing of the program ran (no output); said once in a job of nodes
+bad_setting() { # EXPECTED-LINE-PART VAR=VALUE... -- COMMAND...
+    local want=$1 vars=() out err rc; shift
+    while [ "$1" != -- ]; do vars+=("$1"); shift; done; shift
+    err=$(env "${vars[@]}" timeout 20 "$@" 2>&1 >"$tmp/bad.out"); rc=$?
+    [ $rc -eq 2 ] || fail "${vars[*]}: exit status $rc, expected 2: $err"
+    [ ! -s "$tmp/bad.out" ] || fail "${vars[*]}: the program ran: $(cat "$tmp/bad.out")"
+    [ "$(grep -c "" <<<"$err")" = 1 ] || fail "${vars[*]}: not one line: $err"
+    grep -qF "$want" <<<"$err" || fail "${vars[*]}: said \"$err\", expected \"$want\""
+}
 sc_bad-env() {
+    setup family
     local ip=$build/examples/pvm-inner-product
-    out=$(UPVM_NODES=abc timeout 20 "$ip" 2>&1 >/dev/null); [ $? -eq 0 ] && grep -q 'UPVM_NODES=abc: not a number from 1 to 32 or cores' <<<"$out" || fail "UPVM_NODES=abc: $out"
-    out=$(UPVM_NODES=2 UPVM_PLACEMENT=diagonal timeout 20 "$ip" 2>&1 >/dev/null); [ $? -eq 0 ] || fail "UPVM_PLACEMENT=diagonal: $out"
-    [ "$(grep -c 'UPVM_PLACEMENT=diagonal: not cyclic or block; using cyclic' <<<"$out")" = 1 ] || fail "UPVM_PLACEMENT=diagonal said $(grep -c diagonal <<<"$out") times: $out"
+    bad_setting 'upvm: UPVM_NODES=abc: not a number from 1 to 32 or cores; refusing to start (unset it for the default, 1)' \
+        UPVM_NODES=abc -- "$ip"
+    bad_setting 'upvm: UPVM_PLACEMENT=diagonal: not cyclic or block; refusing to start (unset it for the default, cyclic)' \
+        UPVM_NODES=2 UPVM_PLACEMENT=diagonal -- "$ip"
+    bad_setting 'upvm: UPVM_NET_RING=12x: not a size (a byte count such as 65536, 256K, 4M; from 4K to 1G); refusing to start (unset it for the default, 1M)' \
+        UPVM_NODES=2 UPVM_NET_RING=12x -- "$ip"
+    # read at the start also where a job of one node would not use it
+    bad_setting 'upvm: UPVM_BALANCE_PERIOD=1: not a number from 10 to 60000; refusing to start' \
+        UPVM_NODES=1 UPVM_BALANCE_PERIOD=1 -- "$ip"
+    bad_setting 'upvm: UPVM_WINDOW_BASE=banana: not an address (non-zero, a multiple of 0x1000, such as 0x200000000000); refusing to start (unset it for the default, 0x200000000000)' \
+        UPVM_WINDOW_BASE=banana -- "$ip"
+    bad_setting 'upvm: UPVM_WINDOW_BASE=0x7ffff0000000: no slot fits between it and 128 TiB' \
+        UPVM_WINDOW_BASE=0x7ffff0000000 -- "$ip"
+    bad_setting 'upvm: UPVM_TRACE=yes: not migrate, balance or all; refusing to start (unset it for the default, off)' \
+        UPVM_TRACE=yes -- "$ip"
+    # a process-mode program, alone and under upvm run
+    bad_setting 'upvm: UPVM_SLOT_SIZE=3G: not a size (a power-of-two byte count such as 256M, 1G; from 64M to 1T); refusing to start (unset it for the default, 1G)' \
+        UPVM_SLOT_SIZE=3G -- "$tmp/family"
+    bad_setting 'upvm: UPVM_STACK_SIZE=lots: not a size' UPVM_STACK_SIZE=lots -- "$upvm" run "$tmp/family"
+    bad_setting 'upvm: UPVM_ASLR=no: not keep; refusing to start (unset it for the default, off)' \
+        UPVM_ASLR=no -- "$upvm" run "$tmp/family"
+    bad_setting 'upvm: UPVM_KC_WAIT=nap: not adaptive, spin or block' UPVM_KC_WAIT=nap -- "$upvm" run --nodes 2 "$tmp/family"
 }
 
 # near the mapping limit a spawn is refused with the sysctl to run

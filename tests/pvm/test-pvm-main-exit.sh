@@ -16,7 +16,7 @@ out=$(timeout 10 "$bin" crash 2>&1); rc=$?
 grep -q "(worker, PVM task t40002) crashed: invalid memory access" <<<"$out" \
   || { echo "crash: report does not name the task: $out"; exit 1; }
 out=$(UPVM_DELIVERY=bogus timeout 10 "$bin" finish 2>&1); rc=$?
-[ $rc -eq 5 ] || { echo "bad UPVM_DELIVERY: exit status $rc: $out"; exit 1; }
-grep -q "UPVM_DELIVERY=bogus: not share or copy; using share" <<<"$out" \
+[ $rc -eq 2 ] || { echo "bad UPVM_DELIVERY: exit status $rc, expected 2: $out"; exit 1; }
+grep -q "UPVM_DELIVERY=bogus: not share or copy; refusing to start (unset it for the default, share)" <<<"$out" \
   || { echo "bad UPVM_DELIVERY: no message: $out"; exit 1; }
 echo ok

@@ -2,7 +2,9 @@
  * test-env.c - the UPVM_* settings parser (src/util/env.h): each reader's
  * valid values, its default for an unset or empty variable, and for a bad
  * value the exact line on stderr and the default; a line is said once per
- * process per variable, and a forked child does not say it again.
+ * process per variable, and a forked child does not say it again.  The
+ * tests go on after a bad value (env_test_keep_going) except `refuses`,
+ * which checks what every program does: the line, then exit status 2.
  *
  * Every bad case uses its own variable name: a name said once stays said
  * for the rest of the process (that is the behaviour under test).
@@ -85,6 +87,7 @@ static int quiet_size(const char *name, const char *value, const struct env_num 
 
 TEST(size)
 {
+    env_test_keep_going();
     uint64_t v = 0;
     CHECK_EQ(quiet_size("UPVM_TEST_SIZE", NULL, &ring, &v), 0);
     CHECK_EQ(v, 1 << 20);
@@ -104,6 +107,7 @@ TEST(size)
 
 TEST(bad_size)
 {
+    env_test_keep_going();
     static const struct {
         const char *name, *value;
     } bad[] = {
@@ -115,7 +119,7 @@ TEST(bad_size)
         char want[256];
         snprintf(want, sizeof want,
                  "upvm: %s=%s: not a size (a byte count such as 65536, 256K, 4M; "
-                 "from 4K to 1G); using 1M\n", bad[i].name, bad[i].value);
+                 "from 4K to 1G); refusing to start (unset it for the default, 1M)\n", bad[i].name, bad[i].value);
         set(bad[i].name, bad[i].value);
         uint64_t v = 0;
         capture();
@@ -127,6 +131,7 @@ TEST(bad_size)
 
 TEST(size_kinds)
 {
+    env_test_keep_going();
     /* at most (no minimum), the default with its suffix */
     static const struct env_num stack = {.max = 1 << 30, .dflt = 256 << 10};
     uint64_t v;
@@ -134,21 +139,21 @@ TEST(size_kinds)
     capture();
     CHECK_EQ(env_size("UPVM_TEST_STACK", &stack, &v), -EINVAL);
     CHECK_SAID("upvm: UPVM_TEST_STACK=lots: not a size (a byte count such as 65536, "
-               "256K, 4M; at most 1G); using 256K\n");
+               "256K, 4M; at most 1G); refusing to start (unset it for the default, 256K)\n");
     CHECK_EQ(v, 256 << 10);
     CHECK_EQ(quiet_size("UPVM_TEST_STACK2", "0", &stack, &v), 1);
     CHECK_EQ(v, 0);
 
     /* a power of two, refused */
     static const struct env_num slot = {.min = 64 << 20, .max = 1ull << 40, .dflt = 1 << 30,
-                                        .flags = ENV_FAIL | ENV_POW2};
+                                        .flags = ENV_POW2};
     CHECK_EQ(quiet_size("UPVM_TEST_SLOT", "256MiB", &slot, &v), 1);
     CHECK_EQ(v, 256 << 20);
     set("UPVM_TEST_SLOT_ODD", "100M");
     capture();
     CHECK_EQ(env_size("UPVM_TEST_SLOT_ODD", &slot, &v), -EINVAL);
     CHECK_SAID("upvm: UPVM_TEST_SLOT_ODD=100M: not a size (a power-of-two byte count such "
-               "as 256M, 1G; from 64M to 1T); refused (the default is 1G)\n");
+               "as 256M, 1G; from 64M to 1T); refusing to start (unset it for the default, 1G)\n");
     CHECK_EQ(v, 1 << 30);
 
     /* another unit: plain numbers */
@@ -160,7 +165,7 @@ TEST(size_kinds)
     capture();
     CHECK_EQ(env_size("UPVM_TEST_NS_BAD", &ns, &v), -EINVAL);
     CHECK_SAID("upvm: UPVM_TEST_NS_BAD=fast: not a size (a number of nanoseconds such as "
-               "5000 or 20K; at most 10000000000); using 5000\n");
+               "5000 or 20K; at most 10000000000); refusing to start (unset it for the default, 5000)\n");
     CHECK_EQ(v, 5000);
 }
 
@@ -168,6 +173,7 @@ TEST(size_kinds)
 
 TEST(uint)
 {
+    env_test_keep_going();
     static const struct env_word cores[] = {{"cores", 12}, {NULL, 0}};
     static const struct env_num nodes = {.min = 1, .max = 32, .dflt = 4, .words = cores};
     static const char *const good[] = {"1", "32", "7", "cores"};
@@ -188,7 +194,7 @@ TEST(uint)
         char name[32], want[160];
         snprintf(name, sizeof name, "UPVM_TEST_NODES_%zu", i);
         snprintf(want, sizeof want, "upvm: %s=%s: not a number from 1 to 32 or cores; "
-                 "using 4\n", name, bad[i]);
+                 "refusing to start (unset it for the default, 4)\n", name, bad[i]);
         set(name, bad[i]);
         capture();
         CHECK_EQ(env_uint(name, &nodes, &v), -EINVAL);
@@ -197,7 +203,7 @@ TEST(uint)
     }
     /* two words; refused */
     static const struct env_word two[] = {{"any", 0}, {"all", 99}, {NULL, 0}};
-    static const struct env_num slots = {.min = 1, .max = 9, .dflt = 3, .flags = ENV_FAIL,
+    static const struct env_num slots = {.min = 1, .max = 9, .dflt = 3,
                                          .words = two};
     set("UPVM_TEST_SLOTS", "all");
     CHECK_EQ(env_uint("UPVM_TEST_SLOTS", &slots, &v), 1);
@@ -206,7 +212,7 @@ TEST(uint)
     capture();
     CHECK_EQ(env_uint("UPVM_TEST_SLOTS", &slots, &v), -EINVAL);
     CHECK_SAID("upvm: UPVM_TEST_SLOTS=none: not a number from 1 to 9, any or all; "
-               "refused (the default is 3)\n");
+               "refusing to start (unset it for the default, 3)\n");
     CHECK_EQ(v, 3);
 }
 
@@ -214,6 +220,7 @@ TEST(uint)
 
 TEST(choice)
 {
+    env_test_keep_going();
     static const char *const idle[] = {"adaptive", "spin", "block", NULL};
     int i = -9;
     set("UPVM_TEST_IDLE", "");
@@ -225,15 +232,16 @@ TEST(choice)
     set("UPVM_TEST_IDLE", "Block"); /* the exact word */
     capture();
     CHECK_EQ(env_choice("UPVM_TEST_IDLE", idle, 0, 0, &i), -EINVAL);
-    CHECK_SAID("upvm: UPVM_TEST_IDLE=Block: not adaptive, spin or block; using adaptive\n");
+    CHECK_SAID("upvm: UPVM_TEST_IDLE=Block: not adaptive, spin or block; refusing to start (unset it for the "
+               "default, adaptive)\n");
     CHECK_EQ(i, 0);
 
     static const char *const placement[] = {"cyclic", "block", NULL};
     set("UPVM_TEST_PLACE", "diagonal");
     capture();
-    CHECK_EQ(env_choice("UPVM_TEST_PLACE", placement, 0, ENV_FAIL, &i), -EINVAL);
-    CHECK_SAID("upvm: UPVM_TEST_PLACE=diagonal: not cyclic or block; refused (the default "
-               "is cyclic)\n");
+    CHECK_EQ(env_choice("UPVM_TEST_PLACE", placement, 0, 0, &i), -EINVAL);
+    CHECK_SAID("upvm: UPVM_TEST_PLACE=diagonal: not cyclic or block; refusing to start (unset it for "
+               "the default, cyclic)\n");
 
     /* no default among the words: a bad value is ignored */
     static const char *const trace[] = {"migrate", NULL};
@@ -246,12 +254,14 @@ TEST(choice)
     set("UPVM_TEST_TRACE", "yes");
     capture();
     CHECK_EQ(env_choice("UPVM_TEST_TRACE", trace, -1, 0, &i), -EINVAL);
-    CHECK_SAID("upvm: UPVM_TEST_TRACE=yes: not migrate; ignored\n");
+    CHECK_SAID("upvm: UPVM_TEST_TRACE=yes: not migrate; refusing to start (unset it for the "
+               "default, off)\n");
     CHECK_EQ(i, -1);
 }
 
 TEST(flag)
 {
+    env_test_keep_going();
     static const struct {
         const char *value;
         bool on;
@@ -268,27 +278,28 @@ TEST(flag)
 
 TEST(addr)
 {
+    env_test_keep_going();
     const uint64_t dflt = 0x200000000000ull;
     uint64_t v;
     set("UPVM_TEST_BASE", NULL);
-    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, ENV_FAIL, &v), 0);
+    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, 0, &v), 0);
     CHECK_EQ(v, dflt);
     set("UPVM_TEST_BASE", "0x400000000000");
-    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, ENV_FAIL, &v), 1);
+    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, 0, &v), 1);
     CHECK_EQ(v, 0x400000000000ull);
     set("UPVM_TEST_BASE", "8192"); /* decimal too, as C writes it */
-    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, ENV_FAIL, &v), 1);
+    CHECK_EQ(env_addr("UPVM_TEST_BASE", 4096, dflt, 0, &v), 1);
     CHECK_EQ(v, 8192);
     static const char *const bad[] = {"0x1234", "0", "banana", "-4096", "0x1000z"};
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
         char name[32], want[200];
         snprintf(name, sizeof name, "UPVM_TEST_BASE_%zu", i);
         snprintf(want, sizeof want, "upvm: %s=%s: not an address (non-zero, a multiple of "
-                 "0x1000, such as 0x200000000000); refused (the default is "
-                 "0x200000000000)\n", name, bad[i]);
+                 "0x1000, such as 0x200000000000); refusing to start (unset it for the "
+                 "default, 0x200000000000)\n", name, bad[i]);
         set(name, bad[i]);
         capture();
-        CHECK_EQ(env_addr(name, 4096, dflt, ENV_FAIL, &v), -EINVAL);
+        CHECK_EQ(env_addr(name, 4096, dflt, 0, &v), -EINVAL);
         CHECK_SAID(want);
         CHECK_EQ(v, dflt);
     }
@@ -296,17 +307,19 @@ TEST(addr)
 
 TEST(reject)
 {
+    env_test_keep_going();
     set("UPVM_TEST_REJECT", "0x7fffe0000000");
     capture();
     CHECK_EQ(env_reject("UPVM_TEST_REJECT", "no slot fits between it and 128 TiB"), -EINVAL);
     CHECK_SAID("upvm: UPVM_TEST_REJECT=0x7fffe0000000: no slot fits between it and "
-               "128 TiB; refused\n");
+               "128 TiB; refusing to start\n");
 }
 
 /* ------------------------------------------------------------ once */
 
 TEST(said_once)
 {
+    env_test_keep_going();
     set("UPVM_TEST_ONCE", "12x");
     uint64_t v;
     capture();
@@ -314,7 +327,7 @@ TEST(said_once)
     CHECK_EQ(env_size("UPVM_TEST_ONCE", &ring, &v), -EINVAL); /* read again: silent */
     CHECK_EQ(env_reject("UPVM_TEST_ONCE", "whatever"), -EINVAL);
     CHECK_SAID("upvm: UPVM_TEST_ONCE=12x: not a size (a byte count such as 65536, 256K, "
-               "4M; from 4K to 1G); using 1M\n");
+               "4M; from 4K to 1G); refusing to start (unset it for the default, 1M)\n");
     CHECK_EQ(v, 1 << 20);
 
     /* a node forked after the launcher's read: not said again */
@@ -327,6 +340,70 @@ TEST(said_once)
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK_SAID("");
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ------------------------------------------------------------ refusal */
+
+/* Without env_test_keep_going a bad value ends the process at once, with
+ * exit status 2, after its line; each reader and env_reject alike. */
+static void read_bad(int which)
+{
+    uint64_t v;
+    int i;
+    static const char *const words[] = {"on", "off", NULL};
+    static const struct env_num num = {.min = 1, .max = 9, .dflt = 3};
+    const char *s;
+    switch (which) {
+    case 0: (void)env_size("UPVM_TEST_R", &ring, &v); break;
+    case 1: (void)env_uint("UPVM_TEST_R", &num, &v); break;
+    case 2: (void)env_choice("UPVM_TEST_R", words, 0, 0, &i); break;
+    case 3: (void)env_addr("UPVM_TEST_R", 4096, 0x10000, 0, &v); break;
+    case 4: (void)env_string("UPVM_TEST_R", &s); (void)env_reject("UPVM_TEST_R", "no"); break;
+    }
+}
+
+TEST(refuses)
+{
+    static const char *const want[] = {
+        "upvm: UPVM_TEST_R=zz: not a size (a byte count such as 65536, 256K, 4M; from 4K "
+        "to 1G); refusing to start (unset it for the default, 1M)\n",
+        "upvm: UPVM_TEST_R=zz: not a number from 1 to 9; refusing to start (unset it for "
+        "the default, 3)\n",
+        "upvm: UPVM_TEST_R=zz: not on or off; refusing to start (unset it for the default, "
+        "on)\n",
+        "upvm: UPVM_TEST_R=zz: not an address (non-zero, a multiple of 0x1000, such as "
+        "0x10000); refusing to start (unset it for the default, 0x10000)\n",
+        "upvm: UPVM_TEST_R=zz: no; refusing to start\n",
+    };
+    set("UPVM_TEST_R", "zz");
+    for (int k = 0; k < (int)ARRAY_SIZE(want); k++) {
+        capture();
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            read_bad(k);
+            _exit(0); /* went on: wrong */
+        }
+        int status;
+        CHECK(waitpid(pid, &status, 0) == pid);
+        CHECK_SAID(want[k]);
+        CHECK(WIFEXITED(status));
+        CHECK_EQ(WEXITSTATUS(status), 2);
+    }
+}
+
+TEST(string)
+{
+    const char *s = "x";
+    set("UPVM_TEST_STR", NULL);
+    CHECK_EQ(env_string("UPVM_TEST_STR", &s), 0);
+    CHECK(s == NULL);
+    set("UPVM_TEST_STR", "");
+    CHECK_EQ(env_string("UPVM_TEST_STR", &s), 0);
+    CHECK(s == NULL);
+    set("UPVM_TEST_STR", "a=b;c=d");
+    CHECK_EQ(env_string("UPVM_TEST_STR", &s), 1);
+    CHECK(s && strcmp(s, "a=b;c=d") == 0);
 }
 
 HARNESS_MAIN()

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/env.h"
+
 #ifndef UPVM_MPIRUN_DEFAULT /* a build without the MPI transport */
 #define UPVM_MPIRUN_DEFAULT NULL
 #endif
@@ -366,7 +368,8 @@ static void forward_signal(int sig)
 int hosts_launch(const struct upvm_hosts *h, int nranks, char **argv)
 {
     char hostfile[PATH_MAX], np[16];
-    const char *mpirun = getenv("UPVM_MPIRUN");
+    const char *mpirun;
+    (void)env_string("UPVM_MPIRUN", &mpirun);
     if (!UPVM_MPIRUN_DEFAULT) {
         fprintf(stderr, "upvm run: --hosts / --hostfile: this UPVM was built without its MPI "
                         "transport, so a job cannot span hosts (install libopenmpi-dev and "
