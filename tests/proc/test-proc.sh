@@ -12,7 +12,7 @@
 # ./name), so scenarios may run in parallel.
 set -u
 
-SCENARIOS=(family refused run-spmd coexist autoerr aborts run-usage bad-env
+SCENARIOS=(family refused run-spmd run-np coexist autoerr aborts run-usage bad-env
            map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
            bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
@@ -124,13 +124,23 @@ sc_aborts() {
     grep -q "master goes on" <<<"$out" || fail "the master did not go on: $out"
 }
 
+# upvm run -np N: mpirun's spelling of -n N
+sc_run-np() {
+    setup refused
+    out=$(cd "$tmp" && timeout 20 "$upvm" run -np 3 ./refused 2>&1); rc=$?
+    [ $rc -eq 5 ] || fail "upvm run -np 3 exited $rc: $out"
+    [ "$(grep -c 'refusals OK' <<<"$out")" = 3 ] || fail "upvm run -np 3: $out"
+}
+
 # upvm run's usage errors
 sc_run-usage() {
     setup
     out=$("$upvm" run 2>&1); [ $? -eq 2 ] && grep -q "no PROGRAM given" <<<"$out" || fail "upvm run without a program: $out"
     out=$("$upvm" run -n 0 ./x 2>&1); [ $? -eq 2 ] && grep -q "from 1 to 1000000" <<<"$out" || fail "upvm run -n 0: $out"
-    out=$("$upvm" run --bogus ./x 2>&1); [ $? -eq 2 ] && grep -q "unknown option" <<<"$out" || fail "upvm run --bogus: $out"
-    out=$(cd "$tmp" && "$upvm" run ./nosuch 2>&1); [ $? -eq 1 ] && grep -q "no such program" <<<"$out" || fail "upvm run ./nosuch: $out"
+    out=$("$upvm" run --bogus ./x 2>&1); [ $? -eq 2 ] && [ "$out" = "upvm run: unknown option '--bogus' (see upvm help run)" ] || fail "upvm run --bogus: $out"
+    out=$("$upvm" run -np 0 ./x 2>&1); [ $? -eq 2 ] && grep -q "^upvm run: -np wants a number of copies from 1 to 1000000" <<<"$out" || fail "upvm run -np 0: $out"
+    out=$("$upvm" run -n 2>&1); [ $? -eq 2 ] && grep -q "^upvm run: -n wants a number of copies" <<<"$out" || fail "upvm run -n: $out"
+    out=$(cd "$tmp" && "$upvm" run ./nosuch 2>&1); [ $? -eq 127 ] && grep -q "no such program" <<<"$out" || fail "upvm run ./nosuch: $out"
     out=$("$upvm" run --nodes 0 ./x 2>&1); [ $? -eq 2 ] && grep -q "from 1 to 32, or cores" <<<"$out" || fail "upvm run --nodes 0: $out"
     out=$("$upvm" run --placement diagonal ./x 2>&1); [ $? -eq 2 ] && grep -q "block or cyclic" <<<"$out" || fail "upvm run --placement diagonal: $out"
     out=$("$upvm" run --balance sometimes ./x 2>&1); [ $? -eq 2 ] && grep -q "none, greedy, refine, comm or passive" <<<"$out" || fail "upvm run --balance sometimes: $out"

@@ -154,35 +154,35 @@ usage)
     run 2 "bad TID" "$upvm" migrate 0x80000000 1
     run 2 "bad NODE" "$upvm" migrate t40001 node64
     run 2 "bad NODE" "$upvm" migrate t40001 one
-    run 2 "unknown option" "$upvm" migrate t40001 -1
-    run 2 "unknown option" "$upvm" migrate --frob t40001 1
+    run 2 "^upvm migrate: unknown option '-1' \(see upvm help migrate\)$" "$upvm" migrate t40001 -1
+    run 2 "^upvm migrate: unknown option '--frob' \(see upvm help migrate\)$" "$upvm" migrate --frob t40001 1
     run 2 "--job wants the pid" "$upvm" migrate --job abc t40001 1
-    run 2 "too many arguments" "$upvm" migrate t40001 1 2
-    run 2 "takes no arguments" "$upvm" jobs all
+    run 2 "unexpected argument '2'" "$upvm" migrate t40001 1 2
+    run 2 "^upvm jobs: unexpected argument 'all' \(see upvm help jobs\)$" "$upvm" jobs all
     run 0 "^usage: upvm migrate \[--job PID\] TID NODE" "$upvm" migrate --help
     run 0 "^usage: upvm jobs" "$upvm" jobs -h
-    run 0 "upvm migrate \[--job PID\] TID NODE" "$upvm" --help
+    run 0 "^  upvm migrate \[--job PID\] TID NODE" "$upvm" --help
     # top, vacate, restore
     run 2 "--interval wants seconds from 0.1 to 3600" "$upvm" top --interval 0
     run 2 "--interval wants seconds" "$upvm" top --interval
     run 2 "--interval wants seconds" "$upvm" top --interval 1s
     run 2 "--job wants the pid" "$upvm" top --job 0
-    run 2 "unknown argument" "$upvm" top node1
+    run 2 "unexpected argument 'node1'" "$upvm" top node1
     run 2 "wants a NODE or a HOST" "$upvm" vacate
     run 2 "wants a NODE or a HOST" "$upvm" restore --job 4194000
     run 2 "bad NODE or HOST" "$upvm" vacate node64
     run 2 "bad NODE or HOST" "$upvm" restore 99
     run 2 "bad NODE or HOST" "$upvm" vacate 'host/x'
-    run 2 "too many arguments" "$upvm" vacate 1 2
-    run 2 "unknown option" "$upvm" restore -1
+    run 2 "unexpected argument '2'" "$upvm" vacate 1 2
+    run 2 "unknown option '-1'" "$upvm" restore -1
     run 2 "--job wants the pid" "$upvm" vacate --job abc 1
     run 0 "^usage: upvm top \[--once\] \[--interval SECONDS\] \[--job PID\]" "$upvm" top --help
     run 0 "^usage: upvm vacate \[--job PID\] NODE\|HOST" "$upvm" vacate -h
     run 0 "^usage: upvm vacate .*
  +upvm restore \[--job PID\] NODE\|HOST" "$upvm" restore --help
     for c in top vacate restore; do
-        run 0 "upvm $c .*\(upvm $c --help\)" "$upvm" --help
-        run 0 "upvm $c .*\(upvm $c --help\)" "$upvm" help
+        run 0 "^  upvm $c \[--" "$upvm" --help
+        run 0 "^  upvm $c \[--" "$upvm" help
     done
     # no job: nothing to list, nothing to migrate
     run 0 "^no running UPVM job of yours \(none in $sockdir\)" "$upvm" jobs

@@ -755,18 +755,31 @@ static void commands_from(char *text)
             (void)upvm_sleep_ns(INPUT_POLL_NS);
 }
 
+const char console_help[] =
+    "usage: upvm console [-c 'CMD; CMD; ...']\n"
+    "\n"
+    "PVM's console in this user's VM (started if none is up).  Commands from\n"
+    "-c, else from the terminal or a pipe; `help` lists them.  `quit` leaves\n"
+    "the VM up, `halt` ends it.  docs/console.md has the details.\n"
+    "\n"
+    "Options:\n"
+    "  -c CMDS     run these console commands (separated by ';') and leave\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "Exit status: 0, 1 when the VM could not be started or joined, 2 for a\n"
+    "usage error.\n";
+
 int cmd_console(int argc, char **argv)
 {
     char *script = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: upvm console [-c 'CMD; CMD; ...']\n"
-                   "PVM's console in this user's VM (started if none is up).  Commands from\n"
-                   "-c, else from the terminal or a pipe; `help` lists them.  `quit` leaves\n"
-                   "the VM up, `halt` ends it.  docs/console.md has the details.\n");
+        if (cmd_is_help(argv[i])) {
+            fputs(console_help, stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+        if (!strcmp(argv[i], "-c")) {
+            if (i + 1 >= argc)
+                return cmd_missing_value("console", "-c", "console commands, as one argument");
             script = argv[++i];
             continue;
         }
@@ -774,7 +787,7 @@ int cmd_console(int argc, char **argv)
             return cmd_error("console", 1, "a VM over several hosts (a hostfile) is not "
                                            "supported yet: run a job over several hosts with "
                                            "upvm run --hostfile FILE or mpirun (docs/hosts.md)");
-        return cmd_error("console", 2, "unknown argument (only -c COMMANDS)");
+        return cmd_unknown_option("console", argv[i]);
     }
     if (vm_ensure(0, script != NULL) != 0)
         return 1;

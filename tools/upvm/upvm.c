@@ -7,7 +7,7 @@
  *   upvm tasks [--job PID]
  *   upvm top [--once] [--interval SECONDS] [--job PID]
  *   upvm vacate|restore [--job PID] NODE|HOST
- *   upvm run --help | upvm --help | upvm --version
+ * (main.c lists them all, with every option: upvm help.)
  *
  * `upvm run` starts a job: N copies (default 1) of PROGRAM, a program built
  * with upvmcc, as process-mode ULPs of one node (this process), each with
@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/personality.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <time.h>
@@ -42,8 +41,8 @@
 #include "node/control_path.h"
 #include "util/env.h"
 
-static const char run_help[] =
-    "usage: upvm run [-n N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
+const char run_help[] =
+    "usage: upvm run [-n N | -np N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
     "                [--placement block|cyclic] [--balance POLICY] [-t] [--] PROGRAM [ARGS...]\n"
     "\n"
     "Start N copies (default 1) of PROGRAM as process-mode ULPs of one node.\n"
@@ -60,7 +59,7 @@ static const char run_help[] =
     "$PVM_ROOT/bin/$PVM_ARCH.\n"
     "\n"
     "Options:\n"
-    "  -n N        number of copies (1 .. 1000000)\n"
+    "  -n N, -np N number of copies (1 .. 1000000; -np as mpirun writes it)\n"
     "  --nodes K   run the job on K node processes (1 .. 32, or \"cores\";\n"
     "              default: one per CPU the job may use (affinity, cgroup\n"
     "              quota); UPVM_NODES does the same).\n"
@@ -88,26 +87,28 @@ static const char run_help[] =
     "  -t, --tag-output\n"
     "              prefix every line a task writes to stdout or stderr with\n"
     "              its tid, \"[t40002] ...\" (UPVM_OUTPUT_TIDS=1 does the same)\n"
+    "  --          the end of the options: PROGRAM follows\n"
     "  -h, --help  this text\n"
     "\n"
     "Environment (see docs/env.md): UPVM_SLOT_SIZE, UPVM_SLOTS,\n"
     "UPVM_WINDOW_BASE (the address window), UPVM_STACK_SIZE (every ULP's\n"
     "stack; unset, a task's is the stack limit, ulimit -s), UPVM_DELIVERY\n"
     "(share|copy), UPVM_ASLR=keep (do not re-execute with address\n"
-    "randomisation off).\n"
+    "randomisation off).  A bad value of any of them: one line naming it,\n"
+    "and exit status 2 before PROGRAM starts.\n"
     "\n"
     "Exit status: the first non-zero exit status of the copies, 0 if all\n"
     "succeeded, 1 if a copy could not be started (the reason is printed)\n"
     "or if the job's output could not all be written (a full disk, a closed\n"
     "stdout: said once), 2 for a usage error; 128 + the signal when SIGINT,\n"
     "SIGTERM, SIGHUP or SIGQUIT ended the job (every node ends with it), 141\n"
-    "when the reader of its output went away (| head), 143 after pvm_halt\n"
+    "when the reader of its output went away (| head), 143 after pvm_halt;\n"
+    "126 when PROGRAM is not executable, 127 when it is not found\n"
     "(docs/usage.md has the full list).\n";
 
 static int usage_error(const char *what)
 {
-    fprintf(stderr, "upvm run: %s\n(upvm run --help explains the options)\n", what);
-    return 2;
+    return cmd_error("run", 2, what);
 }
 
 /* dir with $VAR / ${VAR} replaced (unset: nothing; $PVM_ARCH: LINUX64),
@@ -194,7 +195,18 @@ static int run_on_hosts(struct upvm_hosts *hosts, int nranks, char **kept, int n
     return status;
 }
 
-static int cmd_run(int argc, char **argv)
+/* The value of the option at argv[*i] (it takes one): the next word, *i
+ * moved to it; NULL when there is none (said, with what it wants). */
+static const char *option_value(int argc, char **argv, int *i, const char *wants)
+{
+    if (*i + 1 >= argc) {
+        cmd_missing_value("run", argv[*i], wants);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cmd_run(int argc, char **argv)
 {
     long n = 1;
     int i = 1, nranks = 0, nkept = 0;
@@ -202,74 +214,85 @@ static int cmd_run(int argc, char **argv)
     char err[512];
     char *kept[16];
     for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *opt = argv[i], *v;
         if (nkept > 12)
             return usage_error("too many options");
-        if (!strcmp(argv[i], "--")) {
+        if (!strcmp(opt, "--")) {
             i++;
             break;
         }
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        if (cmd_is_help(opt)) {
             fputs(run_help, stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "--tag-output")) {
+        if (!strcmp(opt, "-t") || !strcmp(opt, "--tag-output")) {
             setenv("UPVM_OUTPUT_TIDS", "1", 1);
             kept[nkept++] = argv[i];
             continue;
         }
-        if ((!strcmp(argv[i], "--hosts") || !strcmp(argv[i], "--hostfile")) && i + 1 < argc) {
-            bool file = !strcmp(argv[i], "--hostfile");
+        if (!strcmp(opt, "--hosts") || !strcmp(opt, "--hostfile")) {
+            bool file = !strcmp(opt, "--hostfile");
+            if (!(v = option_value(argc, argv, &i, file ? "a hostfile" : "a list of hosts")))
+                return 2;
             if (hosts.n)
                 return usage_error("--hosts and --hostfile: one of them, once");
-            int rc = file ? hosts_parse_file(argv[i + 1], &hosts, err, sizeof err)
-                          : hosts_parse_list(argv[i + 1], &hosts, err, sizeof err);
+            int rc = file ? hosts_parse_file(v, &hosts, err, sizeof err)
+                          : hosts_parse_list(v, &hosts, err, sizeof err);
             if (rc != 0)
                 return usage_error(err);
-            i++;
             continue;
         }
-        if (!strcmp(argv[i], "--nodes") && i + 1 < argc) {
+        if (!strcmp(opt, "--nodes")) {
+            static const char wants[] = "a number of nodes from 1 to 32, or cores";
+            if (!(v = option_value(argc, argv, &i, wants)))
+                return 2;
             char *end;
-            const char *v = argv[++i];
             long k = strtol(v, &end, 10);
             if (strcmp(v, "cores") != 0 && (*end || k < 1 || k > 32))
-                return usage_error("--nodes wants a number of nodes from 1 to 32, or cores");
+                return cmd_missing_value("run", opt, wants);
             setenv("UPVM_NODES", v, 1);
             nranks = strcmp(v, "cores") ? (int)k : 0; /* with hosts: mpirun's -n */
             continue;
         }
-        if (!strcmp(argv[i], "--placement") && i + 1 < argc) {
-            const char *v = argv[++i];
+        if (!strcmp(opt, "--placement")) {
+            static const char wants[] = "block or cyclic";
+            if (!(v = option_value(argc, argv, &i, wants)))
+                return 2;
             if (strcmp(v, "block") != 0 && strcmp(v, "cyclic") != 0)
-                return usage_error("--placement wants block or cyclic");
+                return cmd_missing_value("run", opt, wants);
             setenv("UPVM_PLACEMENT", v, 1);
             kept[nkept++] = argv[i - 1];
             kept[nkept++] = argv[i];
             continue;
         }
-        if (!strcmp(argv[i], "--balance") && i + 1 < argc) {
-            const char *v = argv[++i];
+        if (!strcmp(opt, "--balance")) {
+            static const char wants[] = "none, greedy, refine, comm or passive";
             static const char *const policies[] = {"none", "greedy", "refine", "comm", "passive"};
+            if (!(v = option_value(argc, argv, &i, wants)))
+                return 2;
             bool known = false;
             for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++)
                 known |= !strcmp(v, policies[k]);
             if (!known)
-                return usage_error("--balance wants none, greedy, refine, comm or passive");
+                return cmd_missing_value("run", opt, wants);
             setenv("UPVM_BALANCE", v, 1);
             kept[nkept++] = argv[i - 1];
             kept[nkept++] = argv[i];
             continue;
         }
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+        if (!strcmp(opt, "-n") || !strcmp(opt, "-np")) { /* -np: mpirun's habit */
+            static const char wants[] = "a number of copies from 1 to 1000000";
+            if (!(v = option_value(argc, argv, &i, wants)))
+                return 2;
             char *end;
-            n = strtol(argv[++i], &end, 10);
-            if (*end || n < 1 || n > 1000000)
-                return usage_error("-n wants a number of copies from 1 to 1000000");
-            kept[nkept++] = argv[i - 1];
+            n = strtol(v, &end, 10);
+            if (*end || end == v || n < 1 || n > 1000000)
+                return cmd_missing_value("run", opt, wants);
+            kept[nkept++] = "-n"; /* the ranks' upvm run gets the one spelling */
             kept[nkept++] = argv[i];
             continue;
         }
-        return usage_error("unknown option (or -n without a number)");
+        return cmd_unknown_option("run", opt);
     }
     if (i >= argc)
         return usage_error("no PROGRAM given");
@@ -281,9 +304,10 @@ static int cmd_run(int argc, char **argv)
     }
     char path[PATH_MAX];
     if (find_program(argv[i], path, sizeof path) != 0) {
+        /* as a shell says it, with its status: 127, not found */
         fprintf(stderr, "upvm run: %s: no such program (searched ., then $PVM_PATH or, "
                         "unset, $HOME/pvm3/bin/$PVM_ARCH:$PVM_ROOT/bin/$PVM_ARCH)\n", argv[i]);
-        return 1;
+        return 127;
     }
     if (access(path, X_OK) != 0) {
         /* as a shell says it, with its status: 126, found but not runnable */
@@ -298,7 +322,7 @@ static int cmd_run(int argc, char **argv)
 
 /* ------------------------------------------------------------ migrate, jobs */
 
-static const char migrate_help[] =
+const char migrate_help[] =
     "usage: upvm migrate [--job PID] TID NODE\n"
     "\n"
     "Move task TID of a running job to node NODE of that job, and print how it\n"
@@ -321,7 +345,7 @@ static const char migrate_help[] =
     "Exit status: 0 when the task moved, 1 when the job refused or the move\n"
     "failed (or no job answered), 2 for a usage error.\n";
 
-static const char jobs_help[] =
+const char jobs_help[] =
     "usage: upvm jobs\n"
     "\n"
     "List your running UPVM jobs of several nodes: the job's pid (the process\n"
@@ -342,14 +366,6 @@ struct job {
     char program[64];
     char why[160];        /* when it did not: "busy", or what it said */
 };
-
-int cmd_error(const char *cmd, int status, const char *what)
-{
-    fprintf(stderr, "upvm %s: %s\n", cmd, what);
-    if (status == 2)
-        fprintf(stderr, "(upvm %s --help explains the options)\n", cmd);
-    return status;
-}
 
 /* The sockets' directory: 0, 1 when there is none yet (no job ever ran),
  * -1 when it cannot be used (said). */
@@ -454,14 +470,15 @@ static void print_jobs(FILE *f, const struct job *jobs, int n)
     }
 }
 
-static int cmd_jobs(int argc, char **argv)
+int cmd_jobs(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    if (argc > 1 && cmd_is_help(argv[1])) {
         fputs(jobs_help, stdout);
         return 0;
     }
-    if (argc > 1)
-        return cmd_error("jobs", 2, "takes no arguments");
+    if (argc > 1) /* it takes none */
+        return argv[1][0] == '-' ? cmd_unknown_option("jobs", argv[1])
+                                 : cmd_unexpected("jobs", argv[1]);
     char dir[CTL_PATH_MAX];
     int rc = jobs_dir("jobs", dir, sizeof dir);
     if (rc < 0)
@@ -511,27 +528,50 @@ static int unreachable(const char *cmd, long pid, const char *path, int rc)
     return 1;
 }
 
+/* "--job PID" at argv[*i]: true with *job set (and *i past it). */
+static bool job_option(int argc, char **argv, int *i, long *job)
+{
+    if (strcmp(argv[*i], "--job") != 0 || *i + 1 >= argc)
+        return false;
+    char *end;
+    long v = strtol(argv[*i + 1], &end, 10);
+    if (*end || v <= 0 || v >= 1L << 30)
+        return false;
+    *job = v;
+    (*i)++;
+    return true;
+}
+
+/* argv[*i] of a command whose only option is --job PID (tasks, top,
+ * vacate): 0 with *job set, or the usage error's status (said). */
+static int job_or_unknown(const char *cmd, int argc, char **argv, int *i, long *job)
+{
+    if (job_option(argc, argv, i, job))
+        return 0;
+    if (!strcmp(argv[*i], "--job"))
+        return cmd_missing_value(cmd, "--job", "the pid of a running job");
+    return argv[*i][0] == '-' ? cmd_unknown_option(cmd, argv[*i]) : cmd_unexpected(cmd, argv[*i]);
+}
+
 /* Options and operands: 0, or a usage error's status (said). */
 static int migrate_args(int argc, char **argv, long *job, int *tid, int *node, bool *help)
 {
     const char *ops[2];
     int nops = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        if (cmd_is_help(argv[i])) {
             *help = true;
             return 0;
         }
-        if (!strcmp(argv[i], "--job") && i + 1 < argc) {
-            char *end;
-            *job = strtol(argv[++i], &end, 10);
-            if (*end || *job <= 0 || *job >= 1L << 30)
-                return cmd_error("migrate", 2, "--job wants the pid of a running job");
+        if (!strcmp(argv[i], "--job")) {
+            if (!job_option(argc, argv, &i, job))
+                return cmd_missing_value("migrate", "--job", "the pid of a running job");
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cmd_error("migrate", 2, "unknown option (or --job without a pid)");
+            return cmd_unknown_option("migrate", argv[i]);
         } else if (nops < 2) {
             ops[nops++] = argv[i];
         } else {
-            return cmd_error("migrate", 2, "too many arguments: TID and NODE only");
+            return cmd_unexpected("migrate", argv[i]); /* TID and NODE only */
         }
     }
     if (nops < 2)
@@ -543,7 +583,7 @@ static int migrate_args(int argc, char **argv, long *job, int *tid, int *node, b
     return 0;
 }
 
-static int cmd_migrate(int argc, char **argv)
+int cmd_migrate(int argc, char **argv)
 {
     long want = 0;
     int tid, node;
@@ -571,7 +611,7 @@ static int cmd_migrate(int argc, char **argv)
     return ok ? 0 : 1;
 }
 
-static const char tasks_help[] =
+const char tasks_help[] =
     "usage: upvm tasks [--job PID]\n"
     "\n"
     "List the tasks of a running job, node by node, as the nodes last wrote\n"
@@ -590,19 +630,17 @@ static const char tasks_help[] =
     "\n"
     "Exit status: 0, 1 when no job answered, 2 for a usage error.\n";
 
-static int cmd_tasks(int argc, char **argv)
+int cmd_tasks(int argc, char **argv)
 {
     long want = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        if (cmd_is_help(argv[i])) {
             fputs(tasks_help, stdout);
             return 0;
         }
-        char *end;
-        if (!strcmp(argv[i], "--job") && i + 1 < argc &&
-            (want = strtol(argv[++i], &end, 10)) > 0 && !*end && want < 1L << 30)
-            continue;
-        return cmd_error("tasks", 2, "unknown argument (only --job PID)");
+        int rc = job_or_unknown("tasks", argc, argv, &i, &want);
+        if (rc != 0)
+            return rc;
     }
     char dir[CTL_PATH_MAX], path[CTL_PATH_MAX];
     static char reply[1 << 18];
@@ -638,23 +676,9 @@ static long reach_job(const char *cmd, long want, char *path, size_t len)
     return pid;
 }
 
-/* "--job PID" at argv[*i]: true with *job set (and *i past it). */
-static bool job_option(int argc, char **argv, int *i, long *job)
-{
-    if (strcmp(argv[*i], "--job") != 0 || *i + 1 >= argc)
-        return false;
-    char *end;
-    long v = strtol(argv[*i + 1], &end, 10);
-    if (*end || v <= 0 || v >= 1L << 30)
-        return false;
-    *job = v;
-    (*i)++;
-    return true;
-}
-
 /* ------------------------------------------------------------ top */
 
-static const char top_help[] =
+const char top_help[] =
     "usage: upvm top [--once] [--interval SECONDS] [--job PID]\n"
     "\n"
     "Show what the global scheduler of a running job sees, redrawn in place\n"
@@ -774,13 +798,13 @@ static int top_loop(long pid, const char *path, bool live, long interval_ms)
     }
 }
 
-static int cmd_top(int argc, char **argv)
+int cmd_top(int argc, char **argv)
 {
     long want = 0;
     bool once = false;
     double interval = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        if (cmd_is_help(argv[i])) {
             fputs(top_help, stdout);
             return 0;
         }
@@ -792,14 +816,12 @@ static int cmd_top(int argc, char **argv)
             char *end = NULL;
             interval = i + 1 < argc ? strtod(argv[++i], &end) : 0;
             if (!end || end == argv[i] || *end || !(interval >= 0.1 && interval <= 3600))
-                return cmd_error("top", 2, "--interval wants seconds from 0.1 to 3600");
+                return cmd_missing_value("top", "--interval", "seconds from 0.1 to 3600");
             continue;
         }
-        if (job_option(argc, argv, &i, &want))
-            continue;
-        if (!strcmp(argv[i], "--job"))
-            return cmd_error("top", 2, "--job wants the pid of a running job");
-        return cmd_error("top", 2, "unknown argument (--once, --interval SECONDS, --job PID)");
+        int rc = job_or_unknown("top", argc, argv, &i, &want);
+        if (rc != 0)
+            return rc;
     }
     char path[CTL_PATH_MAX];
     long pid = reach_job("top", want, path, sizeof path);
@@ -824,7 +846,7 @@ static int cmd_top(int argc, char **argv)
 
 /* ------------------------------------------------------------ vacate, restore */
 
-static const char vacate_help[] =
+const char vacate_help[] =
     "usage: upvm vacate [--job PID] NODE|HOST\n"
     "       upvm restore [--job PID] NODE|HOST\n"
     "\n"
@@ -846,23 +868,23 @@ static const char vacate_help[] =
     "answered), 2 for a usage error.\n";
 
 /* upvm vacate / upvm restore (argv[0] says which). */
-static int cmd_vacate(int argc, char **argv)
+int cmd_vacate(int argc, char **argv)
 {
     const char *cmd = argv[0], *target = NULL;
     long want = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        if (cmd_is_help(argv[i])) {
             fputs(vacate_help, stdout);
             return 0;
         }
-        if (job_option(argc, argv, &i, &want))
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            int rc = job_or_unknown(cmd, argc, argv, &i, &want);
+            if (rc != 0)
+                return rc;
             continue;
-        if (!strcmp(argv[i], "--job"))
-            return cmd_error(cmd, 2, "--job wants the pid of a running job");
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cmd_error(cmd, 2, "unknown option (only --job PID)");
+        }
         if (target)
-            return cmd_error(cmd, 2, "too many arguments: one NODE or HOST");
+            return cmd_unexpected(cmd, argv[i]); /* one NODE or HOST */
         target = argv[i];
     }
     int node;
@@ -883,63 +905,4 @@ static int cmd_vacate(int argc, char **argv)
     size_t len = strlen(reply);
     fprintf(ok ? stdout : stderr, "%s%s", reply, len && reply[len - 1] == '\n' ? "" : "\n");
     return ok ? 0 : 1;
-}
-
-int main(int argc, char **argv)
-{
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-        !strcmp(argv[1], "help")) {
-        printf("usage: upvm run [-n N] PROGRAM [ARGS...]   (upvm run --help)\n"
-               "       upvm migrate [--job PID] TID NODE    (upvm migrate --help)\n"
-               "       upvm jobs                            (upvm jobs --help)\n"
-               "       upvm tasks [--job PID]               (upvm tasks --help)\n"
-               "       upvm top [--once] [--job PID]        (upvm top --help)\n"
-               "       upvm vacate [--job PID] NODE|HOST    (upvm vacate --help)\n"
-               "       upvm restore [--job PID] NODE|HOST   (upvm restore --help)\n"
-               "       upvm start [-n NODES]                start this user's VM\n"
-               "       upvm halt                            halt it (every task ends)\n"
-               "       upvm console [-c CMDS]               PVM's console in the VM\n"
-               "       upvm --version\n");
-        return argc < 2 ? 2 : 0;
-    }
-    if (!strcmp(argv[1], "--version")) {
-        printf("upvm (UPVM) 0.1.0\n");
-#ifdef UPVM_MPI_FLAVOR
-        printf("MPI transport: yes (%s; jobs of several hosts through %s)\n", UPVM_MPI_FLAVOR,
-               UPVM_MPIRUN_DEFAULT);
-#else
-        printf("MPI transport: no (jobs of one host only)\n");
-#endif
-        return 0;
-    }
-    if (!strcmp(argv[1], "migrate"))
-        return cmd_migrate(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "jobs"))
-        return cmd_jobs(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "tasks"))
-        return cmd_tasks(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "top"))
-        return cmd_top(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "vacate") || !strcmp(argv[1], "restore"))
-        return cmd_vacate(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "halt"))
-        return cmd_halt(argc - 1, argv + 1);
-    bool vm_cmd = !strcmp(argv[1], "start") || !strcmp(argv[1], "console");
-    if (strcmp(argv[1], "run") != 0 && !vm_cmd) {
-        fprintf(stderr, "upvm: unknown command '%s' (upvm --help)\n", argv[1]);
-        return 2;
-    }
-    /* UPVM_ASLR after the personality: run again, we do not read it (nor
-     * say a bad value) a second time */
-    static const char *const keep[] = {"keep", NULL};
-    int pers = personality(0xffffffff), k;
-    if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
-        env_choice("UPVM_ASLR", keep, -1, 0, &k) <= 0 &&
-        personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1)
-        execv("/proc/self/exe", argv); /* same addresses in every node */
-    if (!strcmp(argv[1], "start"))
-        return cmd_start(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "console"))
-        return cmd_console(argc - 1, argv + 1);
-    return cmd_run(argc - 1, argv + 1);
 }

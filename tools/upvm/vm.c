@@ -47,24 +47,44 @@ int vm_ensure(int nnodes, int quiet)
     return 0;
 }
 
+const char start_help[] =
+    "usage: upvm start [-n NODES]\n"
+    "\n"
+    "Start this user's persistent VM (one per user on this host): NODES\n"
+    "nodes (default: one per core) that run the tasks spawned into it until\n"
+    "`upvm halt` or the console's `halt`.  While it is up, every program of\n"
+    "this user (./master, upvm run) joins it as PVM programs join the\n"
+    "pvmd.  Its output goes to its log (the path is printed).\n"
+    "\n"
+    "Options:\n"
+    "  -n NODES    how many nodes (1 .. 32)\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "Exit status: 0 when the VM runs (also when it already did), 1 when it\n"
+    "could not start, 2 for a usage error.\n";
+
+const char halt_help[] =
+    "usage: upvm halt\n"
+    "\n"
+    "Halt this user's VM: every task in it ends, and every program joined\n"
+    "to it.\n"
+    "\n"
+    "Exit status: 0 when the VM has ended, 1 when none was running or it did\n"
+    "not end in time, 2 for a usage error.\n";
+
 int cmd_start(int argc, char **argv)
 {
     int nnodes = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: upvm start [-n NODES]\n"
-                   "Start this user's persistent VM (one per user on this host): NODES\n"
-                   "nodes (default: one per core) that run the tasks spawned into it until\n"
-                   "`upvm halt` or the console's `halt`.  While it is up, every program of\n"
-                   "this user (./master, upvm run) joins it as PVM programs join the\n"
-                   "pvmd.  Its output goes to its log (the path is printed).\n");
+        if (cmd_is_help(argv[i])) {
+            fputs(start_help, stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 32)
-                return cmd_error("start", 2, "-n wants a number of nodes, 1 to 32");
+        if (!strcmp(argv[i], "-n")) {
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[++i], &end, 10) : 0;
+            if (!end || end == argv[i] || *end || v < 1 || v > 32)
+                return cmd_missing_value("start", "-n", "a number of nodes from 1 to 32");
             nnodes = (int)v;
             continue;
         }
@@ -72,7 +92,7 @@ int cmd_start(int argc, char **argv)
             return cmd_error("start", 1, "a VM over several hosts (a hostfile) is not supported "
                                          "yet: run a job over several hosts with upvm run "
                                          "--hostfile FILE or mpirun (docs/hosts.md)");
-        return cmd_error("start", 2, "unknown argument (only -n NODES)");
+        return cmd_unknown_option("start", argv[i]);
     }
     return vm_ensure(nnodes, 0);
 }
@@ -86,13 +106,13 @@ static long ms_now(void)
 
 int cmd_halt(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: upvm halt\nHalt this user's VM: every task in it ends, and every "
-               "program joined to it.\n");
+    if (argc > 1 && cmd_is_help(argv[1])) {
+        fputs(halt_help, stdout);
         return 0;
     }
-    if (argc > 1)
-        return cmd_error("halt", 2, "takes no arguments");
+    if (argc > 1) /* it takes none */
+        return argv[1][0] == '-' ? cmd_unknown_option("halt", argv[1])
+                                 : cmd_unexpected("halt", argv[1]);
     char path[CTL_PATH_MAX], reply[256];
     if (!vm_sock_path(path, sizeof path))
         return cmd_error("halt", 1, "no directory for the VM's socket fits a socket path");
