@@ -31,6 +31,7 @@
 #include "node/board.h"
 #include "node/control.h"
 #include "node/launch.h"
+#include "node/title.h"
 #include "node/vm.h"
 #include "util/output.h"
 
@@ -46,7 +47,8 @@ static long ms_since(const struct timespec *start)
 }
 
 /* A forked node: die with the launcher, take the caller's signal mask
- * back, join the transport as `node`. */
+ * back, join the transport as `node`, and say so in ps (title.h: the
+ * launcher, the process the user started, keeps its name). */
 static void join_job(net_shm_seg_t *seg, const net_config_t *cfg, int node, pid_t launcher,
                      const sigset_t *mask)
 {
@@ -54,6 +56,7 @@ static void join_job(net_shm_seg_t *seg, const net_config_t *cfg, int node, pid_
     if (getppid() != launcher)
         _exit(128 + SIGKILL); /* the launcher died before prctl */
     sigprocmask(SIG_SETMASK, mask, NULL); /* the caller's, not the launcher's */
+    (void)node_set_title(node, launcher); /* a kernel that refuses: comm only */
     if (net_init_shm(seg, node, cfg) != 0)
         _exit(127);
 }

@@ -26,6 +26,7 @@
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 #include "run/run.h"
+#include "util/comm.h"
 #include "util/env.h"
 #include "util/output.h"
 
@@ -38,6 +39,8 @@ static void reexec_without_aslr(char **argv)
      * without ASLR) does not read it, nor say a bad value a second time */
     static const char *const keep[] = {"keep", NULL};
     int pers = personality(0xffffffff), k;
+    if (pers != -1 && (pers & ADDR_NO_RANDOMIZE))
+        util_comm_from_argv0(argv[0]); /* run again: "exe" in top otherwise */
     if (pers == -1 || (pers & ADDR_NO_RANDOMIZE) ||
         env_choice("UPVM_ASLR", keep, -1, 0, &k) > 0)
         return;

@@ -26,6 +26,10 @@
 #               send half a request and stall: upvm tasks, jobs and migrate
 #               are answered within their 2 s all the same (the oldest idle
 #               clients are closed, told why), and every client is let in
+#   titles      the nodes in ps and top: comm upvm-nodeK, cmdline "upvm: node
+#               K of job PID (command line)", of a job started directly and
+#               one by upvm run; the launcher keeps its name (77: a kernel
+#               without PR_SET_MM_MAP)
 #   top         upvm top --once, and upvm top on a terminal (script(1)) until
 #               the job ends; upvm vacate / restore: a node, a host, no such
 #               node or host.  The balancer's table and answers when the job
@@ -468,6 +472,47 @@ mpi)
     [ "$status" -eq 0 ] || fail "exit status $status"
     grep -q "^worker answered$" "$work/out0" || fail "the worker did not answer after its moves"
     expect_gone "${S[0]}"
+    ;;
+titles)
+    # the nodes a launcher forked are named in ps and top (src/node/title.h):
+    # comm upvm-nodeK, cmdline "upvm: node K of job PID (the command line)";
+    # the launcher, the process the user started, keeps its own name
+    start 0 direct
+    start 1 run
+    for n in 0 1; do
+        nodes=$(pgrep -P "${L[n]}" | sort -n)
+        [ "$(wc -w <<<"$nodes")" = 2 ] || fail "job $n: not 2 nodes under ${L[n]}: $nodes"
+        seen=""
+        for p in $nodes; do
+            comm=$(cat "/proc/$p/comm") && cmdline=$(tr '\0' ' ' <"/proc/$p/cmdline") ||
+                fail "job $n: node $p went away"
+            [[ $comm =~ ^upvm-node([01])$ ]] || fail "job $n: node $p has comm '$comm'"
+            k=${BASH_REMATCH[1]}
+            if [ "$cmdline" != "${cmdline#upvm: }" ]; then :
+            elif [ "$n" = 0 ] && [[ $cmdline == *"$mark"* ]]; then
+                echo "SKIP: this kernel keeps a node's command line (no PR_SET_MM_MAP): $cmdline"
+                end 0; end 1; exit 77
+            fi
+            want="upvm: node $k of job ${L[n]} ("
+            [ "$n" = 1 ] && want+="$upvm run --nodes 2 "
+            want+="./ctl-job $work/stop$n $mark) "
+            [ "$cmdline" = "$want" ] || fail "job $n node $k: cmdline '$cmdline', expected '$want'"
+            seen+=$k
+        done
+        [ "$seen" = 01 ] || [ "$seen" = 10 ] || fail "job $n: nodes named $seen, expected 0 and 1"
+        [ "$(awk '$1 == "node0" && $2 == "pid" { print $3 }' "$work/out$n")" = \
+          "$(pgrep -P "${L[n]}" -x upvm-node0)" ] || fail "job $n: node 0's pid is not upvm-node0's"
+        launcher=$(tr '\0' ' ' <"/proc/${L[n]}/cmdline")
+        want=$([ "$n" = 1 ] && echo upvm || echo ctl-job)
+        [ "$(cat "/proc/${L[n]}/comm")" = "$want" ] ||
+            fail "job $n: the launcher's comm is '$(cat "/proc/${L[n]}/comm")', expected $want"
+        [[ $launcher == *"ctl-job $work/stop$n $mark "* && $launcher != upvm:* ]] ||
+            fail "job $n: the launcher's cmdline changed: $launcher"
+    done
+    end 0
+    [ "$status" -eq 0 ] || fail "job 0: exit status $status"
+    end 1
+    [ "$status" -eq 0 ] || fail "job 1: exit status $status"
     ;;
 *)
     echo "test-upvm-ctl.sh: unknown case $case"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "util/comm.h"
 #include "util/env.h"
 
 static int cmd_help(int argc, char **argv);
@@ -167,6 +168,8 @@ static void reexec_without_aslr(char **argv)
 {
     static const char *const keep[] = {"keep", NULL};
     int pers = personality(0xffffffff), k;
+    if (pers != -1 && (pers & ADDR_NO_RANDOMIZE))
+        util_comm_from_argv0(argv[0]); /* run again: "exe" in top otherwise */
     if (pers != -1 && !(pers & ADDR_NO_RANDOMIZE) &&
         env_choice("UPVM_ASLR", keep, -1, 0, &k) <= 0 &&
         personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1)
