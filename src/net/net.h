@@ -87,8 +87,9 @@ typedef struct net_config {
 /*
  * The defaults, overridden by the environment: UPVM_NET_RING (a size,
  * "1M"), UPVM_NET_IDLE (spin, block, adaptive), UPVM_NET_SPIN_NS,
- * UPVM_NET_SPIN_MAX_NS, UPVM_NET_LOCAL (shm, mpi; a bad value is said and
- * gives shm, but is no error: it matters only under mpirun).
+ * UPVM_NET_SPIN_MAX_NS, UPVM_NET_LOCAL (shm, mpi).  A bad value of any
+ * ends the process (util/env.h); net_config_from_env returns -EINVAL only
+ * in tests (env_test_keep_going).
  *
  * adaptive: a wait spins for a window of spin_ns (5 µs) to spin_max_ns
  * (100 µs), then sleeps.  The window follows the traffic: when a sleep

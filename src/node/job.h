@@ -122,7 +122,7 @@ int node_job_join(void) HIDDEN;
 void node_job_ready(void) HIDDEN;
 
 /* The number of nodes asked for: UPVM_NODES (a count, or "cores"), else
- * dflt.  A bad value is reported and gives dflt. */
+ * dflt.  A bad value ends the process (util/env.h). */
 int node_job_nodes_from_env(int dflt) HIDDEN;
 /* One node per CPU this process may use (util/cpus.h: affinity, cgroup
  * quota), at most NODE_MAX / 2 (room to add nodes). */
