@@ -447,7 +447,7 @@ TEST(bad_stack_size_is_refused)
     run_case("stack-env", "UPVM_STACK_SIZE=lots", &o);
     CHECK_EQ(o.status, 2);
     CHECK_STR_CONTAINS(o.err, "UPVM_STACK_SIZE=lots: not a size");
-    CHECK_STR_CONTAINS(o.err, "refused (the default is 256K)");
+    CHECK_STR_CONTAINS(o.err, "refusing to start (unset it for the default, 256K)");
     run_case("stack-env", "UPVM_STACK_SIZE=5G", &o);
     CHECK_EQ(o.status, 2);
     run_case("stack-env", "UPVM_STACK_GUARD=paper", &o);

@@ -25,14 +25,14 @@ struct upvm_cmd {
  *                      status
  *   cmd_unknown_option "upvm CMD: unknown option '--foo' (see ...)": 2
  *   cmd_unexpected     "upvm CMD: unexpected argument 'x' (see ...)": 2
- *   cmd_missing_value  "upvm CMD: --job wants the pid of a running job
+ *   cmd_option_wants  "upvm CMD: --job wants the pid of a running job
  *                      (see ...)": 2 (an option without its value, or a
  *                      value it does not take)
  */
 int cmd_error(const char *cmd, int status, const char *what);
 int cmd_unknown_option(const char *cmd, const char *arg);
 int cmd_unexpected(const char *cmd, const char *arg);
-int cmd_missing_value(const char *cmd, const char *opt, const char *what);
+int cmd_option_wants(const char *cmd, const char *opt, const char *what);
 
 /* -h or --help. */
 bool cmd_is_help(const char *arg);

@@ -779,7 +779,7 @@ int cmd_console(int argc, char **argv)
         }
         if (!strcmp(argv[i], "-c")) {
             if (i + 1 >= argc)
-                return cmd_missing_value("console", "-c", "console commands, as one argument");
+                return cmd_option_wants("console", "-c", "console commands, as one argument");
             script = argv[++i];
             continue;
         }

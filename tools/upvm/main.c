@@ -98,7 +98,7 @@ int cmd_unexpected(const char *cmd, const char *arg)
     return 2;
 }
 
-int cmd_missing_value(const char *cmd, const char *opt, const char *what)
+int cmd_option_wants(const char *cmd, const char *opt, const char *what)
 {
     fprintf(stderr, "upvm %s: %s wants %s (see upvm help %s)\n", cmd, opt, what, cmd);
     return 2;

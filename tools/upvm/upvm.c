@@ -200,7 +200,7 @@ static int run_on_hosts(struct upvm_hosts *hosts, int nranks, char **kept, int n
 static const char *option_value(int argc, char **argv, int *i, const char *wants)
 {
     if (*i + 1 >= argc) {
-        cmd_missing_value("run", argv[*i], wants);
+        cmd_option_wants("run", argv[*i], wants);
         return NULL;
     }
     return argv[++*i];
@@ -249,7 +249,7 @@ int cmd_run(int argc, char **argv)
             char *end;
             long k = strtol(v, &end, 10);
             if (strcmp(v, "cores") != 0 && (*end || k < 1 || k > 32))
-                return cmd_missing_value("run", opt, wants);
+                return cmd_option_wants("run", opt, wants);
             setenv("UPVM_NODES", v, 1);
             nranks = strcmp(v, "cores") ? (int)k : 0; /* with hosts: mpirun's -n */
             continue;
@@ -259,7 +259,7 @@ int cmd_run(int argc, char **argv)
             if (!(v = option_value(argc, argv, &i, wants)))
                 return 2;
             if (strcmp(v, "block") != 0 && strcmp(v, "cyclic") != 0)
-                return cmd_missing_value("run", opt, wants);
+                return cmd_option_wants("run", opt, wants);
             setenv("UPVM_PLACEMENT", v, 1);
             kept[nkept++] = argv[i - 1];
             kept[nkept++] = argv[i];
@@ -274,7 +274,7 @@ int cmd_run(int argc, char **argv)
             for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++)
                 known |= !strcmp(v, policies[k]);
             if (!known)
-                return cmd_missing_value("run", opt, wants);
+                return cmd_option_wants("run", opt, wants);
             setenv("UPVM_BALANCE", v, 1);
             kept[nkept++] = argv[i - 1];
             kept[nkept++] = argv[i];
@@ -287,7 +287,7 @@ int cmd_run(int argc, char **argv)
             char *end;
             n = strtol(v, &end, 10);
             if (*end || end == v || n < 1 || n > 1000000)
-                return cmd_missing_value("run", opt, wants);
+                return cmd_option_wants("run", opt, wants);
             kept[nkept++] = "-n"; /* the ranks' upvm run gets the one spelling */
             kept[nkept++] = argv[i];
             continue;
@@ -549,7 +549,7 @@ static int job_or_unknown(const char *cmd, int argc, char **argv, int *i, long *
     if (job_option(argc, argv, i, job))
         return 0;
     if (!strcmp(argv[*i], "--job"))
-        return cmd_missing_value(cmd, "--job", "the pid of a running job");
+        return cmd_option_wants(cmd, "--job", "the pid of a running job");
     return argv[*i][0] == '-' ? cmd_unknown_option(cmd, argv[*i]) : cmd_unexpected(cmd, argv[*i]);
 }
 
@@ -565,7 +565,7 @@ static int migrate_args(int argc, char **argv, long *job, int *tid, int *node, b
         }
         if (!strcmp(argv[i], "--job")) {
             if (!job_option(argc, argv, &i, job))
-                return cmd_missing_value("migrate", "--job", "the pid of a running job");
+                return cmd_option_wants("migrate", "--job", "the pid of a running job");
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return cmd_unknown_option("migrate", argv[i]);
         } else if (nops < 2) {
@@ -816,7 +816,7 @@ int cmd_top(int argc, char **argv)
             char *end = NULL;
             interval = i + 1 < argc ? strtod(argv[++i], &end) : 0;
             if (!end || end == argv[i] || *end || !(interval >= 0.1 && interval <= 3600))
-                return cmd_missing_value("top", "--interval", "seconds from 0.1 to 3600");
+                return cmd_option_wants("top", "--interval", "seconds from 0.1 to 3600");
             continue;
         }
         int rc = job_or_unknown("top", argc, argv, &i, &want);

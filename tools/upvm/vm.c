@@ -84,7 +84,7 @@ int cmd_start(int argc, char **argv)
             char *end = NULL;
             long v = i + 1 < argc ? strtol(argv[++i], &end, 10) : 0;
             if (!end || end == argv[i] || *end || v < 1 || v > 32)
-                return cmd_missing_value("start", "-n", "a number of nodes from 1 to 32");
+                return cmd_option_wants("start", "-n", "a number of nodes from 1 to 32");
             nnodes = (int)v;
             continue;
         }
