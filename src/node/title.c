@@ -83,19 +83,24 @@ int node_set_title(int node, pid_t job)
     int rc = read_stat(f);
     if (rc != 0)
         return rc;
-    char *page = mmap(NULL, TITLE_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
+    char *page = mmap(NULL, TITLE_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (page == MAP_FAILED)
         return -errno;
     /* fields 48, 49: arg_start, arg_end, the command line as it is now */
     size_t title_len = format_title(page, TITLE_MAX, node, job, (const char *)f[48],
                                     f[49] > f[48] ? f[49] - f[48] : 0);
     struct prctl_mm_map map = {
-        .start_code = f[26], .end_code = f[27], .start_stack = f[28],
-        .start_data = f[45], .end_data = f[46], .start_brk = f[47],
+        .start_code = f[26],
+        .end_code = f[27],
+        .start_stack = f[28],
+        .start_data = f[45],
+        .end_data = f[46],
+        .start_brk = f[47],
         .brk = (unsigned long)sbrk(0),
-        .arg_start = (unsigned long)page, .arg_end = (unsigned long)page + title_len,
-        .env_start = f[50], .env_end = f[51],
+        .arg_start = (unsigned long)page,
+        .arg_end = (unsigned long)page + title_len,
+        .env_start = f[50],
+        .env_end = f[51],
         .exe_fd = (unsigned)-1, /* unchanged: no privilege needed */
     };
     if (prctl(PR_SET_MM, PR_SET_MM_MAP, (unsigned long)&map, sizeof map, 0) != 0) {

@@ -15,7 +15,7 @@ struct upvm_cmd {
     const char *summary;  /* one line */
     const char *help;     /* `upvm help NAME`, `upvm NAME --help` */
     int (*run)(int argc, char **argv);
-    bool starts_nodes;    /* runs with address randomisation off */
+    bool starts_nodes; /* runs with address randomisation off */
 };
 
 /*
@@ -53,8 +53,8 @@ int cmd_vacate(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_halt(int argc, char **argv);
 int cmd_console(int argc, char **argv);
-extern const char run_help[], jobs_help[], tasks_help[], migrate_help[], top_help[],
-    vacate_help[], start_help[], halt_help[], console_help[];
+extern const char run_help[], jobs_help[], tasks_help[], migrate_help[], top_help[], vacate_help[],
+    start_help[], halt_help[], console_help[];
 
 /* The VM's socket path; false when none fits. */
 int vm_sock_path(char *path, size_t len);

@@ -33,8 +33,9 @@ static const char version_help[] =
 
 /* Every subcommand; `upvm help` lists them in this order. */
 static const struct upvm_cmd commands[] = {
-    {"run", "run [-n N | -np N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
-            "           [--placement block|cyclic] [--balance POLICY] [-t] [--] PROGRAM [ARGS...]",
+    {"run",
+     "run [-n N | -np N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
+     "           [--placement block|cyclic] [--balance POLICY] [-t] [--] PROGRAM [ARGS...]",
      "start a job: N copies of PROGRAM (built with upvmcc)", run_help, cmd_run, true},
     {"jobs", "jobs", "list your running jobs of several nodes", jobs_help, cmd_jobs, false},
     {"tasks", "tasks [--job PID]", "list a job's tasks, node by node", tasks_help, cmd_tasks,
@@ -47,24 +48,22 @@ static const struct upvm_cmd commands[] = {
      vacate_help, cmd_vacate, false},
     {"restore", "restore [--job PID] NODE|HOST", "let tasks go to a vacated node again",
      vacate_help, cmd_vacate, false},
-    {"start", "start [-n NODES]", "start this user's persistent VM", start_help, cmd_start,
-     true},
+    {"start", "start [-n NODES]", "start this user's persistent VM", start_help, cmd_start, true},
     {"halt", "halt", "halt the VM (every task in it ends)", halt_help, cmd_halt, false},
     {"console", "console [-c 'CMD; CMD; ...']", "PVM's console in the VM", console_help,
      cmd_console, true},
-    {"help", "help [COMMAND]", "this list, or one command's options", help_help, cmd_help,
-     false},
+    {"help", "help [COMMAND]", "this list, or one command's options", help_help, cmd_help, false},
     {"--version", "--version", "upvm's version", version_help, cmd_version, false},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-#define EXIT_STATUSES                                                              \
-    "Exit status: 0 when the command did what it was asked; 1 when it could\n"     \
-    "not (no job answered, the job refused, a program could not start: the\n"      \
-    "reason is printed); 2 for a usage error (an unknown command or option, a\n"   \
-    "bad value: the line names it) and for a bad UPVM_* setting (docs/env.md).\n"  \
-    "upvm run: the job's status instead (the first non-zero status of its\n"       \
-    "copies), 126 for a PROGRAM that is not executable, 127 for one not found;\n"  \
+#define EXIT_STATUSES                                                             \
+    "Exit status: 0 when the command did what it was asked; 1 when it could\n"    \
+    "not (no job answered, the job refused, a program could not start: the\n"     \
+    "reason is printed); 2 for a usage error (an unknown command or option, a\n"  \
+    "bad value: the line names it) and for a bad UPVM_* setting (docs/env.md).\n" \
+    "upvm run: the job's status instead (the first non-zero status of its\n"      \
+    "copies), 126 for a PROGRAM that is not executable, 127 for one not found;\n" \
     "upvm run --help has the full list.\n"
 
 static const struct upvm_cmd *find_command(const char *name)
