@@ -1216,6 +1216,11 @@ int pvm_pstat(int tid)
 
 void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx)
 {
+    /* The balancer's first tick may come while the node still waits for
+     * the others (node_job_ready), before the PVM layer's first call set
+     * the task list up: no task yet. */
+    if (!pvm_node.ready)
+        return;
     list_for_each(l, &pvm_node.tasks) {
         struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
         fn(ctx, k->tid, k->ulp, k->placed, k->traffic);
