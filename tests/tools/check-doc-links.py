@@ -12,7 +12,9 @@ Reads README.md, every docs/**/*.md and every README.md of the repository
   - each path in backquotes that starts with a folder of the repository
     (`src/node/vm.c`, `tests/pvm/`, `docs/env.md`, `tools/check-layers.py`):
     it must exist relative to the root (or to the document, when it does
-    not start with a top-level folder but "./" or "../"); a path with a
+    not start with a top-level folder but "./" or "../"); the same for such
+    a path in plain text when it names a file with an extension
+    (src/node/vm.c) or a folder (tests/pvm/); a path with a
     wildcard or a placeholder (*, ?, <...>, {...}, ..., $VAR) is checked
     up to it: its fixed prefix must exist;
   - no link or path leaves the repository (../ above the root, /work/...,
@@ -39,6 +41,9 @@ IMG_RE = re.compile(r'!\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*
 HREF_RE = re.compile(r'<a\s[^>]*href="([^"]+)"', re.I)
 REFDEF_RE = re.compile(r'^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$')
 CODE_RE = re.compile(r'(`+)(.+?)\1')
+# a repository path in plain text: a top-level folder, then a file with an
+# extension or a folder ending in "/" (prose like "src/tag/ctx" is not one)
+PLAIN_RE = re.compile(r'(?<![\w/.`<$-])([a-z]+/(?:[\w.+-]+/)*(?:[\w+-]+\.[A-Za-z]{1,5}|))(?![\w/`>])')
 HEADING_RE = re.compile(r'^(#{1,6})\s+(.*?)\s*#*\s*$')
 URL_RE = re.compile(r'^[a-zA-Z][a-zA-Z0-9+.-]*:')
 WILD_RE = re.compile(r'[*?<{\[$]|\.\.\.')
@@ -222,6 +227,11 @@ class Checker:
                 self.check_link(doc, lineno, m.group(1))
             for m in CODE_RE.finditer(line):
                 self.check_code_path(doc, lineno, m.group(2), line[:m.start()])
+            plain = LINK_RE.sub(" ", CODE_RE.sub(" ", line))
+            plain = re.sub(r'https?://\S+', ' ', plain)
+            for m in PLAIN_RE.finditer(plain):
+                if m.group(1).split("/", 1)[0] in self.top:
+                    self.check_code_path(doc, lineno, m.group(1), plain[:m.start()])
 
 
 def main(argv):
