@@ -17,6 +17,10 @@ Reads README.md, every docs/**/*.md and every README.md of the repository
     (src/node/vm.c) or a folder (tests/pvm/); a path with a
     wildcard or a placeholder (*, ?, <...>, {...}, ..., $VAR) is checked
     up to it: its fixed prefix must exist;
+  - each bare document name (`env.md`, DESIGN.md), in backquotes or not:
+    a file of that name must exist beside the document, in docs/,
+    docs/reference/ or at the root (a name cut by a line break after "-"
+    is not checked);
   - no link or path leaves the repository (../ above the root, /work/...,
     the ../shared/ folder beside the repository): a reader has only the
     repository.  The one exception is the default of an option, written
@@ -44,6 +48,7 @@ CODE_RE = re.compile(r'(`+)(.+?)\1')
 # a repository path in plain text: a top-level folder, then a file with an
 # extension or a folder ending in "/" (prose like "src/tag/ctx" is not one)
 PLAIN_RE = re.compile(r'(?<![\w/.`<$-])([a-z]+/(?:[\w.+-]+/)*(?:[\w+-]+\.[A-Za-z]{1,5}|))(?![\w/`>])')
+BARE_MD_RE = re.compile(r'(?<![\w/.-])([A-Za-z][\w-]*\.md)(?![\w/])')
 HEADING_RE = re.compile(r'^(#{1,6})\s+(.*?)\s*#*\s*$')
 URL_RE = re.compile(r'^[a-zA-Z][a-zA-Z0-9+.-]*:')
 WILD_RE = re.compile(r'[*?<{\[$]|\.\.\.')
@@ -200,6 +205,18 @@ class Checker:
                 return
         self.error(doc, lineno, "path %s: no such file or folder" % s)
 
+    def check_bare_md(self, doc, lineno, text, prev):
+        for m in BARE_MD_RE.finditer(text):
+            name = m.group(1)
+            if m.start() == len(text) - len(text.lstrip()) and prev.rstrip().endswith("-"):
+                continue  # the end of a name cut at a hyphen
+            here = os.path.dirname(os.path.join(self.root, doc))
+            places = (here, os.path.join(self.root, "docs"),
+                      os.path.join(self.root, "docs", "reference"), self.root)
+            if not any(os.path.isfile(os.path.join(d, name)) for d in places):
+                self.error(doc, lineno, "document %s: no such file (beside it, in docs/ or at the root)"
+                           % name)
+
     def check_doc(self, doc):
         path = os.path.join(self.root, doc)
         try:
@@ -227,6 +244,8 @@ class Checker:
                 self.check_link(doc, lineno, m.group(1))
             for m in CODE_RE.finditer(line):
                 self.check_code_path(doc, lineno, m.group(2), line[:m.start()])
+            self.check_bare_md(doc, lineno, LINK_RE.sub(" ", line),
+                               lines[i - 1] if i > 0 else "")
             plain = LINK_RE.sub(" ", CODE_RE.sub(" ", line))
             plain = re.sub(r'https?://\S+', ' ', plain)
             for m in PLAIN_RE.finditer(plain):
