@@ -1,5 +1,5 @@
 /*
- * loader.h - UPVM's ELF loader for process-mode ULPs (DESIGN.md decision 4).
+ * loader.h - UPVM's ELF loader for process-mode ULPs (architecture decision 4, docs/architecture.md).
  *
  * A program built with upvmcc is a position-independent executable (PIE,
  * -fPIC -pie, so it has no copy relocations).  The loader opens it once per

@@ -1,6 +1,6 @@
 /*
  * mem.h - the global virtual-address window, its slots, and the per-ULP
- * heap (DESIGN.md decision 3).
+ * heap (architecture decision 3, docs/architecture.md).
  *
  * The window.  At start-up a node reserves one large range of virtual
  * address space (PROT_NONE, MAP_NORESERVE, MAP_FIXED_NOREPLACE) at the same

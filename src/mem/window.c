@@ -1,5 +1,5 @@
 /*
- * window.c - the global virtual-address window and its slots (DESIGN.md
+ * window.c - the global virtual-address window and its slots (architecture
  * decision 3).
  *
  * One mmap reserves the whole window: PROT_NONE and MAP_NORESERVE, so it

@@ -1,6 +1,6 @@
 /*
  * mpi.c - the MPI transport: every frame is one MPI point-to-point message
- * between the ranks of an MPI job, one node per rank (DESIGN.md decisions 8
+ * between the ranks of an MPI job, one node per rank (architecture decisions 8
  * and 11: nodes on several hosts, started by mpirun / srun).
  *
  * Communicator and tags.  net_init_mpi duplicates MPI_COMM_WORLD, so that

@@ -3,7 +3,7 @@
  * processes of one job.
  *
  * A job has N nodes, numbered 0..N-1; each node is one OS process with one
- * scheduler thread (DESIGN.md decision 1), so a process has at most one
+ * scheduler thread (architecture decision 1, docs/architecture.md), so a process has at most one
  * transport and the calls below take no handle and no lock.  The layer
  * knows nothing of messages or tids: callers hand it byte strings (a
  * message's serialised form, msg_buf_serialize) and get byte strings back.
@@ -11,7 +11,7 @@
  * The interface is the same for every implementation; which one runs is
  * chosen once, at net_init_*: the shared-memory one for the nodes a
  * launcher forks on one host (shm.c, net_init_shm), or, for the ranks of an
- * MPI job on several hosts (net_init_mpi; DESIGN.md decisions 8 and 11),
+ * MPI job on several hosts (net_init_mpi; architecture decisions 8 and 11),
  * MPI point-to-point between hosts (mpi.c) and the same shared memory
  * between the ranks of one host (hybrid.c), the path chosen per
  * destination.  Callers of net_send / net_poll / net_wait do not change.

@@ -1,6 +1,6 @@
 /*
  * directory.h - where each task of a job is: the per-node tid -> node
- * directory that keeps tids location-independent (DESIGN.md decision 2).
+ * directory that keeps tids location-independent (architecture decision 2, docs/architecture.md).
  *
  * A tid carries the host part of the node that created it (one spawn's
  * copies get consecutive tids of the spawner's, as from one PVM host), but

@@ -6,7 +6,7 @@
  * upvm_program_start before anything else of the program runs.  The first
  * time (in the process the shell started) it turns that process into a
  * node: it re-executes itself once with address randomisation off (so that
- * libraries sit at the same addresses in every node: DESIGN.md decision 3),
+ * libraries sit at the same addresses in every node: architecture decision 3),
  * then loads the program again, as the first process-mode ULP, into a slot,
  * runs the job and exits with that ULP's status: the copy of the program the
  * kernel loaded never reaches its main.  In the copies the loader makes, the

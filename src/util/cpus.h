@@ -1,6 +1,6 @@
 /*
  * cpus.h - how many CPUs this process may really use: what a job sizes
- * itself by (one node per usable CPU, DESIGN.md decision 9).
+ * itself by (one node per usable CPU, architecture decision 9).
  *
  * Not the machine's online cores: under `taskset`, Slurm or a container a
  * job gets fewer, and a node per online core would put several nodes on
