@@ -68,23 +68,26 @@ def _read_string(inf, addr, limit=4096):
 
 
 class _List:
-    """The node's list as read now: version, generation, images by base."""
+    """The node's list as read now: version, generation, and its entries as
+    {base: (span, path pointer, ulp, slot)} (paths are read only for images
+    gdb does not know yet: see Images._sync)."""
 
     def __init__(self, inf, addr, want_images=True):
         head = LIST.unpack(bytes(inf.read_memory(addr, LIST.size)))
         self.version, self.state, self.generation, arr, count, self.last_event, self.last_base = head
-        self.images = {}
+        self.entries = {}
         if not want_images or count == 0:
             return
         raw = bytes(inf.read_memory(arr, count * IMAGE.size))
         for i in range(count):
             base, span, path, ulp, slot = IMAGE.unpack_from(raw, i * IMAGE.size)
-            self.images[base] = Image(base, span, _read_string(inf, path), ulp, slot)
+            self.entries[base] = (span, path, ulp, slot)
 
 
 class Image:
-    def __init__(self, base, span, path, ulp, slot):
-        self.base, self.span, self.path, self.ulp, self.slot = base, span, path, ulp, slot
+    def __init__(self, base, span, path_ptr, path, ulp, slot):
+        self.base, self.span, self.path_ptr, self.path = base, span, path_ptr, path
+        self.ulp, self.slot = ulp, slot
 
 
 _text_vaddr_cache = {}
@@ -125,7 +128,7 @@ class Images:
         self.loaded = {}
         self.known = {}  # the node's list as last read (also images without symbols)
         self.generation = None
-        self.max_images = 256
+        self.max_images = 100
         self.skipped_said = False
         self.busy = False  # adding symbols makes new objfiles: no sync inside a sync
 
@@ -211,14 +214,15 @@ class Images:
             # added: find it in the list (read whole only when needed)
         full = _List(inf, addr)
         self.generation = full.generation
-        for base in [b for b in self.known if b not in full.images or
-                     full.images[b].path != self.known[b].path]:
+        for base in [b for b in self.known if b not in full.entries or
+                     full.entries[b][1] != self.known[b].path_ptr]:
             self._drop(base)
-        for base, img in full.images.items():
-            if base in self.known:
-                self.known[base] = img  # the ULP may be another (a task that came back)
+        for base, (span, path_ptr, ulp, slot) in full.entries.items():
+            known = self.known.get(base)
+            if known is not None:
+                known.ulp, known.slot = ulp, slot  # a task that left and came back
             else:
-                self._take(img)
+                self._take(Image(base, span, path_ptr, _read_string(inf, path_ptr), ulp, slot))
 
     def containing(self, pc):
         for img in self.known.values():
@@ -237,10 +241,12 @@ IMAGES = Images()
 
 
 class _Hook(gdb.Breakpoint):
-    """The node calls upvm_debug_state() after each change of its list."""
+    """The node calls upvm_debug_state() after each change of its list.  Set
+    by address: every add-symbol-file makes gdb re-set all breakpoints, and
+    one by name would be looked up again in every image each time."""
 
-    def __init__(self):
-        super().__init__("upvm_debug_state", internal=True)
+    def __init__(self, addr):
+        super().__init__("*%#x" % addr, internal=True)
         self.silent = True
 
     def stop(self):
@@ -258,10 +264,11 @@ def _on_new_objfile(event):
     # libupvm came (run, attach): the breakpoint on its hook, and what the
     # node already has gets symbols now
     global _hook
-    if _address_of("upvm_debug") is None:
+    hook_addr = _address_of("upvm_debug_state")
+    if _address_of("upvm_debug") is None or hook_addr is None:
         return
     if _hook is None:
-        _hook = _Hook()
+        _hook = _Hook(hook_addr)
     if _inferior() is not None:
         try:
             IMAGES.sync(incremental=False)
@@ -283,7 +290,12 @@ def _on_stop(event):
 
 
 def _on_exited(event):
+    # a run again may put libupvm elsewhere: the hook is set again then
+    global _hook
     IMAGES.reset()
+    if _hook is not None:
+        _hook.delete()
+        _hook = None
 
 
 # ------------------------------------------------------------------ ULPs
