@@ -19,6 +19,11 @@ int cmd_start(int argc, char **argv);
 int cmd_halt(int argc, char **argv);
 int cmd_console(int argc, char **argv);
 
+/* debug.c: upvm attach; upvm run --gdb (the job with node 0 under gdb:
+ * the job's exit status). */
+int cmd_attach(int argc, char **argv);
+int debug_run(const char *path, int ninst, char **argv);
+
 /* The VM's socket path; false when none fits. */
 int vm_sock_path(char *path, size_t len);
 

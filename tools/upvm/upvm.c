@@ -85,6 +85,9 @@ static const char run_help[] =
     "              Every host needs the same PROGRAM and upvm at the same paths\n"
     "              (docs/hosts.md); UPVM_MPIRUN names another mpirun (with\n"
     "              options: \"mpirun --mca btl tcp,self\")\n"
+    "  --gdb       run node 0 under gdb in this terminal: it waits for gdb\n"
+    "              before its tasks start (docs/debugging.md; UPVM_GDB names\n"
+    "              the debugger and its options)\n"
     "  -t, --tag-output\n"
     "              prefix every line a task writes to stdout or stderr with\n"
     "              its tid, \"[t40002] ...\" (UPVM_OUTPUT_TIDS=1 does the same)\n"
@@ -199,6 +202,7 @@ static int cmd_run(int argc, char **argv)
     long n = 1;
     int i = 1, nranks = 0, nkept = 0;
     struct upvm_hosts hosts = {0};
+    bool gdb = false;
     char err[512];
     char *kept[16];
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -215,6 +219,10 @@ static int cmd_run(int argc, char **argv)
         if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "--tag-output")) {
             setenv("UPVM_OUTPUT_TIDS", "1", 1);
             kept[nkept++] = argv[i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--gdb")) { /* node 0 under gdb (debug.c) */
+            gdb = true;
             continue;
         }
         if ((!strcmp(argv[i], "--hosts") || !strcmp(argv[i], "--hostfile")) && i + 1 < argc) {
@@ -273,6 +281,9 @@ static int cmd_run(int argc, char **argv)
     }
     if (i >= argc)
         return usage_error("no PROGRAM given");
+    if (hosts.n && gdb)
+        return usage_error("--gdb runs node 0 here under gdb: not with --hosts or --hostfile "
+                           "(upvm attach a node on its host instead)");
     if (hosts.n) {
         /* the ranks read UPVM_NODES as their own setting: under mpirun
          * each rank is one node, so it goes to mpirun as -n instead */
@@ -292,6 +303,8 @@ static int cmd_run(int argc, char **argv)
                 argv[i], strerror(errno));
         return 126;
     }
+    if (gdb)
+        return debug_run(path, (int)n, argv + i);
     /* NULL environment: the node's (and the console form for N > 1) */
     return upvm_run_program(path, (int)n, argv + i, NULL);
 }
@@ -896,6 +909,7 @@ int main(int argc, char **argv)
                "       upvm top [--once] [--job PID]        (upvm top --help)\n"
                "       upvm vacate [--job PID] NODE|HOST    (upvm vacate --help)\n"
                "       upvm restore [--job PID] NODE|HOST   (upvm restore --help)\n"
+               "       upvm attach JOB [NODE]               gdb on a node (upvm attach --help)\n"
                "       upvm start [-n NODES]                start this user's VM\n"
                "       upvm halt                            halt it (every task ends)\n"
                "       upvm console [-c CMDS]               PVM's console in the VM\n"
@@ -922,6 +936,8 @@ int main(int argc, char **argv)
         return cmd_top(argc - 1, argv + 1);
     if (!strcmp(argv[1], "vacate") || !strcmp(argv[1], "restore"))
         return cmd_vacate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "attach"))
+        return cmd_attach(argc - 1, argv + 1);
     if (!strcmp(argv[1], "halt"))
         return cmd_halt(argc - 1, argv + 1);
     bool vm_cmd = !strcmp(argv[1], "start") || !strcmp(argv[1], "console");
