@@ -14,6 +14,7 @@
 #include <pvm3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int tally(int from, int seen);
 void tick(int n);
@@ -31,10 +32,11 @@ void tick(int n)
     (void)beat;
 }
 
+/* "ready PID": the pid of the node the leader runs on (for upvm attach) */
 static void say_ready(const char *path)
 {
     FILE *f = fopen(path, "w");
-    if (!f || fputs("ready\n", f) == EOF || fclose(f) != 0) {
+    if (!f || fprintf(f, "ready %d\n", (int)getpid()) < 0 || fclose(f) != 0) {
         perror(path);
         exit(1);
     }
