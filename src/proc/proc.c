@@ -210,7 +210,7 @@ static bool proc_symbolise(uintptr_t addr, struct core_symbol *out)
     uint64_t vaddr = addr - inst.base, value = 0;
     out->name = loader_image_symbol_at(inst.img, vaddr, &value);
     out->start = inst.base + (uintptr_t)value;
-    out->file = loader_image_path(inst.img);
+    out->file = loader_image_abspath(inst.img);
     out->file_off = (uintptr_t)vaddr;
     return true;
 }
