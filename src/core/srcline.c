@@ -32,8 +32,8 @@
 
 #include "core/crash.h"
 
-#define MAX_ADDRS 64            /* addresses per addr2line run */
-#define OUTPUT_MAX (32 * 1024)  /* what one run may answer */
+#define MAX_ADDRS 64           /* addresses per addr2line run */
+#define OUTPUT_MAX (32 * 1024) /* what one run may answer */
 
 static long now_ms(void)
 {
@@ -63,8 +63,8 @@ static const char *find_addr2line(void)
 
 /* Run addr2line on object with the addresses; its output into out (NUL
  * terminated).  False when it could not be run or did not finish in time. */
-static bool run_addr2line(const char *tool, const char *object, const uintptr_t *vaddrs,
-                          int n, char *out, size_t len, long deadline)
+static bool run_addr2line(const char *tool, const char *object, const uintptr_t *vaddrs, int n,
+                          char *out, size_t len, long deadline)
 {
     static char hex[MAX_ADDRS][24];
     static char *argv[MAX_ADDRS + 10];
@@ -145,8 +145,7 @@ static char *next_line(char **p)
 
 static bool placed(const char *fileline)
 {
-    return strncmp(fileline, "??", 2) != 0 && !strstr(fileline, ":0") &&
-           !strstr(fileline, ":?");
+    return strncmp(fileline, "??", 2) != 0 && !strstr(fileline, ":0") && !strstr(fileline, ":?");
 }
 
 /* addr2line's answer for the lines of one object (the lines with index
@@ -175,8 +174,8 @@ static int parse_answer(char *text, struct crash_line *lines, const int *idx, in
             if (level == 0)
                 snprintf(l->source, sizeof l->source, " at %s", line);
             else if (used + 1 < sizeof l->source)
-                snprintf(l->source + used, sizeof l->source - used, " (inlined in %s at %s)",
-                         func, line);
+                snprintf(l->source + used, sizeof l->source - used, " (inlined in %s at %s)", func,
+                         line);
             placed_n += level == 0;
         }
         func = NULL;

@@ -57,8 +57,7 @@ static void changed(int event, uint64_t base)
     upvm_debug_state();
 }
 
-void proc_debug_add(const struct loader_image *img, uintptr_t base, int slot,
-                    const struct ulp *u)
+void proc_debug_add(const struct loader_image *img, uintptr_t base, int slot, const struct ulp *u)
 {
     upvm_debug.state = UPVM_DEBUG_CHANGING;
     if (!reserve() || slot < 0 || (uint32_t)slot >= nslots) {
@@ -74,8 +73,11 @@ void proc_debug_add(const struct loader_image *img, uintptr_t base, int slot,
         proc_debug_remove(slot);
     uint32_t i = upvm_debug.count;
     upvm_debug.images[i] = (struct upvm_debug_image){
-        .base = base, .span = loader_image_span(img), .path = loader_image_abspath(img),
-        .ulp = u->id, .slot = slot,
+        .base = base,
+        .span = loader_image_span(img),
+        .path = loader_image_abspath(img),
+        .ulp = u->id,
+        .slot = slot,
     };
     upvm_debug.count = i + 1;
     index_of_slot[slot] = (int32_t)i + 1;

@@ -46,8 +46,8 @@ struct upvm_debug_image {
     uint64_t base;
     uint64_t span; /* bytes from base the image covers */
     const char *path;
-    int32_t ulp;   /* the ULP's id on this node */
-    int32_t slot;  /* the slot of the job's window it is in */
+    int32_t ulp;  /* the ULP's id on this node */
+    int32_t slot; /* the slot of the job's window it is in */
 };
 
 struct upvm_debug_list {
@@ -56,8 +56,8 @@ struct upvm_debug_list {
     uint64_t generation; /* + 1 per change: a debugger that saw g - 1 needs only last_* */
     struct upvm_debug_image *images; /* count entries, in no order */
     uint32_t count;
-    int32_t last_event;  /* enum upvm_debug_event, of the last change */
-    uint64_t last_base;  /* the base of the image it concerned */
+    int32_t last_event; /* enum upvm_debug_event, of the last change */
+    uint64_t last_base; /* the base of the image it concerned */
 };
 
 /* The list and the function called after each change (debug.c): names

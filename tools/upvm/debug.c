@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +45,7 @@
 struct gdb_cmd {
     char *argv[GDB_ARGS_MAX];
     int argc;
-    char words[1024];     /* UPVM_GDB, split */
+    char words[1024]; /* UPVM_GDB, split */
     char opts[4][PATH_MAX + 64];
 };
 
@@ -109,35 +108,33 @@ static void ptrace_hint(void)
     if (f)
         fclose(f);
     if (scope >= 1 && geteuid() != 0)
-        fprintf(stderr, "upvm: note: kernel.yama.ptrace_scope is %d: gdb may attach only to "
-                        "its own children (run as root, or sysctl "
-                        "kernel.yama.ptrace_scope=0)\n", scope);
+        fprintf(stderr,
+                "upvm: note: kernel.yama.ptrace_scope is %d: gdb may attach only to "
+                "its own children (run as root, or sysctl "
+                "kernel.yama.ptrace_scope=0)\n",
+                scope);
 }
 
 /* ------------------------------------------------------------ upvm run --gdb */
 
 /* Node 0's pid, as it writes it to fd when it is ready to wait for gdb;
- * -1 when the job ended (or said nothing for too long) instead. */
-static pid_t read_node_pid(int fd, pid_t job)
+ * -1 when the job ended (the pipe closed) or said nothing in time. */
+static pid_t read_node_pid(int fd)
 {
     char buf[32];
     size_t got = 0;
     time_t end = time(NULL) + NODE_PID_WAIT_S;
-    while (got < sizeof buf - 1 && time(NULL) < end) {
+    while (got < sizeof buf - 1 && time(NULL) < end && !memchr(buf, '\n', got)) {
         ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
-        if (n <= 0 && !(n < 0 && errno == EINTR))
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
             break;
-        got += n > 0 ? (size_t)n : 0;
-        if (memchr(buf, '\n', got))
-            break;
+        got += (size_t)n;
     }
     buf[got] = '\0';
-    int status;
     long pid = strtol(buf, NULL, 10);
-    if (pid > 0)
-        return (pid_t)pid;
-    (void)waitpid(job, &status, WNOHANG);
-    return -1;
+    return pid > 0 ? (pid_t)pid : -1;
 }
 
 static int status_of(int status)
@@ -177,8 +174,10 @@ static int run_gdb(pid_t pid)
     pid_t child = fork();
     if (child == 0) {
         execvp(g.argv[0], g.argv);
-        fprintf(stderr, "upvm run --gdb: cannot run %s: %s (install gdb, or name it in "
-                        "UPVM_GDB)\n", g.argv[0], strerror(errno));
+        fprintf(stderr,
+                "upvm run --gdb: cannot run %s: %s (install gdb, or name it in "
+                "UPVM_GDB)\n",
+                g.argv[0], strerror(errno));
         _exit(127);
     }
     int status = 0;
@@ -197,7 +196,7 @@ int debug_run(const char *path, int ninst, char **argv)
     close(fd[1]);
     if (job < 0)
         return cmd_error("run", 1, "--gdb: cannot fork the job");
-    pid_t node0 = read_node_pid(fd[0], job);
+    pid_t node0 = read_node_pid(fd[0]);
     close(fd[0]);
     int status;
     if (node0 < 0) {
@@ -272,14 +271,18 @@ static pid_t find_node(long job, int node)
         ask(path, "tasks\n", reply, sizeof reply, 2000) == 0) {
         pid_t pid = node_pid_in(reply, node);
         if (pid < 0)
-            fprintf(stderr, "upvm attach: job %ld has no node%d (upvm tasks --job %ld lists "
-                            "its nodes)\n", job, node, job);
+            fprintf(stderr,
+                    "upvm attach: job %ld has no node%d (upvm tasks --job %ld lists "
+                    "its nodes)\n",
+                    job, node, job);
         return pid;
     }
     if (node == 0 && runs_upvm((pid_t)job))
         return (pid_t)job; /* a job of one node */
-    fprintf(stderr, "upvm attach: no UPVM job with pid %ld (upvm jobs lists the jobs of "
-                    "several nodes; a job of one node is its process)\n", job);
+    fprintf(stderr,
+            "upvm attach: no UPVM job with pid %ld (upvm jobs lists the jobs of "
+            "several nodes; a job of one node is its process)\n",
+            job);
     return -1;
 }
 
