@@ -9,6 +9,8 @@
 #           suspended task is symbolised
 #   attach  upvm attach JOB NODE to a job of two nodes that waits: the same
 #           through the job's control socket, on the node of the leader
+#   migrate a task moved (upvm migrate) to the leader's node: gdb there
+#           shows its frames symbolised, gdb on the node it left has it no more
 # Exit 77 (skipped) only where ptrace is not permitted (said why).
 set -uo pipefail
 build=$(cd "$1" && pwd) || exit 2
@@ -101,6 +103,21 @@ $2
 GDB
 }
 
+# A job of two nodes, no balancing (the tasks stay where they start),
+# ready: the leader wrote "ready PID" with its node's pid when all its
+# followers had written.  Sets job, node_pid, tasks (upvm tasks), node
+# (the leader's node number).
+start_waiting_job() {
+    (cd "$tmp" && exec "$upvm" run --nodes 2 --balance none -n 5 "$prog" "$tmp/ready" \
+        >"$tmp/job.out" 2>&1) &
+    job=$!
+    wait_file "$tmp/ready"
+    read -r _ node_pid <"$tmp/ready"
+    tasks=$("$upvm" tasks --job "$job" 2>&1) || fail "upvm tasks --job $job: $tasks"
+    node=$(sed -n "s/^node\([0-9]*\) pid $node_pid:.*/\1/p" <<<"$tasks")
+    [ -n "$node" ] || fail "the leader's node (pid $node_pid) is not in: $tasks"
+}
+
 case $case_ in
 run)
     commands "$tally_line" kill >"$tmp/cmds"
@@ -113,16 +130,7 @@ run)
     expect "^upvm: node 0 waits for you before its tasks start" "upvm run --gdb did not say node 0 waits"
     ;;
 attach)
-    # two nodes, no balancing (the tasks stay where they start); the
-    # leader writes "ready PID" with its node's pid when all came
-    (cd "$tmp" && exec "$upvm" run --nodes 2 --balance none -n 5 "$prog" "$tmp/ready" \
-        >"$tmp/job.out" 2>&1) &
-    job=$!
-    wait_file "$tmp/ready"
-    read -r _ node_pid <"$tmp/ready"
-    tasks=$("$upvm" tasks --job "$job" 2>&1) || fail "upvm tasks --job $job: $tasks"
-    node=$(sed -n "s/^node\([0-9]*\) pid $node_pid:.*/\1/p" <<<"$tasks")
-    [ -n "$node" ] || fail "the leader's node (pid $node_pid) is not in: $tasks"
+    start_waiting_job
     commands "$tick_line" detach >"$tmp/cmds"
     out=$(UPVM_GDB="gdb -nx -batch -x $tmp/cmds" timeout 120 "$upvm" attach "$job" "$node" 2>&1)
     rc=$?
@@ -132,8 +140,26 @@ attach)
     check_session tick "$tick_line" beat "${n:-N}"
     kill -0 "$job" 2>/dev/null || fail "the job did not survive gdb's detach"
     ;;
+migrate)
+    start_waiting_job
+    # a follower on the other node (every dbgprog there is one): to the leader's
+    other=$((1 - node))
+    tid=$(awk -v n="node$other" '$1 == n { getline; for (i = 1; i <= NF; i++)
+                                               if ($i ~ /\/dbgprog$/) { print $i; exit } }' \
+          <<<"$tasks" | sed 's,/.*,,')
+    [ -n "$tid" ] || fail "no task on node$other in: $tasks"
+    moved=$("$upvm" migrate --job "$job" "$tid" "$node" 2>&1) || fail "upvm migrate $tid $node: $moved"
+    printf 'upvm images\nupvm bt %s\n' "$tid" >"$tmp/cmds"
+    out=$(UPVM_GDB="gdb -nx -batch -x $tmp/cmds" timeout 120 "$upvm" attach "$job" "$node" 2>&1)
+    echo "$out"
+    expect "^#[0-9]+ .* in follow \(leader=[0-9]+\) at .*dbgprog\.c:[0-9]+" "gdb on node$node does not show the arrived $tid's frames symbolised"
+    out=$(UPVM_GDB="gdb -nx -batch -x $tmp/cmds" timeout 120 "$upvm" attach "$job" "$other" 2>&1)
+    echo "$out"
+    expect "no task or ULP $tid here" "gdb on node$other still has $tid"
+    ! grep -q "in follow (leader" <<<"$out" || fail "node$other still shows $tid's frames"
+    ;;
 *)
-    echo "usage: $0 BUILD_DIR run|attach" >&2
+    echo "usage: $0 BUILD_DIR run|attach|migrate" >&2
     exit 2
     ;;
 esac
