@@ -264,6 +264,8 @@ def _on_new_objfile(event):
     # libupvm came (run, attach): the breakpoint on its hook, and what the
     # node already has gets symbols now
     global _hook
+    if IMAGES.busy:
+        return  # one of the images being added: nothing new of libupvm
     hook_addr = _address_of("upvm_debug_state")
     if _address_of("upvm_debug") is None or hook_addr is None:
         return

@@ -35,8 +35,13 @@
 #include "cmd.h"
 #include "node/control_path.h"
 
-#ifndef UPVM_GDB_AUTOLOAD_DIR /* where the install puts the script (tools/gdb) */
+/* Where the install puts the script (tools/gdb): the configured place, and
+ * the same relative to the library (an install moved with --prefix). */
+#ifndef UPVM_GDB_AUTOLOAD_DIR
 #define UPVM_GDB_AUTOLOAD_DIR "/usr/local/share/gdb/auto-load"
+#endif
+#ifndef UPVM_GDB_AUTOLOAD_REL
+#define UPVM_GDB_AUTOLOAD_REL "../share/gdb/auto-load"
 #endif
 
 #define GDB_ARGS_MAX 64
@@ -46,7 +51,7 @@ struct gdb_cmd {
     char *argv[GDB_ARGS_MAX];
     int argc;
     char words[1024]; /* UPVM_GDB, split */
-    char opts[4][PATH_MAX + 64];
+    char opts[6][PATH_MAX + 64];
 };
 
 static void add(struct gdb_cmd *g, char *arg)
@@ -72,6 +77,18 @@ static bool libupvm_dir(char *dir, size_t len)
     return true;
 }
 
+/* gdb options that trust and search the auto-load directory dir/rel. */
+static void trust_scripts_dir(struct gdb_cmd *g, int *k, const char *dir, const char *rel)
+{
+    const char *cmds[] = {"add-auto-load-safe-path", "add-auto-load-scripts-directory"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(g->opts[*k], sizeof g->opts[*k], "%s %s%s%s", cmds[i], dir, *rel ? "/" : "",
+                 rel);
+        add(g, "-iex");
+        add(g, g->opts[(*k)++]);
+    }
+}
+
 /* gdb and its options: UPVM_GDB's words, then what makes it load UPVM's
  * script (trust the library's directory, for the build tree's script next
  * to it, and the installed auto-load directory). */
@@ -88,14 +105,9 @@ static void gdb_command(struct gdb_cmd *g)
         snprintf(g->opts[k], sizeof g->opts[k], "add-auto-load-safe-path %s", libdir);
         add(g, "-iex");
         add(g, g->opts[k++]);
+        trust_scripts_dir(g, &k, libdir, UPVM_GDB_AUTOLOAD_REL);
     }
-    snprintf(g->opts[k], sizeof g->opts[k], "add-auto-load-safe-path %s", UPVM_GDB_AUTOLOAD_DIR);
-    add(g, "-iex");
-    add(g, g->opts[k++]);
-    snprintf(g->opts[k], sizeof g->opts[k], "add-auto-load-scripts-directory %s",
-             UPVM_GDB_AUTOLOAD_DIR);
-    add(g, "-iex");
-    add(g, g->opts[k++]);
+    trust_scripts_dir(g, &k, UPVM_GDB_AUTOLOAD_DIR, "");
 }
 
 /* Say why gdb may not be allowed to attach, when it will not be. */
