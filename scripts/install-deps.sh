@@ -45,7 +45,8 @@ want python3 python3
 want taskset util-linux
 want nsenter util-linux  # tests/hosts: emulated hosts (with unshare, mount)
 want ip iproute2         # tests/hosts: network namespaces, veth, bridge
-want gdb gdb          # tests/tools: the gdb extension
+want gdb gdb          # tests/tools, tests/debug: the gdb extension, upvm run --gdb, upvm attach
+want addr2line binutils  # crash reports' file:line (src/core/srcline.c)
 want clang clang      # scripts/fuzz.sh: the libFuzzer targets (fuzz/), run by scripts/test.sh
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with

@@ -26,6 +26,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdarg.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +37,12 @@
 #define MAX_LINES 48   /* lines printed */
 #define SCAN_SPAN ((uintptr_t)64 * 1024) /* bytes scanned for a frame record */
 #define UNKNOWN_STACK_SPAN ((uintptr_t)1 << 20)
+#define SOURCE_DEADLINE_MS 3000 /* for every addr2line run together */
+
+/* The report's lines, kept until the walk ends: their source lines are
+ * looked up all at once (srcline.c), then they are printed. */
+static struct crash_line kept[MAX_LINES + 4];
+static int nkept;
 
 enum frame_kind { FRAME_CHAIN, FRAME_SCANNED };
 
@@ -119,12 +127,15 @@ static bool in_runtime(const Dl_info *info)
 static bool symbol_of(uintptr_t addr, struct core_symbol *s, bool *runtime)
 {
     Dl_info info;
+    struct link_map *map = NULL;
     *runtime = false;
-    if (dladdr((void *)addr, &info) && info.dli_fname) {
+    if (dladdr1((void *)addr, &info, (void **)&map, RTLD_DL_LINKMAP) && info.dli_fname) {
         s->name = info.dli_sname;
         s->start = (uintptr_t)info.dli_saddr;
         s->file = info.dli_fname;
-        s->file_off = addr - (uintptr_t)info.dli_fbase;
+        /* the address in the file's own terms (its ELF vaddr): what
+         * addr2line wants, also for a program that is not a PIE */
+        s->file_off = addr - (map ? (uintptr_t)map->l_addr : (uintptr_t)info.dli_fbase);
         *runtime = !s->name && in_runtime(&info);
         return true;
     }
@@ -200,6 +211,37 @@ void crash_locate(char *buf, size_t len, uintptr_t pc, bool innermost, bool oute
         snprintf(buf, len, "?? (%s+0x%lx)", file, off);
 }
 
+/* A note about the walk, printed among the frames where it happened. */
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+    if (nkept == (int)ARRAY_SIZE(kept))
+        return;
+    struct crash_line *l = &kept[nkept++];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->head, sizeof l->head, fmt, ap);
+    va_end(ap);
+    l->tail[0] = l->object[0] = l->source[0] = '\0';
+    l->vaddr = 0;
+}
+
+/* Where addr2line finds the code at pc: the file (an absolute path, from
+ * the mappings; "" if none) and the address in it. */
+static void object_of(struct crash_line *l, uintptr_t pc, bool innermost)
+{
+    uintptr_t lookup = innermost ? pc : pc - 1;
+    struct core_symbol s;
+    struct crash_mapping m;
+    bool runtime;
+    l->object[0] = '\0';
+    if (!symbol_of(lookup, &s, &runtime) || !crash_exec_mapping(lookup, &m) ||
+        m.path[0] != '/' || strstr(m.path, " (deleted)"))
+        return;
+    snprintf(l->object, sizeof l->object, "%s", m.path);
+    l->vaddr = s.file_off;
+}
+
 static void flush(struct walk *w)
 {
     if (!w->repeats)
@@ -208,9 +250,15 @@ static void flush(struct walk *w)
     if (w->repeats > 1)
         snprintf(rep, sizeof rep, "  (this frame %d times)", w->repeats);
     crash_locate(where, sizeof where, w->last_pc, w->last_index == 0, w->last_outermost);
-    if (++w->lines <= MAX_LINES)
-        crash_say("    #%-2d 0x%lx %s%s%s\n", w->last_index, (unsigned long)w->last_pc, where,
-                  w->last_kind == FRAME_SCANNED ? "  (scanned)" : "", rep);
+    if (++w->lines <= MAX_LINES && nkept < (int)ARRAY_SIZE(kept)) {
+        struct crash_line *l = &kept[nkept++];
+        snprintf(l->head, sizeof l->head, "    #%-2d 0x%lx %s", w->last_index,
+                 (unsigned long)w->last_pc, where);
+        snprintf(l->tail, sizeof l->tail, "%s%s",
+                 w->last_kind == FRAME_SCANNED ? "  (scanned)" : "", rep);
+        l->source[0] = '\0';
+        object_of(l, w->last_pc, w->last_index == 0);
+    }
     w->repeats = 0;
 }
 
@@ -298,15 +346,15 @@ static bool step(struct walk *w)
     uintptr_t next, ra, fp = w->fp;
     if (!read_word(w, fp, &next) || !read_word(w, fp + 8, &ra)) {
         flush(w);
-        crash_say("    -- the backtrace ends: the next frame pointer, %p, does not point into "
-                  "the stack (a corrupt stack, or code without frame pointers)\n", (void *)fp);
+        note("    -- the backtrace ends: the next frame pointer, %p, does not point into "
+             "the stack (a corrupt stack, or code without frame pointers)", (void *)fp);
         return false;
     }
     if (!return_address(ra)) {
         flush(w);
-        crash_say("    -- the backtrace ends: the frame at %p holds %p, which is not a return "
-                  "address (a corrupt stack, or code without frame pointers)\n",
-                  (void *)fp, (void *)ra);
+        note("    -- the backtrace ends: the frame at %p holds %p, which is not a return "
+             "address (a corrupt stack, or code without frame pointers)",
+             (void *)fp, (void *)ra);
         return false;
     }
     if (next == 0) { /* the outermost frame (arch_ctx_bottom clears rbp) */
@@ -316,10 +364,10 @@ static bool step(struct walk *w)
     emit(w, ra, FRAME_CHAIN);
     if (next <= fp || next >= w->hi) {
         flush(w);
-        crash_say("    -- the backtrace ends: the frame at %p links to %p, which is not a "
-                  "frame further up the stack (a corrupt stack, or code without frame "
-                  "pointers)\n",
-                  (void *)fp, (void *)next);
+        note("    -- the backtrace ends: the frame at %p links to %p, which is not a "
+             "frame further up the stack (a corrupt stack, or code without frame "
+             "pointers)",
+             (void *)fp, (void *)next);
         return false;
     }
     w->pc = ra;
@@ -365,8 +413,8 @@ static void follow_chain(struct walk *w, bool innermost)
         uintptr_t rec = scan(w, w->sp, limit, true);
         if (!rec) {
             flush(w);
-            crash_say("    -- the backtrace ends: no frame record on the stack above %p\n",
-                      (void *)w->sp);
+            note("    -- the backtrace ends: no frame record on the stack above %p",
+                 (void *)w->sp);
             return;
         }
         w->fp = rec;
@@ -401,6 +449,22 @@ bool crash_came_from(const ucontext_t *uc, uintptr_t *ra)
     return (sp & 7) == 0 && core_peek(sp, ra, sizeof *ra) && return_address(*ra);
 }
 
+/* The kept lines, with their source lines where addr2line found them;
+ * without addr2line, the command that would find the first frame's. */
+static void print_lines(void)
+{
+    int placed = crash_source_lines(kept, nkept, SOURCE_DEADLINE_MS);
+    for (int i = 0; i < nkept; i++)
+        crash_say("%s%s%s\n", kept[i].head, kept[i].source, kept[i].tail);
+    for (int i = 0; placed < 0 && i < nkept; i++)
+        if (kept[i].object[0]) {
+            crash_say("    (addr2line, of binutils, is not installed: the frames would have "
+                      "their source lines; by hand, for frame %d: addr2line -f -i -C -e %s "
+                      "0x%lx)\n", i, kept[i].object, (unsigned long)kept[i].vaddr);
+            break;
+        }
+}
+
 void crash_backtrace(const ucontext_t *uc, const struct ulp *u)
 {
     struct walk w = {
@@ -408,6 +472,7 @@ void crash_backtrace(const ucontext_t *uc, const struct ulp *u)
         .sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
         .fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
     };
+    nkept = 0;
     stack_bounds(&w, u);
     struct crash_mapping m;
     uintptr_t ra;
@@ -416,8 +481,9 @@ void crash_backtrace(const ucontext_t *uc, const struct ulp *u)
         /* A jump to no code: go on from the caller that [sp] names. */
         if (!crash_came_from(uc, &ra)) {
             flush(&w);
-            crash_say("    -- the backtrace ends: the top of the stack holds no return "
-                      "address (a jump, not a call, went there)\n");
+            note("    -- the backtrace ends: the top of the stack holds no return "
+                 "address (a jump, not a call, went there)");
+            print_lines();
             return;
         }
         emit(&w, ra, FRAME_CHAIN);
@@ -426,9 +492,9 @@ void crash_backtrace(const ucontext_t *uc, const struct ulp *u)
     }
     follow_chain(&w, w.walked == 1);
     flush(&w);
+    print_lines();
     if (w.lines > MAX_LINES)
         crash_say("    ... (%d more lines of outer frames not shown)\n", w.lines - MAX_LINES);
     else if (w.walked >= MAX_WALK)
         crash_say("    ... (outer frames not shown)\n");
-    crash_say("    (addr2line -f -e <file> <offset> gives the source line of a frame)\n");
 }

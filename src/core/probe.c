@@ -132,7 +132,7 @@ static bool guess_without_maps(uintptr_t addr, struct crash_mapping *m, bool *ex
  * the line buffer (very long paths) are cut, which only shortens the name. */
 static bool scan_maps(uintptr_t addr, struct crash_mapping *m, bool *exec)
 {
-    static char chunk[4096], line[256];
+    static char chunk[4096], line[320];
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return guess_without_maps(addr, m, exec);

@@ -82,6 +82,7 @@ static void image_free(struct loader_image *img)
     if (img->fd >= 0)
         close(img->fd);
     free(img->path);
+    free(img->abspath);
     free(img);
 }
 
@@ -203,6 +204,8 @@ static struct loader_image *image_new(const char *path, int fd, const struct sta
         loader_fail(err, -ENOMEM, "%s: out of memory", path);
         return NULL;
     }
+    /* for a debugger, whose current directory is not the node's */
+    img->abspath = realpath(path, NULL);
     img->fd = fd;
     img->size = (size_t)st->st_size;
     img->dev = st->st_dev;
@@ -283,6 +286,11 @@ void loader_image_put(struct loader_image *img)
 size_t loader_image_span(const struct loader_image *img) { return (size_t)img->span; }
 
 const char *loader_image_path(const struct loader_image *img) { return img->path; }
+
+const char *loader_image_abspath(const struct loader_image *img)
+{
+    return img->abspath ? img->abspath : img->path;
+}
 
 /* FNV-1a, 64 bits. */
 static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)

@@ -75,6 +75,10 @@ size_t loader_image_span(const struct loader_image *img) HIDDEN;
 /* The path the image was opened with (for reports). */
 const char *loader_image_path(const struct loader_image *img) HIDDEN;
 
+/* The same file's absolute path (realpath at open; the path as opened if
+ * that failed): what a debugger, in another directory, can open. */
+const char *loader_image_abspath(const struct loader_image *img) HIDDEN;
+
 /* The name of the function that covers vaddr (an address of the image,
  * from its vaddr 0) among its dynamic symbols, and in *value where it
  * starts; NULL when none does.  For crash reports: it allocates nothing,

@@ -59,6 +59,7 @@ struct loader_ref {
 struct loader_image {
     /* the file */
     char *path;
+    char *abspath;         /* path made absolute (realpath), for debuggers */
     int fd;
     const uint8_t *file;   /* the whole file, PROT_READ */
     size_t size;

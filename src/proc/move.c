@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "proc/debug.h"
 #include "proc/proc.h"
 
 #if UPVM_ASAN
@@ -91,6 +92,7 @@ void proc_move_out(struct proc *p)
 
 void proc_move_gone(int slot, struct loader_image *img)
 {
+    proc_debug_remove(slot);
     mem_slot_evict(slot);
     loader_image_put(img);
     proc_slots_adjust(-1);
@@ -170,6 +172,7 @@ void proc_move_in(struct proc *p, struct ulp *u, struct loader_image *img)
     p->inst.img = img;
     proc_slots_adjust(+1);
     u->ext[ULP_EXT_PROC] = p;
+    proc_debug_add(img, p->inst.base, p->slot, u);
     proc_output_open(p, u);
     proc_input_open(p);
 }

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/debug.h"
 #include "proc/proc.h"
 #include "util/env.h"
 
@@ -209,7 +210,7 @@ static bool proc_symbolise(uintptr_t addr, struct core_symbol *out)
     uint64_t vaddr = addr - inst.base, value = 0;
     out->name = loader_image_symbol_at(inst.img, vaddr, &value);
     out->start = inst.base + (uintptr_t)value;
-    out->file = loader_image_path(inst.img);
+    out->file = loader_image_abspath(inst.img);
     out->file_off = (uintptr_t)vaddr;
     return true;
 }
@@ -317,6 +318,7 @@ static void proc_release(struct ulp *u)
         p = u->arg;
     u->ext[ULP_EXT_PROC] = NULL;
     u->name = NULL; /* it pointed into the slot */
+    proc_debug_remove(p->slot);
     if (keep_warm(p))
         return;
     struct loader_instance inst = p->inst;
@@ -575,6 +577,7 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
         if (rc == 0) {
             (*out)->ext[ULP_EXT_PROC] = p; /* the PVM layer puts its task in p's heap */
             (*out)->family = p; /* its ULPs' upvm_join_all waits for the copy's own */
+            proc_debug_add(img, p->inst.base, slot, *out);
         }
         if (rc != 0) {
             err->code = rc;

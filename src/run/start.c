@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "node/job.h"
@@ -147,6 +149,61 @@ static int output_status(int status)
     return status ? status : 1;
 }
 
+/* How long node 0 waits for the debugger `upvm run --gdb` starts. */
+#define DEBUGGER_WAIT_S 60
+
+/* Whether a debugger is attached to this process (TracerPid). */
+static bool traced(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long tracer = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "TracerPid: %ld", &tracer) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return tracer != 0;
+}
+
+/*
+ * upvm run --gdb (tools/upvm/debug.c) sets UPVM_GDB_WAIT=FD,PID: node 0
+ * lets process PID and its children (the upvm command, whose child gdb
+ * is) trace it, writes its pid to descriptor FD, and waits for the
+ * debugger to attach before any task runs, so that breakpoints set then
+ * are hit.  Nobody else sees the variable (tasks, what they start).
+ */
+static void wait_for_debugger(void)
+{
+    const char *v;
+    int fd, tool;
+    if (env_string("UPVM_GDB_WAIT", &v) <= 0)
+        return;
+    bool ok = sscanf(v, "%d,%d", &fd, &tool) == 2 && fd > 2;
+    unsetenv("UPVM_GDB_WAIT");
+    if (!ok) {
+        fprintf(stderr, "upvm: UPVM_GDB_WAIT=%s: not set by upvm run --gdb (FD,PID); "
+                        "not waiting for a debugger\n", v);
+        return;
+    }
+    (void)prctl(PR_SET_PTRACER, (unsigned long)tool, 0, 0, 0); /* Yama: let it attach */
+    char line[32];
+    int n = snprintf(line, sizeof line, "%d\n", (int)getpid());
+    bool told = write(fd, line, (size_t)n) == n;
+    close(fd);
+    if (!told)
+        return;
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int waited = 0; !traced(); waited++) {
+        if (waited == DEBUGGER_WAIT_S * 100) {
+            fprintf(stderr, "upvm: node 0 waited %d s for the debugger, which did not "
+                            "attach: the job goes on without it\n", DEBUGGER_WAIT_S);
+            return;
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
 static int run_program(const char *path, int ninst, char **argv, char **envp)
 {
     int rc = core_enter();
@@ -162,6 +219,7 @@ static int run_program(const char *path, int ninst, char **argv, char **envp)
      * otherwise): the other nodes serve from here on and never return. */
     run_set_program(path);
     (void)run_job_start(node_job_cores());
+    wait_for_debugger();
     if (ninst > 1 && !envp)
         return run_copies(path, ninst, argv);
     int *tids = calloc((size_t)ninst, sizeof *tids);

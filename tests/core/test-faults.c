@@ -51,6 +51,9 @@ int recurse(int depth)
 
 void overflowing_ulp(void *arg) { printf("%d\n", recurse(0)); }
 
+/* The report names the faulting line: NULL_WRITE_LINE is the line of
+ * the write (keep the two together). */
+enum { NULL_WRITE_LINE = __LINE__ + 5 };
 void null_writer(void *arg)
 {
     volatile int *p = arg;
@@ -296,6 +299,11 @@ TEST(segv_is_reported_with_backtrace)
     CHECK_STR_CONTAINS(o.err, "backtrace of ULP 2");
     CHECK_STR_CONTAINS(o.err, "#0 ");
     CHECK_STR_CONTAINS(o.err, "null_writer+0x");
+    /* the frame's source line, from the executable's debug information */
+    char at[64];
+    snprintf(at, sizeof at, ") at test-faults.c:%d\n", NULL_WRITE_LINE);
+    CHECK_STR_CONTAINS(o.err, at);
+    CHECK(!strstr(o.err, "addr2line")); /* no command to run by hand: it was run */
 }
 
 TEST(sigbus_is_reported)

@@ -15,7 +15,7 @@ set -u
 SCENARIOS=(family refused run-spmd run-np coexist autoerr aborts run-usage bad-env
            map-limit map-limit-once heap-limit reuse pvm-path tag-output spmd-ring not-upvmcc
            upvmcc-show mpi-ranks run-hosts forks stray stack-limit stack-env stack-too-big
-           bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain
+           bad-files crash-bad-call crash-null-call crash-overflow crash-bad-chain crash-lines
            catchout tag-tail join-all pvm-default-path hostfile-ep consecutive tls tls-cxx
            tls-refused shell-basic shell-pvm shell-overlap shell-stdin)
 
@@ -603,8 +603,9 @@ sc_stack-too-big() {
 # complete (its last line is its own: the reporter did not fault), and
 # the node ends with 139 (128 + SIGSEGV).  crash_report CASE sets $out.
 crash_report() {
-    setup crashes
-    out=$(cd "$tmp" && timeout 20 ./crashes "$1" 2>&1); rc=$?
+    local prog=${2:-crashes}
+    setup "$prog"
+    out=$(cd "$tmp" && timeout 20 "./$prog" "$1" 2>&1); rc=$?
     echo "$out"
     [ $rc -eq 139 ] || fail "crashes $1 exited $rc, expected 139"
     [ "$(tail -n 1 <<<"$out")" = "upvm: the node ends with exit status 139." ] ||
@@ -648,6 +649,22 @@ sc_crash-bad-chain() {
     grep -q "chain_breaker+0x" <<<"$out" || fail "no frame of chain_breaker"
     grep -q -- "-- the backtrace ends: the frame at 0x[0-9a-f]* links to 0x1fff00000000, which is not a frame further up" <<<"$out" ||
         fail "no line saying where the chain breaks"
+}
+
+# a program built with -g: each frame of the program names its source line
+# (addr2line on the program's file, at the frame's address in it), the
+# innermost the faulting statement, the next the call in its caller
+sc_crash-lines() {
+    crash_report bad-chain crashes-g
+    local src
+    src=$(cd "$(dirname "$0")" && pwd)/crashes.c
+    fault=$(grep -n '^    \*p = 1;$' "$src" | cut -d: -f1)
+    call=$(grep -n '^    chain_breaker(p);$' "$src" | cut -d: -f1)
+    grep -q "#0  0x[0-9a-f]* chain_breaker+0x[0-9a-f]* (crashes-g+0x[0-9a-f]*) at crashes.c:$fault$" <<<"$out" ||
+        fail "frame #0 does not name chain_breaker at crashes.c:$fault"
+    grep -q "#1  0x[0-9a-f]* chain_middle+0x[0-9a-f]* (crashes-g+0x[0-9a-f]*) at crashes.c:$call$" <<<"$out" ||
+        fail "frame #1 does not name chain_middle at crashes.c:$call (the call)"
+    ! grep -q "addr2line" <<<"$out" || fail "a command to run by hand, though addr2line ran"
 }
 
 # pvm_catchout: caught output is carried to the catcher and written there,

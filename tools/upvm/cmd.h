@@ -56,6 +56,12 @@ int cmd_console(int argc, char **argv);
 extern const char run_help[], jobs_help[], tasks_help[], migrate_help[], top_help[], vacate_help[],
     start_help[], halt_help[], console_help[];
 
+/* debug.c: upvm attach; upvm run --gdb (the job with node 0 under gdb:
+ * the job's exit status). */
+int cmd_attach(int argc, char **argv);
+extern const char attach_help[];
+int debug_run(const char *path, int ninst, char **argv);
+
 /* The VM's socket path; false when none fits. */
 int vm_sock_path(char *path, size_t len);
 

@@ -35,7 +35,7 @@ static const char version_help[] =
 static const struct upvm_cmd commands[] = {
     {"run",
      "run [-n N | -np N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
-     "           [--placement block|cyclic] [--balance POLICY] [-t] [--] PROGRAM [ARGS...]",
+     "           [--placement block|cyclic] [--balance POLICY] [-t] [--gdb] [--] PROGRAM [ARGS...]",
      "start a job: N copies of PROGRAM (built with upvmcc)", run_help, cmd_run, true},
     {"jobs", "jobs", "list your running jobs of several nodes", jobs_help, cmd_jobs, false},
     {"tasks", "tasks [--job PID]", "list a job's tasks, node by node", tasks_help, cmd_tasks,
@@ -48,6 +48,8 @@ static const struct upvm_cmd commands[] = {
      vacate_help, cmd_vacate, false},
     {"restore", "restore [--job PID] NODE|HOST", "let tasks go to a vacated node again",
      vacate_help, cmd_vacate, false},
+    {"attach", "attach JOB [NODE]", "gdb on a node of a running job, its tasks' symbols loaded",
+     attach_help, cmd_attach, false},
     {"start", "start [-n NODES]", "start this user's persistent VM", start_help, cmd_start, true},
     {"halt", "halt", "halt the VM (every task in it ends)", halt_help, cmd_halt, false},
     {"console", "console [-c 'CMD; CMD; ...']", "PVM's console in the VM", console_help,

@@ -84,6 +84,9 @@ const char run_help[] =
     "              Every host needs the same PROGRAM and upvm at the same paths\n"
     "              (docs/hosts.md); UPVM_MPIRUN names another mpirun (with\n"
     "              options: \"mpirun --mca btl tcp,self\")\n"
+    "  --gdb       run node 0 under gdb in this terminal: it waits for gdb\n"
+    "              before its tasks start (docs/debugging.md; UPVM_GDB names\n"
+    "              the debugger and its options)\n"
     "  -t, --tag-output\n"
     "              prefix every line a task writes to stdout or stderr with\n"
     "              its tid, \"[t40002] ...\" (UPVM_OUTPUT_TIDS=1 does the same)\n"
@@ -211,6 +214,7 @@ int cmd_run(int argc, char **argv)
     long n = 1;
     int i = 1, nranks = 0, nkept = 0;
     struct upvm_hosts hosts = {0};
+    bool gdb = false;
     char err[512];
     char *kept[16];
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -228,6 +232,10 @@ int cmd_run(int argc, char **argv)
         if (!strcmp(opt, "-t") || !strcmp(opt, "--tag-output")) {
             setenv("UPVM_OUTPUT_TIDS", "1", 1);
             kept[nkept++] = argv[i];
+            continue;
+        }
+        if (!strcmp(opt, "--gdb")) { /* node 0 under gdb (debug.c) */
+            gdb = true;
             continue;
         }
         if (!strcmp(opt, "--hosts") || !strcmp(opt, "--hostfile")) {
@@ -296,6 +304,9 @@ int cmd_run(int argc, char **argv)
     }
     if (i >= argc)
         return usage_error("no PROGRAM given");
+    if (hosts.n && gdb)
+        return usage_error("--gdb runs node 0 here under gdb: not with --hosts or --hostfile "
+                           "(upvm attach a node on its host instead)");
     if (hosts.n) {
         /* the ranks read UPVM_NODES as their own setting: under mpirun
          * each rank is one node, so it goes to mpirun as -n instead */
@@ -316,6 +327,8 @@ int cmd_run(int argc, char **argv)
                 argv[i], strerror(errno));
         return 126;
     }
+    if (gdb)
+        return debug_run(path, (int)n, argv + i);
     /* NULL environment: the node's (and the console form for N > 1) */
     return upvm_run_program(path, (int)n, argv + i, NULL);
 }
