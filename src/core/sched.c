@@ -94,6 +94,36 @@ void core_sched_init(void)
     errno_slot = &errno;
 }
 
+/* The thread state block (core_set_thread_state): the scheduler thread's
+ * copy, NULL until a layer registers one, so the switch tests one
+ * predictable pointer and C programs pay nothing more.  Its size is at
+ * most CORE_STATE_MAX; the copies are whole words (the rest stay zero). */
+static void *state_slot;
+static void *(*state_locate)(void);
+static size_t state_size;
+
+static inline void state_save(struct ulp *u, const void *block)
+{
+    __builtin_memcpy(u->saved_state, block, state_size);
+}
+
+static inline void state_restore(const struct ulp *u, void *block)
+{
+    __builtin_memcpy(block, u->saved_state, state_size);
+}
+
+void core_set_thread_state(void *(*locate)(void), size_t size)
+{
+    if (state_slot || size > CORE_STATE_MAX || size == 0)
+        return;
+    state_locate = locate;
+    state_size = size;
+    state_slot = locate();
+    /* the running ULP owns what the block holds now; the others start
+     * from zero (their saved_state is, since creation) */
+    state_save(core_sched.current, state_slot);
+}
+
 void core_set_swapped_word(int *addr)
 {
     core_sched.current->saved_word = *addr;
@@ -140,6 +170,8 @@ static inline __attribute__((always_inline)) void after_switch(struct ulp *from)
     self->state = ULP_RUNNING;
     *errno_slot = self->saved_errno;
     *word_slot = self->saved_word;
+    if (unlikely(state_slot != NULL))
+        state_restore(self, state_slot);
     if (unlikely(self->kill_pending))
         die_killed();
 }
@@ -160,6 +192,8 @@ static inline __attribute__((always_inline)) void switch_to(struct ulp *next)
     core_sched.tsc_mark = now;
     self->saved_errno = *errno_slot;
     self->saved_word = *word_slot;
+    if (unlikely(state_slot != NULL))
+        state_save(self, state_slot);
     core_sched.current = next;
 #if UPVM_ASAN
     /* A dead ULP never comes back: NULL lets ASan free its fake stack. */
@@ -592,6 +626,8 @@ void core_leave(core_handoff_t handoff, void *arg)
     core_sched.ncoupled++;
     self->saved_errno = *errno_slot;
     self->saved_word = *word_slot;
+    if (state_slot)
+        state_save(self, state_slot);
     core_sched.current = t;
     t->state = ULP_RUNNING;
 #if UPVM_ASAN
@@ -608,6 +644,8 @@ void core_leave(core_handoff_t handoff, void *arg)
     __sanitizer_finish_switch_fiber(self->asan_fake_stack, NULL, NULL);
 #endif
     *core_errno_now() = self->saved_errno;
+    if (state_slot) /* the kernel context's own block (locate looks afresh) */
+        state_restore(self, state_locate());
 }
 
 void core_kc_init(struct core_kc *kc)
@@ -657,6 +695,8 @@ void core_return(void)
     struct ulp *self = core_kc_ulp;
     struct core_kc *kc = self->kc;
     self->saved_errno = *core_errno_now();
+    if (state_slot)
+        state_save(self, state_locate());
 #if UPVM_ASAN
     __sanitizer_start_switch_fiber(&self->asan_fake_stack, kc->stack_lo, kc->stack_size);
 #endif

@@ -284,6 +284,11 @@ size_t loader_image_span(const struct loader_image *img) { return (size_t)img->s
 
 const char *loader_image_path(const struct loader_image *img) { return img->path; }
 
+uint64_t loader_image_eh_frame_hdr(const struct loader_image *img)
+{
+    return img->eh_frame_hdr_vaddr;
+}
+
 /* FNV-1a, 64 bits. */
 static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
 {

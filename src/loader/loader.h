@@ -75,6 +75,11 @@ size_t loader_image_span(const struct loader_image *img) HIDDEN;
 /* The path the image was opened with (for reports). */
 const char *loader_image_path(const struct loader_image *img) HIDDEN;
 
+/* Where the image's .eh_frame_hdr is (PT_GNU_EH_FRAME, checked to lie in
+ * a read-only segment's file bytes), from vaddr 0, or 0 when it has none:
+ * the unwinder's sorted table of FDEs, the same in every instance. */
+uint64_t loader_image_eh_frame_hdr(const struct loader_image *img) HIDDEN;
+
 /* The name of the function that covers vaddr (an address of the image,
  * from its vaddr 0) among its dynamic symbols, and in *value where it
  * starts; NULL when none does.  For crash reports: it allocates nothing,

@@ -159,6 +159,13 @@ _Noreturn void proc_exit(struct proc *p, int status, bool quick) HIDDEN;
 int proc_task_register(struct proc *p, const char *name, int (*fn)(int, char **)) HIDDEN;
 int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
 
+/* cxx.c: C++ programs.  Once the node has a C++ runtime (a program that
+ * links libstdc++ was opened, or the node's own program links it), give
+ * each ULP its own exception state and end a process-mode ULP that lets an
+ * exception escape with a report; nothing before.  Idempotent; on the
+ * scheduler thread. */
+void proc_cxx_init(void) HIDDEN;
+
 /* The interposition table: the address the loader binds name to in a
  * program loaded for p, or NULL (loader_resolver_t). */
 void *proc_resolve(const char *name, void *p) HIDDEN;
