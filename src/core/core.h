@@ -325,13 +325,11 @@ void core_set_swapped_word(int *addr) HIDDEN;
 #define CORE_STATE_MAX 16
 void core_set_thread_state(void *(*locate)(void), size_t size) HIDDEN;
 
-/* True when u's copy of the thread state block is not all zero (a C++
- * exception is being handled: its objects are in the node's memory, so
- * the ULP must not migrate then). */
-static inline bool core_ulp_has_state(const struct ulp *u)
-{
-    return (u->saved_state[0] | u->saved_state[1]) != 0;
-}
+/* True when u's thread state block (its copy, or the thread's own for
+ * the running ULP) is not all zero: a C++ exception is being handled, in a
+ * catch block or while unwinding; its objects are in the node's memory,
+ * so the ULP must not migrate then. */
+bool core_ulp_has_state(const struct ulp *u) HIDDEN;
 
 /*
  * End ULP u as if it called upvm_exit(status) the next time it runs: a

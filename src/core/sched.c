@@ -112,6 +112,19 @@ static inline void state_restore(const struct ulp *u, void *block)
     __builtin_memcpy(block, u->saved_state, state_size);
 }
 
+bool core_ulp_has_state(const struct ulp *u)
+{
+    if (!state_slot)
+        return false;
+    uint64_t live[2] = {0, 0};
+    const uint64_t *words = u->saved_state;
+    if (u == core_sched.current) {
+        __builtin_memcpy(live, state_slot, state_size);
+        words = live;
+    }
+    return (words[0] | words[1]) != 0;
+}
+
 void core_set_thread_state(void *(*locate)(void), size_t size)
 {
     if (state_slot || size > CORE_STATE_MAX || size == 0)

@@ -173,10 +173,10 @@ static void on_terminate(void)
             cxx.previous_terminate();
         abort();
     }
-    char type[256] = "", what[512] = "", name[160];
+    char type[256] = "", what[512] = "", buf[160];
     const void *ti = cxx.current_type ? cxx.current_type() : NULL;
     struct ulp *u = core_self();
-    core_ulp_name(u, name, sizeof name);
+    const char *name = core_ulp_name(u, buf, sizeof buf);
     if (!ti) {
         fprintf(stderr, "upvm: ULP %d (%s) called std::terminate() without an exception "
                 "being thrown: the task ends with status 134, as after abort(); the node goes "
