@@ -2,7 +2,7 @@
  * tasks.cc - C++ PVM tasks that throw and catch across PVM calls, all at
  * once, each with its own exception state (docs/cxx.md).
  *
- *   tasks [N [uncaught | uncaught-master | migrate]]
+ *   tasks [N [uncaught | uncaught-master | migrate | move-in-catch]]
  *
  * The master spawns N copies of this program (process mode: built with
  * upvmcc; or, built with -DTHREAD_MODE and linked with libupvm, N
@@ -30,7 +30,9 @@
  * one itself at the end (the job's exit status is then 134).  "migrate"
  * (process mode, a job of several nodes): each worker moves itself to the
  * next node before round 1 and again after round 3, so that it throws on
- * a node it arrived on, and leaves one where it threw.
+ * a node it arrived on, and leaves one where it threw.  "move-in-catch"
+ * (several nodes): at the end the master asks to move itself from inside
+ * a catch block (refused: it says so and why), then after it.
  * The master prints "master: N workers OK" and exits 0 when all is right,
  * else names what went wrong and exits 1.
  */
@@ -275,6 +277,28 @@ static void answer_all(const int *tids, int n, int tag)
         send_int(tids[i], tag, 0);
 }
 
+/* "move-in-catch": the master asks to move itself inside a catch block
+ * (refused, with the reason), then after it (done). */
+static bool move_in_catch()
+{
+    int to = (upvm_node_of(0) + 1) % upvm_nodes();
+    try {
+        throw std::runtime_error("held");
+    } catch (const std::exception &) {
+        int rc = upvm_migrate(0, to);
+        std::printf("master: %s in a catch block: %s\n", rc == PvmNotImpl ? "refused" : "NOT refused",
+                    upvm_migrate_error());
+        if (rc != PvmNotImpl)
+            return false;
+    }
+    int rc = upvm_migrate(0, to);
+    if (rc == 0 && upvm_node_of(0) == to)
+        std::printf("master: moved after the catch block\n");
+    else
+        std::printf("master: not moved after the catch block: %d %s\n", rc, upvm_migrate_error());
+    return rc == 0;
+}
+
 static int master(const char *self, int n, const char *mode)
 {
     bool uncaught = std::strcmp(mode, "uncaught") == 0;
@@ -326,6 +350,8 @@ static int master(const char *self, int n, const char *mode)
         pvm_recv(-1, TAG_EXIT);
     if (ok)
         std::printf("master: %d workers OK\n", results);
+    if (std::strcmp(mode, "move-in-catch") == 0)
+        ok &= move_in_catch();
     std::fflush(stdout);
     pvm_exit();
     if (std::strcmp(mode, "uncaught-master") == 0)
