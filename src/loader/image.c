@@ -284,6 +284,14 @@ size_t loader_image_span(const struct loader_image *img) { return (size_t)img->s
 
 const char *loader_image_path(const struct loader_image *img) { return img->path; }
 
+bool loader_image_needs(const struct loader_image *img, const char *prefix)
+{
+    for (unsigned i = 0; i < img->nneeded; i++)
+        if (strncmp(img->strtab + img->needed[i], prefix, strlen(prefix)) == 0)
+            return true;
+    return false;
+}
+
 uint64_t loader_image_eh_frame_hdr(const struct loader_image *img)
 {
     return img->eh_frame_hdr_vaddr;

@@ -290,6 +290,11 @@ static bool held_here(const struct pvm_task *t, const char *name, char *why, siz
                  "once that has ended", name);
         return true;
     }
+    const char *cxx = proc_cxx_pins(pr);
+    if (cxx) {
+        snprintf(why, len, "%s cannot move: %s", name, cxx);
+        return true;
+    }
     const char *files = proc_open_files(pr);
     if (files) {
         snprintf(why, len, "%s holds open files or sockets (%s): they do not migrate; close "

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "proc/proc.h"
+#include "util/env.h"
 
 /* ------------------------------------------------------------ unwind tables */
 
@@ -222,4 +223,21 @@ void proc_cxx_init(void)
     core_set_thread_state(eh_globals, EH_GLOBALS_SIZE);
     if (cxx.set_terminate)
         cxx.previous_terminate = cxx.set_terminate(on_terminate);
+}
+
+/* ------------------------------------------------------------ migration */
+
+const char *proc_cxx_pins(const struct proc *p)
+{
+    static int allowed = -1; /* UPVM_CXX_MIGRATE, read once */
+    if (!p || !p->inst.img || !loader_image_needs(p->inst.img, "libstdc++.so"))
+        return NULL;
+    if (allowed < 0)
+        allowed = env_flag("UPVM_CXX_MIGRATE");
+    if (allowed)
+        return NULL;
+    return "its program links the C++ runtime (libstdc++), whose operator new allocates in "
+           "its node's memory, not in the task's slot, so what it made with new (strings, "
+           "containers) would not move with it; start the job with UPVM_CXX_MIGRATE=1 to move "
+           "such tasks anyway, for programs whose tasks hold no such object across a move";
 }

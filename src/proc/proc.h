@@ -166,6 +166,12 @@ int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
  * scheduler thread. */
 void proc_cxx_init(void) HIDDEN;
 
+/* Why p's task must stay on its node, or NULL: its program links the C++
+ * runtime (libstdc++), whose operator new allocates in the node's memory,
+ * so the task's objects would not move with it; UPVM_CXX_MIGRATE=1 lets
+ * such tasks move anyway (docs/cxx.md).  For migrate and the balancer. */
+const char *proc_cxx_pins(const struct proc *p) HIDDEN;
+
 /* The interposition table: the address the loader binds name to in a
  * program loaded for p, or NULL (loader_resolver_t). */
 void *proc_resolve(const char *name, void *p) HIDDEN;

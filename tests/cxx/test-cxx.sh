@@ -116,21 +116,28 @@ sc_uncaught-master() {
 }
 
 # each worker moves to the next node, throws there, and moves on again
+# (C++ tasks move only with UPVM_CXX_MIGRATE=1: docs/cxx.md)
 sc_migrate() {
     setup tasks
-    out=$(cd "$tmp" && UPVM_NODES=3 timeout 60 ./tasks 6 migrate 2>&1); rc=$?
+    out=$(cd "$tmp" && UPVM_CXX_MIGRATE=1 UPVM_NODES=3 timeout 60 ./tasks 6 migrate 2>&1); rc=$?
     [ $rc -eq 0 ] || fail "exit status $rc: $out"
     master_ok 6; iostream_ok 6; statics_ok 6
 }
 
-# upvm_migrate of a task inside a catch block is refused, with the reason
+# upvm_migrate of a task inside a catch block is refused, with the reason;
+# after it, a C++ task moves only with UPVM_CXX_MIGRATE=1, else is refused
+# naming the C++ runtime's heap
 sc_move-in-catch() {
     setup tasks
-    out=$(cd "$tmp" && UPVM_NODES=2 timeout 60 ./tasks 4 move-in-catch 2>&1); rc=$?
+    out=$(cd "$tmp" && UPVM_CXX_MIGRATE=1 UPVM_NODES=2 timeout 60 ./tasks 4 move-in-catch 2>&1); rc=$?
     [ $rc -eq 0 ] || fail "exit status $rc: $out"
     grep -q '^master: refused in a catch block: t[0-9a-f]* (tasks) is handling a C++ exception' <<<"$out" ||
         fail "no refusal naming the exception: $out"
     grep -q '^master: moved after the catch block$' <<<"$out" || fail "no move after: $out"
+    out=$(cd "$tmp" && UPVM_NODES=2 timeout 60 ./tasks 4 move-in-catch 2>&1); rc=$?
+    [ $rc -eq 0 ] || fail "without UPVM_CXX_MIGRATE: exit status $rc: $out"
+    grep -q '^master: not moved after the catch block: -24 t[0-9a-f]* (tasks) cannot move: its program links the C++ runtime (libstdc++), whose operator new allocates in its node.s memory.*UPVM_CXX_MIGRATE=1' <<<"$out" ||
+        fail "without UPVM_CXX_MIGRATE: no refusal naming the C++ runtime: $out"
 }
 
 # thread mode: a C++ program linked with libupvm, UPVM_TASK workers
