@@ -189,8 +189,10 @@ static inline int core_enter(void)
     return core_init();
 }
 
-/* Scheduler set-up on the scheduler thread (called by core_init). */
+/* Scheduler set-up on the scheduler thread (called by core_init), before
+ * and after main's ULP exists. */
 void core_sched_init(void) HIDDEN;
+void core_sched_started(void) HIDDEN;
 
 /* ------------------------------------------------------------ ULPs */
 
@@ -309,8 +311,8 @@ struct ulp *core_wake_one(upvm_waitq_t *q) HIDDEN;
 void core_set_swapped_word(int *addr) HIDDEN;
 
 /*
- * A per-thread block of at most CORE_STATE_MAX bytes that each ULP must
- * have its own copy of, as if it were a thread: C++'s exception globals
+ * A per-thread block of two words (16 bytes, 8-byte aligned) that each ULP
+ * must have its own copy of, as if it were a thread: C++'s exception globals
  * (the caught-exception stack and the uncaught count, which libstdc++
  * keeps per kernel thread: a ULP may switch inside a catch block or
  * while it unwinds).  locate() returns the calling thread's block; it is
@@ -320,10 +322,11 @@ void core_set_swapped_word(int *addr) HIDDEN;
  * restores it for the one coming in; before, switches cost nothing more
  * (a C program never registers one).  A ULP starts with the block zero.
  * The layer that knows the block's owner registers it (src/proc/cxx.c),
- * once, on the scheduler thread; a second registration is ignored.
+ * once: on the scheduler thread, or before the core starts (a library
+ * constructor: it takes effect when core_init makes the scheduler); a
+ * second registration is ignored.
  */
-#define CORE_STATE_MAX 16
-void core_set_thread_state(void *(*locate)(void), size_t size) HIDDEN;
+void core_set_thread_state(void *(*locate)(void)) HIDDEN;
 
 /* True when u's thread state block (its copy, or the thread's own for
  * the running ULP) is not all zero: a C++ exception is being handled, in a

@@ -89,52 +89,65 @@ static int *errno_slot;
 static int no_word;
 static int *word_slot = &no_word;
 
+/* The thread state block (core_set_thread_state): the scheduler thread's
+ * copy, NULL until a layer registers one and the core has started, so the
+ * switch tests one predictable pointer and C programs pay nothing more.
+ * Two words, copied as such (no memcpy call on the switch path). */
+static uint64_t *state_slot;
+static void *(*state_locate)(void);
+static void state_activate(void);
+
 void core_sched_init(void)
 {
     errno_slot = &errno;
 }
 
-/* The thread state block (core_set_thread_state): the scheduler thread's
- * copy, NULL until a layer registers one, so the switch tests one
- * predictable pointer and C programs pay nothing more.  Its size is at
- * most CORE_STATE_MAX; the copies are whole words (the rest stay zero). */
-static void *state_slot;
-static void *(*state_locate)(void);
-static size_t state_size;
+void core_sched_started(void)
+{
+    if (state_locate && !state_slot)
+        state_activate();
+}
+
 
 static inline void state_save(struct ulp *u, const void *block)
 {
-    __builtin_memcpy(u->saved_state, block, state_size);
+    const uint64_t *w = block;
+    u->saved_state[0] = w[0];
+    u->saved_state[1] = w[1];
 }
 
 static inline void state_restore(const struct ulp *u, void *block)
 {
-    __builtin_memcpy(block, u->saved_state, state_size);
+    uint64_t *w = block;
+    w[0] = u->saved_state[0];
+    w[1] = u->saved_state[1];
 }
 
 bool core_ulp_has_state(const struct ulp *u)
 {
     if (!state_slot)
         return false;
-    uint64_t live[2] = {0, 0};
-    const uint64_t *words = u->saved_state;
-    if (u == core_sched.current) {
-        __builtin_memcpy(live, state_slot, state_size);
-        words = live;
-    }
+    const uint64_t *words = u == core_sched.current ? state_slot : u->saved_state;
     return (words[0] | words[1]) != 0;
 }
 
-void core_set_thread_state(void *(*locate)(void), size_t size)
+/* Start saving and restoring the registered block: on the scheduler
+ * thread, with its first ULP (main) running. */
+static void state_activate(void)
 {
-    if (state_slot || size > CORE_STATE_MAX || size == 0)
-        return;
-    state_locate = locate;
-    state_size = size;
-    state_slot = locate();
+    state_slot = state_locate(); /* a 16-byte block, 8-byte aligned (contract) */
     /* the running ULP owns what the block holds now; the others start
      * from zero (their saved_state is, since creation) */
     state_save(core_sched.current, state_slot);
+}
+
+void core_set_thread_state(void *(*locate)(void))
+{
+    if (state_locate)
+        return;
+    state_locate = locate;
+    if (core_on_sched_thread && core_sched.current)
+        state_activate();
 }
 
 void core_set_swapped_word(int *addr)

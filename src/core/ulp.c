@@ -246,6 +246,7 @@ int core_init(void)
         exit(2);
     }
     core_on_sched_thread = true;
+    core_sched_started();
     return 0;
 }
 

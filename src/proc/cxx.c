@@ -200,9 +200,16 @@ static void *eh_globals(void)
     return cxx.get_globals();
 }
 
-/* libstdc++'s __cxa_eh_globals: the caught-exception stack, the uncaught
- * count (two words with padding on x86-64). */
-#define EH_GLOBALS_SIZE 16
+/* libstdc++'s __cxa_eh_globals on x86-64: the caught-exception stack and
+ * the uncaught count, two words with the padding: the core's block. */
+
+/* A program that links libupvm and libstdc++ (thread mode) has both from
+ * its start: register before its first ULP exists, so that its ULPs have
+ * their own exception state whether or not it ever calls PVM. */
+__attribute__((constructor)) static void cxx_at_load(void)
+{
+    proc_cxx_init();
+}
 
 void proc_cxx_init(void)
 {
@@ -220,7 +227,7 @@ void proc_cxx_init(void)
     LOOK_UP(exception_ptr_dtor, "_ZNSt15__exception_ptr13exception_ptrD1Ev");
     LOOK_UP(class_do_catch, "_ZNK10__cxxabiv117__class_type_info10__do_catchEPKSt9type_infoPPvj");
     cxx.std_exception_ti = sym("_ZTISt9exception");
-    core_set_thread_state(eh_globals, EH_GLOBALS_SIZE);
+    core_set_thread_state(eh_globals);
     if (cxx.set_terminate)
         cxx.previous_terminate = cxx.set_terminate(on_terminate);
 }

@@ -163,7 +163,9 @@ int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
  * links libstdc++ was opened, or the node's own program links it), give
  * each ULP its own exception state and end a process-mode ULP that lets an
  * exception escape with a report; nothing before.  Idempotent; on the
- * scheduler thread. */
+ * scheduler thread, or before the node starts (libupvm's constructor
+ * calls it: a C++ program linked with libupvm has libstdc++ from the
+ * start). */
 void proc_cxx_init(void) HIDDEN;
 
 /* Why p's task must stay on its node, or NULL: its program links the C++

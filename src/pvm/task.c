@@ -201,7 +201,6 @@ static int node_init(void)
     if (core_add_exit_hook(on_ulp_exit) != 0)
         return -1;
     core_set_swapped_word(&pvm_errno);
-    proc_cxx_init(); /* a C++ program's thread-mode tasks: their own exception state */
     core_set_describer(describe_task);
     proc_output_set_namer(output_name);
     pvm_remote_register();
