@@ -108,7 +108,6 @@ void core_sched_started(void)
         state_activate();
 }
 
-
 static inline void state_save(struct ulp *u, const void *block)
 {
     const uint64_t *w = block;

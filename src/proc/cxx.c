@@ -54,6 +54,7 @@
 
 /* ------------------------------------------------------------ unwind tables */
 
+#ifdef DLFO_STRUCT_HAS_EH_DBASE /* glibc >= 2.35: the unwinder asks _dl_find_object */
 typedef int (*find_object_fn)(void *pc, struct dl_find_object *out);
 
 static find_object_fn glibc_find_object(void)
@@ -98,6 +99,11 @@ __attribute__((visibility("default"))) int _dl_find_object(void *pc, struct dl_f
     find_object_fn real = glibc_find_object();
     return real ? real(pc, out) : -1;
 }
+#else
+/* An older glibc: its unwinder walks dl_iterate_phdr instead, which does
+ * not list the programs in slots either; exceptions in process-mode
+ * programs need glibc 2.35 (docs/cxx.md). */
+#endif
 
 /* ------------------------------------------------------------ the C++ runtime */
 
