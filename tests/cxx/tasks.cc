@@ -35,6 +35,7 @@
  * (several nodes): at the end the master asks to move itself from inside
  * a catch block (refused: it says so and why), then after it (done with
  * UPVM_CXX_MIGRATE=1, else refused: it says which).
+ * "ulps" (thread mode): no PVM at all; see ulps() below.
  * The master prints "master: N workers OK" and exits 0 when all is right,
  * else names what went wrong and exits 1.
  */
@@ -362,6 +363,69 @@ static int master(const char *self, int n, const char *mode)
 }
 
 #ifdef THREAD_MODE
+/* "ulps" (thread mode, no PVM call at all): n plain ULPs (upvm_spawn_func)
+ * each throw, and inside the catch block yield, couple to a kernel context
+ * (upvm_couple), rethrow and catch there, throw another whose catch block
+ * decouples and rethrows it on the scheduler, yield, and rethrow the
+ * first.  The exception state must follow each ULP onto its kernel
+ * context and back. */
+static int ulps_failed;
+
+static void ulp_thrower(int k, void *)
+{
+    std::string out;
+    Check check{out, k};
+    try {
+        try {
+            throw WorkerError(k, "ulp");
+        } catch (const WorkerError &e) {
+            upvm_yield();
+            if (upvm_couple() == 0) {
+                try { /* the exception being handled is there on the kernel context */
+                    throw;
+                } catch (const WorkerError &again) {
+                    check(again.k == k, "the kernel context rethrew another exception");
+                }
+                try { /* a catch block begun there, left on the scheduler */
+                    throw std::out_of_range("kc " + std::to_string(k));
+                } catch (const std::out_of_range &) {
+                    upvm_decouple();
+                    upvm_yield();
+                    try {
+                        throw;
+                    } catch (const std::out_of_range &r) {
+                        check(std::string(r.what()) == "kc " + std::to_string(k),
+                              "back from the kernel context: rethrew another exception");
+                    } catch (...) {
+                        check(false, "back from the kernel context: rethrew the outer one");
+                    }
+                }
+                check(e.k == k, "the caught exception changed on the kernel context");
+            } else {
+                check(false, "upvm_couple failed");
+            }
+            upvm_yield();
+            throw;
+        }
+    } catch (const WorkerError &e) {
+        check(e.k == k, "rethrew ULP " + std::to_string(e.k) + "'s exception");
+    }
+    if (!out.empty()) {
+        std::printf("%s\n", out.c_str());
+        ulps_failed++;
+    }
+}
+
+static int ulps(int n)
+{
+    if (upvm_spawn_func(ulp_thrower, nullptr, n, nullptr, nullptr) != n)
+        return 1;
+    upvm_join_all();
+    if (ulps_failed == 0)
+        std::printf("ulps: %d OK\n", n);
+    return ulps_failed ? 1 : 0;
+}
+
 static int task_main(int, char **argv)
 {
     return worker(std::atoi(argv[2]), argv[3]);
@@ -379,6 +443,8 @@ int main(int argc, char **argv)
         return 2;
     }
 #ifdef THREAD_MODE
+    if (argc > 2 && std::strcmp(argv[2], "ulps") == 0)
+        return ulps(n);
     const char *self = "cxx-worker";
 #else
     const char *self = argv[0];

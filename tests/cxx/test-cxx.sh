@@ -8,7 +8,7 @@
 #   test-cxx.sh BUILD_DIR NAME...   run those
 set -u
 
-SCENARIOS=(process run nodes uncaught uncaught-master migrate move-in-catch threads)
+SCENARIOS=(process run nodes uncaught uncaught-master migrate move-in-catch threads ulps)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -146,6 +146,15 @@ sc_threads() {
     out=$(cd "$tmp" && timeout 60 ./tasks-threads 6 2>&1); rc=$?
     [ $rc -eq 0 ] || fail "exit status $rc: $out"
     master_ok 6; iostream_ok 6
+}
+
+# thread mode without PVM: plain ULPs throw, yield and couple to kernel
+# contexts inside their catch blocks, and rethrow their own exceptions
+sc_ulps() {
+    setup tasks-threads
+    out=$(cd "$tmp" && timeout 60 ./tasks-threads 8 ulps 2>&1); rc=$?
+    [ $rc -eq 0 ] || fail "exit status $rc: $out"
+    grep -q '^ulps: 8 OK$' <<<"$out" || fail "no 'ulps: 8 OK': $out"
 }
 
 for scenario in "$@"; do
