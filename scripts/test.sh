@@ -26,7 +26,7 @@ run_build build-asan -DCMAKE_BUILD_TYPE=Debug -DUPVM_SANITIZE=ON
 # socket thread (every job of several nodes), net_wake from other threads.
 # Thread mode only: TSan's shadow memory takes the addresses process mode's
 # window needs (docs/process-mode.md).
-TSAN_TESTS='^test-net-(wait|full|storm|sendv|kill)$|^test-node-(launch|delhost|blocked|death-(watched|lost|lost-two|normal|sigint|sigterm|sighup|orphans|idle-node|crash|deadlock))$|^test-pvm-tasks-[23]nodes$|^test-pvm-(messages|groups)|^test-couple$'
+TSAN_TESTS='^test-net-(wait|full|storm|sendv|kill)$|^test-node-(launch|delhost|blocked|death-(watched|lost|lost-two|normal|sigint|sigterm|sighup|orphans|idle-node|crash|deadlock))$|^test-pvm-tasks-[23]nodes$|^test-pvm-(messages|groups)|^test-couple$|^test-cxx-(threads|ulps)$'
 echo "== ThreadSanitizer build (build-tsan/): the tests with threads"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUPVM_TSAN=ON \
     -DUPVM_WERROR=ON -DUPVM_BUILD_BENCH=OFF >/dev/null

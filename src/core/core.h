@@ -51,6 +51,9 @@ struct ulp {
     list_link_t link;        /* run queue or a wait queue (never both) */
     int saved_errno;
     int saved_word;          /* the layer word's value (core_set_swapped_word) */
+    /* its copy of the thread state block (core_set_thread_state: C++'s
+     * exception globals), all zero for a ULP that never had any */
+    uint64_t saved_state[2];
     uint64_t cpu_tsc;        /* TSC ticks it ran on the scheduler thread, counted
                               * at switches (~3 ns each: the balancer's load) */
     uint64_t cpu_tsc_reported; /* cpu_tsc at the balancer's last report (src/gs) */
@@ -186,8 +189,10 @@ static inline int core_enter(void)
     return core_init();
 }
 
-/* Scheduler set-up on the scheduler thread (called by core_init). */
+/* Scheduler set-up on the scheduler thread (called by core_init), before
+ * and after main's ULP exists. */
 void core_sched_init(void) HIDDEN;
+void core_sched_started(void) HIDDEN;
 
 /* ------------------------------------------------------------ ULPs */
 
@@ -304,6 +309,30 @@ struct ulp *core_wake_one(upvm_waitq_t *q) HIDDEN;
  * sees its own value.  Call once, at the layer's initialisation.
  */
 void core_set_swapped_word(int *addr) HIDDEN;
+
+/*
+ * A per-thread block of two words (16 bytes, 8-byte aligned) that each ULP
+ * must have its own copy of, as if it were a thread: C++'s exception globals
+ * (the caught-exception stack and the uncaught count, which libstdc++
+ * keeps per kernel thread: a ULP may switch inside a catch block or
+ * while it unwinds).  locate() returns the calling thread's block; it is
+ * called on the scheduler thread now, and on a kernel context each time
+ * a ULP is coupled to it (src/blt), so the ULP finds its copy there too.
+ * From then on every switch saves the block for the ULP going out and
+ * restores it for the one coming in; before, switches cost nothing more
+ * (a C program never registers one).  A ULP starts with the block zero.
+ * The layer that knows the block's owner registers it (src/proc/cxx.c),
+ * once: on the scheduler thread, or before the core starts (a library
+ * constructor: it takes effect when core_init makes the scheduler); a
+ * second registration is ignored.
+ */
+void core_set_thread_state(void *(*locate)(void)) HIDDEN;
+
+/* True when u's thread state block (its copy, or the thread's own for
+ * the running ULP) is not all zero: a C++ exception is being handled, in a
+ * catch block or while unwinding; its objects are in the node's memory,
+ * so the ULP must not migrate then. */
+bool core_ulp_has_state(const struct ulp *u) HIDDEN;
 
 /*
  * End ULP u as if it called upvm_exit(status) the next time it runs: a

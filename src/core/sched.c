@@ -89,9 +89,64 @@ static int *errno_slot;
 static int no_word;
 static int *word_slot = &no_word;
 
+/* The thread state block (core_set_thread_state): the scheduler thread's
+ * copy, NULL until a layer registers one and the core has started, so the
+ * switch tests one predictable pointer and C programs pay nothing more.
+ * Two words, copied as such (no memcpy call on the switch path). */
+static uint64_t *state_slot;
+static void *(*state_locate)(void);
+static void state_activate(void);
+
 void core_sched_init(void)
 {
     errno_slot = &errno;
+}
+
+void core_sched_started(void)
+{
+    if (state_locate && !state_slot)
+        state_activate();
+}
+
+static inline void state_save(struct ulp *u, const void *block)
+{
+    const uint64_t *w = block;
+    u->saved_state[0] = w[0];
+    u->saved_state[1] = w[1];
+}
+
+static inline void state_restore(const struct ulp *u, void *block)
+{
+    uint64_t *w = block;
+    w[0] = u->saved_state[0];
+    w[1] = u->saved_state[1];
+}
+
+bool core_ulp_has_state(const struct ulp *u)
+{
+    if (!state_slot)
+        return false;
+    const uint64_t *words = u == core_sched.current ? state_slot : u->saved_state;
+    return (words[0] | words[1]) != 0;
+}
+
+/* Start saving and restoring the registered block: on the scheduler
+ * thread, with its first ULP (main) running. */
+static void state_activate(void)
+{
+    state_slot = state_locate(); /* a 16-byte block, 8-byte aligned (contract) */
+    /* the running ULP owns what the block holds now; the others start
+     * from zero (their saved_state is, since creation) */
+    state_save(core_sched.current, state_slot);
+}
+
+void core_set_thread_state(void *(*locate)(void))
+{
+    if (state_locate)
+        return;
+    state_locate = locate;
+    if (core_on_sched_thread && core_sched.current)
+        state_activate();
 }
 
 void core_set_swapped_word(int *addr)
@@ -140,6 +195,8 @@ static inline __attribute__((always_inline)) void after_switch(struct ulp *from)
     self->state = ULP_RUNNING;
     *errno_slot = self->saved_errno;
     *word_slot = self->saved_word;
+    if (unlikely(state_slot != NULL))
+        state_restore(self, state_slot);
     if (unlikely(self->kill_pending))
         die_killed();
 }
@@ -160,6 +217,8 @@ static inline __attribute__((always_inline)) void switch_to(struct ulp *next)
     core_sched.tsc_mark = now;
     self->saved_errno = *errno_slot;
     self->saved_word = *word_slot;
+    if (unlikely(state_slot != NULL))
+        state_save(self, state_slot);
     core_sched.current = next;
 #if UPVM_ASAN
     /* A dead ULP never comes back: NULL lets ASan free its fake stack. */
@@ -592,6 +651,8 @@ void core_leave(core_handoff_t handoff, void *arg)
     core_sched.ncoupled++;
     self->saved_errno = *errno_slot;
     self->saved_word = *word_slot;
+    if (state_slot)
+        state_save(self, state_slot);
     core_sched.current = t;
     t->state = ULP_RUNNING;
 #if UPVM_ASAN
@@ -608,6 +669,8 @@ void core_leave(core_handoff_t handoff, void *arg)
     __sanitizer_finish_switch_fiber(self->asan_fake_stack, NULL, NULL);
 #endif
     *core_errno_now() = self->saved_errno;
+    if (state_slot) /* the kernel context's own block (locate looks afresh) */
+        state_restore(self, state_locate());
 }
 
 void core_kc_init(struct core_kc *kc)
@@ -657,6 +720,8 @@ void core_return(void)
     struct ulp *self = core_kc_ulp;
     struct core_kc *kc = self->kc;
     self->saved_errno = *core_errno_now();
+    if (state_slot)
+        state_save(self, state_locate());
 #if UPVM_ASAN
     __sanitizer_start_switch_fiber(&self->asan_fake_stack, kc->stack_lo, kc->stack_size);
 #endif

@@ -246,6 +246,7 @@ int core_init(void)
         exit(2);
     }
     core_on_sched_thread = true;
+    core_sched_started();
     return 0;
 }
 
@@ -583,6 +584,9 @@ const char *core_ulp_why_not_freezable(const struct ulp *u, const void *lo, cons
         return "it waits for something only its node has (an exit status, its siblings, a migration)";
     if (u->state == ULP_COUPLED)
         return "it is in a blocking call on a kernel context (it moves once that returns)";
+    if (core_ulp_has_state(u))
+        return "it is handling a C++ exception, whose objects are its node's memory (it moves "
+               "once that ends)";
     if (u->state != ULP_READY && u->state != ULP_BLOCKED && u->state != ULP_SLEEPING)
         return "it is running";
     return NULL;

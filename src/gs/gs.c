@@ -35,6 +35,7 @@
 #include "gs/gs_run.h"
 #include "migrate/migrate.h"
 #include "node/job.h"
+#include "proc/proc.h"
 #include "pvm/pvm.h"
 #include "util/env.h"
 
@@ -173,7 +174,8 @@ static void add_task(void *ctx, int tid, struct ulp *u, bool placed,
     w->load = (float)((double)ticks * c->ns_per_tick / c->wall_ns);
     /* movable: may migrate; placed: moved by hand, left alone but by a
      * vacate (the owner wants the node back) */
-    w->movable = (u->ext[ULP_EXT_PROC] != NULL && u != core_sched.main) | (placed ? 2 : 0);
+    w->movable = (u->ext[ULP_EXT_PROC] != NULL && u != core_sched.main &&
+                  !proc_cxx_pins(u->ext[ULP_EXT_PROC])) | (placed ? 2 : 0);
     for (int i = 0; i < PVM_TRAFFIC_PEERS && i < GS_PEERS; i++) {
         w->peers[i].tid = peers[i].tid;
         w->peers[i].msgs_per_s = (float)(peers[i].msgs * 1e9 / c->wall_ns);

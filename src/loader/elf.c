@@ -46,7 +46,7 @@ struct dyn {
 };
 
 struct phinfo {
-    const Elf64_Phdr *dynamic, *relro, *tls;
+    const Elf64_Phdr *dynamic, *relro, *tls, *eh_frame_hdr;
     bool interp;
 };
 
@@ -298,6 +298,7 @@ static int scan_phdrs(struct loader_image *img, struct loader_error *err, struct
         case PT_DYNAMIC: pi->dynamic = &ph[i]; break;
         case PT_INTERP: pi->interp = true; break;
         case PT_GNU_RELRO: pi->relro = &ph[i]; break;
+        case PT_GNU_EH_FRAME: pi->eh_frame_hdr = &ph[i]; break;
         case PT_TLS:
             if (pi->tls)
                 rc = malformed(img, err, "two PT_TLS program headers");
@@ -334,6 +335,29 @@ static int set_relro(struct loader_image *img, struct loader_error *err, const E
         }
     }
     return malformed(img, err, "PT_GNU_RELRO is not inside a writable segment");
+}
+
+/* PT_GNU_EH_FRAME: the unwinder reads it in every instance (C++
+ * exceptions: src/proc/cxx.c), so it must lie in the file bytes of a
+ * segment that is not writable (mapped from the file, never relocated). */
+static int set_eh_frame_hdr(struct loader_image *img, struct loader_error *err,
+                            const Elf64_Phdr *ph)
+{
+    if (!ph)
+        return 0;
+    if (fits(ph->p_vaddr, ph->p_memsz, LOADER_MAX_SPAN) && ph->p_memsz >= 4) {
+        for (unsigned i = 0; i < img->nseg; i++) {
+            const struct loader_seg *s = &img->seg[i];
+            if (!(s->prot & PROT_WRITE) && ph->p_vaddr >= s->vaddr &&
+                ph->p_vaddr + ph->p_memsz <= s->vaddr + s->filesz) {
+                img->eh_frame_hdr_vaddr = ph->p_vaddr;
+                return 0;
+            }
+        }
+    }
+    return malformed(img, err, "PT_GNU_EH_FRAME at %#llx + %#llx is not inside the file bytes of "
+                     "a read-only segment", (unsigned long long)ph->p_vaddr,
+                     (unsigned long long)ph->p_memsz);
 }
 
 /* ------------------------------------------------------------ dynamic section */
@@ -1002,6 +1026,8 @@ int elf_parse(struct loader_image *img, struct loader_error *err)
         rc = scan_phdrs(img, err, &pi);
     if (!rc)
         rc = set_relro(img, err, pi.relro);
+    if (!rc)
+        rc = set_eh_frame_hdr(img, err, pi.eh_frame_hdr);
     if (!rc)
         rc = setup_tls(img, err, pi.tls);
     if (!rc)

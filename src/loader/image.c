@@ -292,6 +292,19 @@ const char *loader_image_abspath(const struct loader_image *img)
     return img->abspath ? img->abspath : img->path;
 }
 
+bool loader_image_needs(const struct loader_image *img, const char *prefix)
+{
+    for (unsigned i = 0; i < img->nneeded; i++)
+        if (strncmp(img->strtab + img->needed[i], prefix, strlen(prefix)) == 0)
+            return true;
+    return false;
+}
+
+uint64_t loader_image_eh_frame_hdr(const struct loader_image *img)
+{
+    return img->eh_frame_hdr_vaddr;
+}
+
 /* FNV-1a, 64 bits. */
 static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
 {

@@ -32,6 +32,7 @@
 #ifndef UPVM_LOADER_H
 #define UPVM_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,15 @@ const char *loader_image_path(const struct loader_image *img) HIDDEN;
 /* The same file's absolute path (realpath at open; the path as opened if
  * that failed): what a debugger, in another directory, can open. */
 const char *loader_image_abspath(const struct loader_image *img) HIDDEN;
+
+/* Where the image's .eh_frame_hdr is (PT_GNU_EH_FRAME, checked to lie in
+ * a read-only segment's file bytes), from vaddr 0, or 0 when it has none:
+ * the unwinder's sorted table of FDEs, the same in every instance. */
+uint64_t loader_image_eh_frame_hdr(const struct loader_image *img) HIDDEN;
+
+/* True when one of the image's DT_NEEDED names starts with prefix
+ * ("libstdc++.so"). */
+bool loader_image_needs(const struct loader_image *img, const char *prefix) HIDDEN;
 
 /* The name of the function that covers vaddr (an address of the image,
  * from its vaddr 0) among its dynamic symbols, and in *value where it

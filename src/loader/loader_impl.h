@@ -76,6 +76,9 @@ struct loader_image {
     uint64_t span;                   /* page rounded, from vaddr 0 */
     uint64_t relro_start, relro_end; /* page rounded; empty if equal */
     uint64_t main_vaddr;
+    /* PT_GNU_EH_FRAME (.eh_frame_hdr: the sorted table of the unwinder's
+     * FDEs), 0 if none: loader_image_eh_frame_hdr */
+    uint64_t eh_frame_hdr_vaddr;
 
     /* thread-local storage (PT_TLS; tls.c): each instance's block is at
      * base + tls_vaddr, just after the last segment's memory, which is

@@ -289,6 +289,17 @@ static bool held_here(const struct pvm_task *t, const char *name, char *why, siz
                  "cannot leave it", name, node_job_self());
         return true;
     }
+    if (core_ulp_has_state(t->ulp)) {
+        snprintf(why, len, "%s is handling a C++ exception (in a catch block, or in a "
+                 "destructor while one unwinds), whose objects are its node's memory: move it "
+                 "once that has ended", name);
+        return true;
+    }
+    const char *cxx = proc_cxx_pins(pr);
+    if (cxx) {
+        snprintf(why, len, "%s cannot move: %s", name, cxx);
+        return true;
+    }
     const char *files = proc_open_files(pr);
     if (files) {
         snprintf(why, len, "%s holds open files or sockets (%s): they do not migrate; close "

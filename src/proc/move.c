@@ -115,6 +115,7 @@ int proc_move_prepare(const struct proc_move *m, struct loader_image **imgp,
     struct loader_image *img = loader_image_open(m->path, err);
     if (!img)
         return err->code;
+    proc_cxx_init(); /* a C++ task arriving where none ran before */
     if (loader_image_id(img) != m->image_id) {
         err->code = -ESTALE;
         snprintf(err->msg, sizeof err->msg, "%.300s here is not the program the task runs (its "

@@ -520,6 +520,7 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[],
     struct loader_image *img = loader_image_open(path, err);
     if (!img)
         return err->code;
+    proc_cxx_init(); /* its libraries are in the node now */
     if (check_stack_fits(img, stack_size, attr, err) != 0) {
         loader_image_put(img);
         return err->code;

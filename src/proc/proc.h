@@ -159,6 +159,21 @@ _Noreturn void proc_exit(struct proc *p, int status, bool quick) HIDDEN;
 int proc_task_register(struct proc *p, const char *name, int (*fn)(int, char **)) HIDDEN;
 int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
 
+/* cxx.c: C++ programs.  Once the node has a C++ runtime (a program that
+ * links libstdc++ was opened, or the node's own program links it), give
+ * each ULP its own exception state and end a process-mode ULP that lets an
+ * exception escape with a report; nothing before.  Idempotent; on the
+ * scheduler thread, or before the node starts (libupvm's constructor
+ * calls it: a C++ program linked with libupvm has libstdc++ from the
+ * start). */
+void proc_cxx_init(void) HIDDEN;
+
+/* Why p's task must stay on its node, or NULL: its program links the C++
+ * runtime (libstdc++), whose operator new allocates in the node's memory,
+ * so the task's objects would not move with it; UPVM_CXX_MIGRATE=1 lets
+ * such tasks move anyway (docs/cxx.md).  For migrate and the balancer. */
+const char *proc_cxx_pins(const struct proc *p) HIDDEN;
+
 /* The interposition table: the address the loader binds name to in a
  * program loaded for p, or NULL (loader_resolver_t). */
 void *proc_resolve(const char *name, void *p) HIDDEN;

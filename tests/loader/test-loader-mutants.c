@@ -329,6 +329,21 @@ TEST(tls_image_outside_the_file)
     refused(b, "PT_TLS: its initial image 0x7fff0000", "is not inside a segment's file bytes");
 }
 
+/* The unwinder reads .eh_frame_hdr in every instance (C++ exceptions):
+ * it must lie in a read-only segment's file bytes. */
+TEST(eh_frame_hdr_outside_the_file)
+{
+    struct blob b = blob_read(PROG_MUTANT);
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b.p;
+    Elf64_Phdr *ph = NULL;
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (phdr(b, i)->p_type == PT_GNU_EH_FRAME)
+            ph = phdr(b, i);
+    CHECK(ph != NULL);
+    ph->p_vaddr = 0x7fff0000;
+    refused(b, "PT_GNU_EH_FRAME at 0x7fff0000", "is not inside the file bytes of a read-only segment");
+}
+
 TEST(tls_relocation_outside_every_segment)
 {
     struct blob b = blob_read(PROG_MUTANT);
