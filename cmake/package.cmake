@@ -32,8 +32,12 @@ set(CPACK_GENERATOR TGZ)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # the libraries' dependencies (libc, and MPI's for the MPI plugin) from
-# dpkg-shlibdeps; the wrappers need a C compiler and the C library's files
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps (dpkg-dev; without it the package names only those below);
+# the wrappers need a C compiler and the C library's files
+find_program(UPVM_DPKG_SHLIBDEPS dpkg-shlibdeps)
+if(UPVM_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "gcc | c-compiler, libc6-dev")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "g++, gfortran, pkgconf")
 include(CPack)
