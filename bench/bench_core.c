@@ -46,7 +46,7 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void die(const char *what)
+_Noreturn static void die(const char *what)
 {
     perror(what);
     exit(1);

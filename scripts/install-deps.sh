@@ -37,7 +37,11 @@ want() { # $1: how to test (a command name or an absolute path), $2: package
     esac
 }
 want gcc gcc
-want g++ g++
+want g++ g++            # upvmc++ (tests/install), headers-compile-as-cxx
+want gfortran gfortran  # upvmfort (tests/install)
+want pkg-config pkgconf # tests/install: programs built with upvm.pc
+want dpkg-shlibdeps dpkg-dev # cpack -G DEB (tests/install): the .deb's library dependencies
+want man man-db         # tests/install: the man pages render, man finds them installed
 want cmake cmake
 want ninja ninja-build
 want make make

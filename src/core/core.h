@@ -208,9 +208,9 @@ extern __thread struct ulp *core_kc_ulp __attribute__((tls_model("initial-exec")
  * (core_leave, core_return) must not read a thread-local variable, errno
  * included, on both sides: it reads these instead, which look afresh.
  */
-bool core_on_sched_thread_now(void) HIDDEN __attribute__((noipa));
-struct ulp *core_kc_ulp_now(void) HIDDEN __attribute__((noipa));
-int *core_errno_now(void) HIDDEN __attribute__((noipa));
+bool core_on_sched_thread_now(void) HIDDEN NOIPA;
+struct ulp *core_kc_ulp_now(void) HIDDEN NOIPA;
+int *core_errno_now(void) HIDDEN NOIPA;
 
 /* The ULP whose code calls this, on the scheduler thread or on a kernel
  * context; NULL on any other thread. */

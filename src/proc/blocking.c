@@ -128,7 +128,7 @@ static ssize_t plain_pwritev(int fd, const struct iovec *v, int n, off_t off)
 #define COUPLED(type, name, params, call)                                                    \
     static NOINLINE type name params                                                        \
     {                                                                                        \
-        bool coupled_ = blt_enter(#name "()" + 2); /* c_fsync: "fsync()" */                \
+        bool coupled_ = blt_enter(&(#name "()")[2]); /* c_fsync: "fsync()" */             \
         type result_ = call;                                                                 \
         blt_leave(coupled_);                                                                 \
         return result_;                                                                      \

@@ -8,6 +8,14 @@
 #define NOINLINE    __attribute__((noinline))
 #define COLD        __attribute__((cold, noinline))
 #define HIDDEN      __attribute__((visibility("hidden")))
+/* Neither inlined nor analysed across calls (its calls are never merged, nor
+ * taken to read nothing): GCC's noipa.  Clang has no noipa; its optnone
+ * (with noinline) keeps the function out of its optimisation passes. */
+#if defined(__clang__)
+#define NOIPA       __attribute__((noinline, optnone))
+#else
+#define NOIPA       __attribute__((noipa))
+#endif
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #if defined(UPVM_SANITIZE) || defined(__SANITIZE_ADDRESS__)

@@ -3,7 +3,7 @@ int resolver_calls;
 
 static int impl_fast(void) { return 42; }
 
-static int (*resolve_pick(void))(void)
+__attribute__((used)) static int (*resolve_pick(void))(void)
 {
     resolver_calls++; /* data: relocated before any resolver runs */
     return impl_fast;

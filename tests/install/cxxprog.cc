@@ -1,0 +1,39 @@
+// cxxprog.cc - the install test's C++ PVM program, built with the installed
+// upvmc++ and run as `upvm run -n 3 ./cxxprog`: iostream, std::string,
+// std::vector and a global object whose constructor runs once in every
+// copy (each copy has its own globals).  No exceptions (not yet supported
+// in process mode).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <pvm3.h>
+
+namespace {
+int constructions;
+
+struct Greeting {
+    std::string text;
+    Greeting() : text("constructed")
+    {
+        constructions++;
+    }
+};
+Greeting greeting;
+} // namespace
+
+int main()
+{
+    int *siblings = nullptr;
+    int nsiblings = pvm_siblings(&siblings);
+    std::vector<int> numbers;
+    for (int i = 1; i <= 10; i++)
+        numbers.push_back(i);
+    int sum = 0;
+    for (int n : numbers)
+        sum += n;
+    std::cout << "cxx: one of " << nsiblings << " siblings, global object " << greeting.text
+              << " " << constructions << " time(s), vector sum " << sum << std::endl;
+    pvm_exit();
+    return 0;
+}
