@@ -2,10 +2,12 @@
 # run-fortran.sh - Fortran PVM programs under UPVM: the Fortran examples of
 # Debian's pvm-examples package (fmaster1 + fslave1, fspmd, fgexample,
 # frsg), built unmodified with upvmcc and gfortran and run as PVM users
-# run them, and our own tests/fortran/fconventions.f90; the outcome is
-# checked against values computed here, independently of the programs.
+# run them, and our own tests/fortran/fconventions.f90 (the binding's
+# conventions) and fruntime.f90 (libgfortran in a task: command line,
+# STOP, ERROR STOP, run-time errors); the outcome is checked against
+# values computed here, independently of the programs.
 #
-#   tests/fortran/run-fortran.sh BUILD_DIR [examples|conventions]...
+#   tests/fortran/run-fortran.sh BUILD_DIR [examples|conventions|runtime]...
 #
 # Environment: PVM_EXAMPLES_DOC (where examples.tar.gz and
 #   gexamples.tar.gz are, default /usr/share/doc/pvm-examples),
@@ -18,7 +20,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${1:?usage: run-fortran.sh BUILD_DIR [examples|conventions]...}
 shift
 PARTS=("$@")
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(examples conventions)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(examples conventions runtime)
 BUILD=$(cd "$BUILD" && pwd)
 # The compile command for Fortran programs (CMake's UPVM_FORTRAN_COMPILER
 # gives it; by default upvmcc with gfortran as its compiler).
@@ -51,7 +53,9 @@ build() { # build NAME SOURCE
         return 1
     fi
 }
-# run NAME TIMEOUT [-i INPUT] COMMAND...: output in $WORK/NAME.out, status in ST
+# run NAME TIMEOUT [-i INPUT] COMMAND...: output in $WORK/NAME.out, status in
+# ST; a non-zero status or an error line (ERRORS, a regular expression) fails
+ERRORS='^upvm: |libpvm \[|runtime error|Segmentation|deadlock'
 run() {
     local name=$1 t=$2 input=""
     shift 2
@@ -59,8 +63,8 @@ run() {
     (cd "$BIN" && printf '%b' "$input" | timeout -k 3 "$t" "$@") >"$WORK/$name.out" 2>&1
     ST=$?
     [ $ST = 0 ] || fail "$name: exit status $ST: $(tail -5 "$WORK/$name.out")"
-    if grep -E '^upvm: |libpvm \[|runtime error|Segmentation|deadlock' "$WORK/$name.out" >/dev/null; then
-        fail "$name: error lines: $(grep -E '^upvm: |libpvm \[|runtime error|Segmentation|deadlock' "$WORK/$name.out" | head -3)"
+    if grep -E "$ERRORS" "$WORK/$name.out" >/dev/null; then
+        fail "$name: error lines: $(grep -E "$ERRORS" "$WORK/$name.out" | head -3)"
     fi
 }
 has() { grep -Eq -- "$2" "$WORK/$1.out" || fail "$1: no line matching '$2': $(head -20 "$WORK/$1.out")"; }
@@ -160,10 +164,28 @@ conventions() {
     [ $FAILED = 0 ] && pass "fconventions ($ok checks)"
 }
 
+# ----------------------------------------------------------- runtime
+runtime() {
+    local FFLAGS=("${FFLAGS[@]}" -fcheck=bounds) # (dynamic scope: build sees it)
+    build fruntime "$HERE/fruntime.f90" || return
+    # the copies' ends are meant: STOP 3, ERROR STOP, a bounds check
+    local errors=$ERRORS
+    ERRORS='^upvm: |libpvm \[|Segmentation|deadlock'
+    run fruntime 60 ./fruntime alpha beta
+    ERRORS=$errors
+    grep '^FAIL' "$WORK/fruntime.out" && FAILED=1
+    [ "$(grep -c '^ok ' "$WORK/fruntime.out")" = 6 ] || fail "fruntime: 6 'ok' lines expected: $(cat "$WORK/fruntime.out")"
+    has fruntime '^done$'
+    has fruntime '^STOP 3$'
+    has fruntime '^ERROR STOP in a copy$'
+    has fruntime "^Fortran runtime error: Index '11' of dimension 1 of array 'a' above upper bound of 10\$"
+    [ $FAILED = 0 ] && pass "fruntime (command line per task; STOP, ERROR STOP, a run-time error end one task)"
+}
+
 for p in "${PARTS[@]}"; do
     case $p in
-        examples|conventions) "$p" ;;
-        *) echo "run-fortran: no part '$p' (examples, conventions)" >&2; exit 2 ;;
+        examples|conventions|runtime) "$p" ;;
+        *) echo "run-fortran: no part '$p' (examples, conventions, runtime)" >&2; exit 2 ;;
     esac
 done
 exit $FAILED
