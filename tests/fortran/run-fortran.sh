@@ -83,6 +83,8 @@ examples() {
     build fspmd "$WORK/examples/spmd.f"
     build fgexample "$WORK/examples/gexample.f"
     build frsg "$WORK/gexamples/frsg.f"
+    build hitc "$WORK/examples/hitc.f"
+    build hitc_slave "$WORK/examples/hitc_slave.f"
 
     # fmaster1 spawns nhost*3 = 3 fslave1 (one host): slave `me` sums
     # me * data(i) = me over 100 items and adds what slave me-1 (cyclic)
@@ -147,6 +149,21 @@ examples() {
     has frsg "(Test OK: Sum of Squares of first +$n +integers is +$squares|by Sum2 as +$squares +for both it should have been +$squares)"
     has frsg "Test Ok: Received \\( +20\\.0+ +, +2\\.0+ +\\)"
     [ $FAILED = "$before" ] && pass "frsg (stdin: 4 20)"
+
+    # hitc spawns one hitc_slave per host (one) and hands it 10 jobs: the
+    # first, then 9 sizes 130 + 10 * random() from its generator (seed 17,
+    # seed' = (25173 seed + 13849) mod 65536, random = seed / 65536), then
+    # -1; each job's result comes back.
+    before=$FAILED
+    local sizes
+    sizes=$(awk 'BEGIN { s = 17; for (k = 1; k <= 9; k++) { s = (25173 * s + 13849) % 65536; printf "%d ", int(130 + 10 * s / 65536) } print "-1" }')
+    run hitc 120 ./hitc
+    has hitc '^ +1 +hosts detected in configuration'
+    has hitc '^ Program Finished'
+    [ "$(grep -c 'I got result from tid:' "$WORK/hitc.out")" = 10 ] || fail "hitc: 10 results expected"
+    got=$(sed -nE 's/.*task of size: +(-?[0-9]+).*/\1/p' "$WORK/hitc.out" | tr '\n' ' ')
+    [ "$got" = "$sizes " ] || fail "hitc: the sizes handed out: got '$got', want '$sizes'"
+    [ $FAILED = "$before" ] && pass "hitc + hitc_slave"
 }
 
 # ----------------------------------------------------------- conventions
