@@ -41,12 +41,17 @@
 #include "proc/proc.h"
 
 /* libgfortran's FLUSH: NULL flushes every unit.  Looked up in the node's
- * libraries (they are opened RTLD_GLOBAL) until a program brings it. */
+ * libraries (they are opened RTLD_GLOBAL) once a program that imports
+ * from libgfortran was loaded (gfortran_seen): C programs' ends cost
+ * nothing. */
 typedef void gfortran_flush_fn(int32_t *unit);
 static gfortran_flush_fn *gfortran_flush;
+static bool gfortran_seen;
 
 void proc_fortran_flush(void)
 {
+    if (!gfortran_seen)
+        return;
     if (!gfortran_flush)
         gfortran_flush = (gfortran_flush_fn *)dlsym(RTLD_DEFAULT, "_gfortran_flush_i4");
     if (gfortran_flush)
@@ -327,6 +332,7 @@ void *proc_fortran_resolve(const char *name)
     };
     if (strncmp(name, "_gfortran_", 10) != 0)
         return NULL;
+    gfortran_seen = true;
     for (size_t i = 0; i < ARRAY_SIZE(table); i++)
         if (strcmp(name, table[i].name) == 0)
             return table[i].fn;
