@@ -1226,6 +1226,10 @@ int pvm_pstat(int tid)
 
 void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx)
 {
+    /* The balancer measures from the job's start (node_job_ready), maybe
+     * before this node's PVM state is set up: no task yet, and no list. */
+    if (!pvm_node.ready)
+        return;
     list_for_each(l, &pvm_node.tasks) {
         struct pvm_task *k = list_entry(l, struct pvm_task, node_link);
         fn(ctx, k->tid, k->ulp, k->placed, k->traffic);
