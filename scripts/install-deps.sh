@@ -55,6 +55,7 @@ want clang clang      # scripts/fuzz.sh: the libFuzzer targets (fuzz/), run by s
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
 want /usr/share/doc/pvm-examples/examples.tar.gz pvm-examples  # the examples tests/examples builds (never downloaded at test time)
+want gfortran gfortran  # tests/fortran: Fortran PVM programs (the Fortran binding, pvm-examples' Fortran examples)
 # MPI, by the explicit names: with both installed, mpicc and mpirun are
 # alternatives that may name either (cmake/mpi.cmake).  Debian keeps them
 # on Open MPI (priority 50 against MPICH's 40), whatever the order.

@@ -15,6 +15,9 @@ Checked, in every .c, .h and .S file under src/:
     "y.h" or "../x/y.h" found next to the including file;
   - each #include of a public header (<pvm3.h>, "upvm.h": a file of include/).
 Other headers (<stdio.h>, <sys/mman.h>, one the build makes) are ignored.
+include/ also holds Fortran include files (fpvm3.h: its text starts with a
+'!' comment); they are no C header: a layer may not list one among its
+public headers, and no file of src/ may #include one.
 Also checked: every folder of src/ is a layer of the table, and the table's
 "may include" relation names only layers of the table and has no cycle.
 
@@ -49,6 +52,16 @@ class Layer:
         self.may = may          # list of layer names, in the table's order
         self.public = public    # list of public header names
         self.line = line        # line of its row in the doc
+
+
+def is_fortran(root, name):
+    """Whether include/<name> is a Fortran include file (it starts with a
+    '!' comment, as include/fpvm3.h does), not a C header."""
+    try:
+        with open(os.path.join(root, "include", name), encoding="utf-8", errors="replace") as f:
+            return f.read(1) == "!"
+    except OSError:
+        return False
 
 
 def usage(out):
@@ -119,6 +132,9 @@ def parse_table(root):
             if not os.path.isfile(os.path.join(root, "include", h)):
                 errors.append((l.line, "layer %s's public header %s is not a file of include/"
                                % (l.name, h)))
+            elif is_fortran(root, h):
+                errors.append((l.line, "layer %s's public header %s is a Fortran include "
+                                       "file, not a C header" % (l.name, h)))
     cycle = find_cycle([(l.name, l.may) for l in layers])
     if cycle:
         first = next(l for l in layers if l.name == cycle[0])
@@ -235,6 +251,11 @@ def scan(root, layers):
                 continue
             if layer is None:
                 continue  # its folder is reported once above
+            if what[0] == "public" and is_fortran(root, what[1]):
+                violations.append((rel, n, "#include of %s: a Fortran include file (for "
+                                           "INCLUDE in Fortran programs), not a C header"
+                                   % what[1]))
+                continue
             if what[0] == "layer":
                 target = what[1]
                 if target == layer.name:

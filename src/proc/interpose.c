@@ -1148,6 +1148,8 @@ void *proc_resolve(const char *name, void *ctx)
     if (e)
         return e->addr;
     void *b = proc_blocking_resolve(name);
+    if (!b)
+        b = proc_fortran_resolve(name);
     if (b)
         return b;
     void *v = variable(name, ctx);

@@ -615,6 +615,7 @@ void proc_exit(struct proc *p, int status, bool quick)
         loader_run_fini(&p->inst);
     }
     fflush(NULL); /* stdio is the node's: what this ULP wrote goes out now */
+    proc_fortran_flush(); /* and so are Fortran's units */
     proc_output_close(p);
     upvm_exit(status & 0xff);
 }

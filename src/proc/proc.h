@@ -95,6 +95,14 @@ struct proc {
  * coupled forms of accept4 and of fcntl's waiting locks (F_SETLKW,
  * F_OFD_SETLKW), for interpose.c's wrappers of accept and fcntl. */
 void *proc_blocking_resolve(const char *name) HIDDEN;
+
+/* fortran.c: the gfortran run-time's STOP, ERROR STOP, EXIT and ABORT
+ * entry points a program imports, bound so that they end the ULP, not
+ * the node (NULL for any other name); and libgfortran's units flushed
+ * (every ULP's end does it, when a program of the node brought
+ * libgfortran). */
+void *proc_fortran_resolve(const char *name) HIDDEN;
+void proc_fortran_flush(void) HIDDEN;
 void proc_blocking_fd_reset(int fd) HIDDEN;
 int proc_coupled_accept4(int s, struct sockaddr *a, socklen_t *l, int flags) HIDDEN;
 int proc_coupled_fcntl_lock(int fd, int cmd, void *arg) HIDDEN;

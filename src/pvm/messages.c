@@ -301,7 +301,13 @@ static void run_handlers(struct pvm_task *t)
         t->sbuf = 0;
         t->rbuf = id;
         t->ctx = msg_buf_hdr(t->bufs[id].buf)->ctx;
-        (void)t->mhfs[h].fn(id);
+        const struct pvm_mhf *m = &t->mhfs[h];
+        if (m->by_ref) {
+            int ref = id;
+            (void)((int (*)(int *))(void (*)(void))m->fn)(&ref);
+        } else {
+            (void)m->fn(id);
+        }
         if (pvm_buf(t, id))
             pvm_buf_drop(t, id);
         if (t->sbuf && t->sbuf != saved_s && t->sbuf != saved_r)
@@ -313,7 +319,8 @@ static void run_handlers(struct pvm_task *t)
     }
 }
 
-int pvm_addmhf(int src, int tag, int ctx, int (*fn)(int))
+/* pvm_addmhf's work: fn is an int (*)(int *) when by_ref. */
+static int add_mhf(int src, int tag, int ctx, int (*fn)(int), bool by_ref)
 {
     TASK_OR_FAIL(t, "pvm_addmhf");
     if (!fn)
@@ -339,9 +346,19 @@ int pvm_addmhf(int src, int tag, int ctx, int (*fn)(int))
         t->mhfs = m;
         free_slot = t->nmhfs++;
     }
-    t->mhfs[free_slot] = (struct pvm_mhf){src, tag, ctx, fn, true};
+    t->mhfs[free_slot] = (struct pvm_mhf){src, tag, ctx, fn, true, by_ref};
     t->active_mhfs++;
     return PVM_MHF_FIRST + free_slot;
+}
+
+int pvm_addmhf(int src, int tag, int ctx, int (*fn)(int))
+{
+    return add_mhf(src, tag, ctx, fn, false);
+}
+
+int pvm_addmhf_byref(int src, int tag, int ctx, int (*fn)(int *bufid))
+{
+    return add_mhf(src, tag, ctx, (int (*)(int))(void (*)(void))fn, true);
 }
 
 int pvm_delmhf(int id)

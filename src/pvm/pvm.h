@@ -75,11 +75,13 @@ struct pvm_sibs {
     int tids[];
 };
 
-/* A pvm_addmhf handler. */
+/* A pvm_addmhf handler.  by_ref: fn is really int (*)(int *bufid), a
+ * Fortran function (pvm_addmhf_byref), called with the id's address. */
 struct pvm_mhf {
     int src, tag, ctx;
     int (*fn)(int mid);
     bool used;
+    bool by_ref;
 };
 
 /* A notification a task asked for (pvm_notify). */
@@ -99,6 +101,7 @@ enum pvm_result {
     PVM_RESULT_NORESETS,     /* pvm_getnoresets */
     PVM_RESULT_VHOST_COORDS, /* pvm_grpvhostinfo */
     PVM_RESULT_VHOST_COUNTS,
+    PVM_RESULT_BINDING,      /* a language binding's state: pvm_task_binding */
     PVM_RESULT_COUNT
 };
 
@@ -327,6 +330,19 @@ void *pvm_task_result(struct pvm_task *t, enum pvm_result which, size_t n, size_
  * "pvm_barrier", "sleeping"), or "" when it runs or may run. */
 #define PVM_WAITS_MAX 48
 void pvm_task_waits(const struct pvm_task *k, char *buf, size_t len) HIDDEN;
+
+/*
+ * The calling task's state of a language binding (src/fpvm): a zeroed
+ * block of `size` bytes in the task's memory, made by the first call and
+ * the same block afterwards (a binding keeps one size), so that it moves
+ * with the task; freed when the task leaves PVM.  NULL when the caller is
+ * no task and cannot become one, or out of memory.
+ */
+void *pvm_task_binding(size_t size) HIDDEN;
+
+/* pvm_addmhf for a handler that takes the buffer id by reference (a
+ * Fortran function: pvmfaddmhf): the same checks, ids and errors. */
+int pvm_addmhf_byref(int src, int tag, int ctx, int (*fn)(int *bufid)) HIDDEN;
 
 /* Leave PVM (pvm_exit, or the task's ULP ended): notifications, groups,
  * mailbox, buffers, queue; the ULP stops being a task. */

@@ -633,6 +633,16 @@ void *pvm_task_result(struct pvm_task *t, enum pvm_result which, size_t n, size_
     return t->results[which];
 }
 
+void *pvm_task_binding(size_t size)
+{
+    struct pvm_task *t = pvm_current();
+    if (!t)
+        return NULL;
+    if (!t->results[PVM_RESULT_BINDING])
+        t->results[PVM_RESULT_BINDING] = pvm_task_alloc(t, size);
+    return t->results[PVM_RESULT_BINDING];
+}
+
 void pvm_task_leave(struct pvm_task *t)
 {
     if (t->exiting)

@@ -105,6 +105,21 @@ class CheckLayers(unittest.TestCase):
             "src/b/b.h:2: b may not include c/c.h " + RULE_B,
         ])
 
+    def test_fortran_include_file(self):
+        # include/ may hold a Fortran include file (its text starts with '!'):
+        # no C header, so neither listed as one nor #included from src/
+        doc = table([("a", "", "pub.h"), ("b", "a", "pub.h f.h"), ("c", "b a", "pub.h api.h")])
+        self.tree({"include/f.h": "! Fortran\n      integer X\n",
+                   "src/c/c.c": '#include "c/c.h"\n#include "f.h"\n'}, doc=doc)
+        rc, out, _ = self.run_script()
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, [
+            "docs/architecture.md:9: layer b's public header f.h is a Fortran include file, "
+            "not a C header",
+            "src/c/c.c:2: #include of f.h: a Fortran include file (for INCLUDE in Fortran "
+            "programs), not a C header",
+        ])
+
     def test_missing_header(self):
         # "gone.h" and <b/gone.h> may be the build's or the system's: not checked
         self.tree({"src/c/c.c": '#include "c/c.h"\n#include "b/nope.h"\n#include "gone.h"\n'
