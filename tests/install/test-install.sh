@@ -5,6 +5,8 @@
 #   (a) a C master/slave program built with the installed upvmcc, ./master
 #   (b) a C++ program (iostream, string, vector, a global object) built
 #       with upvmc++, upvm run -n 3 ./cxxprog
+#   (b2) a Fortran master/slave (fpvm3.h, pvmf* routines) built with
+#       upvmfort, ./fmaster
 #   (c) the master/slave built with pkg-config's flags (PKG_CONFIG_PATH)
 #   (d) the master/slave built by a CMake project with find_package(UPVM)
 #   (e) the master/slave built with upvmcc from the .deb (cpack -G DEB),
@@ -70,7 +72,8 @@ echo "ok: installed files, no RUNPATH or script into $src or $build"
 
 # The sources the user builds, copied out before the trees are hidden.
 mkdir -p "$tmp/sources/project"
-cp "$here"/master.c "$here"/slave.c "$here"/cxxprog.cc "$here"/use-install.sh "$tmp/sources/" &&
+cp "$here"/master.c "$here"/slave.c "$here"/cxxprog.cc "$here"/fmaster.f90 "$here"/fslave.f90 \
+   "$here"/use-install.sh "$tmp/sources/" &&
     cp "$here"/project/CMakeLists.txt "$tmp/sources/project/" || fail "copying the test's sources"
 
 # (e)'s .deb, made from this build and unpacked elsewhere.

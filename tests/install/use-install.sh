@@ -45,9 +45,21 @@ mkdir b && cd b || exit 1
 run_logged "upvmc++" upvmc++ -O2 -o cxxprog "$srcs/cxxprog.cc"
 mkdir "$tmp/run-cxx" && cp cxxprog "$tmp/run-cxx/" && cd "$tmp/run-cxx" || exit 1
 out=$(timeout 120 upvm run -n 3 ./cxxprog 2>&1) || fail "upvm run -n 3 ./cxxprog exited $?: $out"
-want="cxx: one of 3 siblings, global object constructed 1 time(s), vector sum $((10 * 11 / 2))"
+want="cxx: one of 3 siblings, global object constructed 1 time(s), vector sum $((10 * 11 / 2)), caught $((10 * 11 / 2))"
 [ "$(grep -cx -F "$want" <<<"$out")" = 3 ] || fail "upvm run -n 3 ./cxxprog: expected 3 lines '$want', got: $out"
 echo "ok (upvmc++): upvm run -n 3 ./cxxprog"
+cd "$tmp/use" || exit 1
+
+echo "== (b2) upvmfort"
+mkdir b2 && cd b2 || exit 1
+run_logged "upvmfort fmaster" upvmfort -O2 -o fmaster "$srcs/fmaster.f90" -lfpvm3 -lpvm3
+run_logged "upvmfort fslave" upvmfort -O2 -o fslave "$srcs/fslave.f90" -lfpvm3
+mkdir "$tmp/run-fortran" && cp fmaster fslave "$tmp/run-fortran/" && cd "$tmp/run-fortran" || exit 1
+out=$(timeout 120 ./fmaster 2>&1) || fail "./fmaster exited $?: $out"
+for i in 1 2 3; do
+    grep -qx "fmaster: slave squared $i: $((i * i))" <<<"$out" || fail "./fmaster: no square of $i in: $out"
+done
+echo "ok (upvmfort): ./fmaster and 3 fslave"
 cd "$tmp/use" || exit 1
 
 echo "== (c) pkg-config"
