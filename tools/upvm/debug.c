@@ -53,6 +53,7 @@ struct gdb_cmd {
     int argc;
     char words[1024]; /* UPVM_GDB, split */
     char opts[6][PATH_MAX + 64];
+    char pid[24]; /* -p's argument */
 };
 
 static void add(struct gdb_cmd *g, char *arg)
@@ -109,6 +110,15 @@ static void gdb_command(struct gdb_cmd *g)
         trust_scripts_dir(g, &k, libdir, UPVM_GDB_AUTOLOAD_REL);
     }
     trust_scripts_dir(g, &k, UPVM_GDB_AUTOLOAD_DIR, "");
+}
+
+/* gdb_command, attached to process pid. */
+static void gdb_command_for(struct gdb_cmd *g, pid_t pid)
+{
+    gdb_command(g);
+    snprintf(g->pid, sizeof g->pid, "%d", (int)pid);
+    add(g, "-p");
+    add(g, g->pid);
 }
 
 /* Say why gdb may not be allowed to attach, when it will not be. */
@@ -176,11 +186,7 @@ static pid_t start_job(const char *path, int ninst, char **argv, int fd[2])
 static int run_gdb(pid_t pid)
 {
     struct gdb_cmd g;
-    char pidarg[24];
-    gdb_command(&g);
-    snprintf(pidarg, sizeof pidarg, "%d", (int)pid);
-    add(&g, "-p");
-    add(&g, pidarg);
+    gdb_command_for(&g, pid);
     add(&g, "-ex");
     add(&g, "echo upvm: node 0 waits for you before its tasks start: set breakpoints "
             "(file.c:LINE, a function), then continue\\n");
@@ -327,11 +333,7 @@ int cmd_attach(int argc, char **argv)
     if (pid < 0)
         return 1;
     struct gdb_cmd g;
-    char pidarg[24];
-    gdb_command(&g);
-    snprintf(pidarg, sizeof pidarg, "%d", (int)pid);
-    add(&g, "-p");
-    add(&g, pidarg);
+    gdb_command_for(&g, pid);
     ptrace_hint();
     fflush(NULL);
     execvp(g.argv[0], g.argv);
