@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "mem/mem.h"
+#include "util/compiler.h"
 #include "proc/debug.h"
 
 /* What a debugger finds by name: the list, and the function it stops on
@@ -19,7 +20,7 @@ __attribute__((visibility("default"))) struct upvm_debug_list upvm_debug = {
 };
 
 /* Empty, but never inlined nor merged away: the debugger's breakpoint. */
-__attribute__((visibility("default"), noinline, noipa)) void upvm_debug_state(void)
+__attribute__((visibility("default"))) NOIPA void upvm_debug_state(void)
 {
     __asm__ volatile("" ::: "memory");
 }
