@@ -166,12 +166,19 @@ API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *nt)
 /* clang-format on */
 #pragma GCC diagnostic pop
 
+/* Hidden names for two of them: a reference by these binds to this file's
+ * definitions, where one by the exported name, from inside libupvm too,
+ * would go through the GOT to whichever definition comes first. */
+extern __typeof__(_Znwm) upvm_operator_new __attribute__((alias("_Znwm"), visibility("hidden")));
+extern __typeof__(_ZdlPv) upvm_operator_delete
+    __attribute__((alias("_ZdlPv"), visibility("hidden")));
+
 /* Are the functions above the ones every call binds to?  The global
  * lookup answers as the dynamic linker does for libstdc++'s calls. */
 bool proc_cxx_new_bound(void)
 {
-    void *(*mine_new)(size_t) = _Znwm;
-    void (*mine_delete)(void *) = _ZdlPv;
+    void *(*mine_new)(size_t) = upvm_operator_new;
+    void (*mine_delete)(void *) = upvm_operator_delete;
     void *nw = dlsym(RTLD_DEFAULT, "_Znwm"), *dl = dlsym(RTLD_DEFAULT, "_ZdlPv");
     void *want_new, *want_delete;
     memcpy(&want_new, &mine_new, sizeof want_new);

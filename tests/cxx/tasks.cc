@@ -2,7 +2,7 @@
  * tasks.cc - C++ PVM tasks that throw and catch across PVM calls, all at
  * once, each with its own exception state (docs/cxx.md).
  *
- *   tasks [N [uncaught | uncaught-master | migrate | migrate-light | move-in-catch]]
+ *   tasks [N [uncaught | uncaught-master | migrate | migrate-light | balance | move-in-catch]]
  *
  * The master spawns N copies of this program (process mode: built with
  * upvmcc; or, built with -DTHREAD_MODE and linked with libupvm, N
@@ -34,6 +34,8 @@
  * after round 3, so that it throws on a node it arrived on and leaves one
  * where it threw; it then sends the master their contents, which the
  * master prints ("master: worker K holds ...") and checks.
+ * "balance" (several nodes, a balancer): each worker fills the same
+ * containers and works on them, unevenly (busy), before round 1.
  * "migrate-light": the same moves without the containers (a build whose
  * operator new is not UPVM's, with UPVM_CXX_MIGRATE=1).  "move-in-catch"
  * (several nodes): at the end the master asks to move itself from inside
@@ -272,6 +274,24 @@ struct Held {
     }
 };
 
+/* Mode "balance": work for the balancer to spread, uneven (worker k of
+ * an even number 4 parts, of an odd one 1: pvm_spawn deals them out in
+ * turn, so on 2 nodes the heavy ones are together), yielding often, on
+ * the numbers it holds; the sum comes out the same wherever it ran. */
+static void busy(Held &held, int k, Check &check)
+{
+    long want = std::accumulate(held.numbers.begin(), held.numbers.end(), 0L);
+    int parts = k % 2 == 0 ? 4 : 1;
+    for (int i = 0; i < parts * 2000; i++) {
+        long sum = 0;
+        for (int r = 0; r < 20; r++)
+            sum += std::accumulate(held.numbers.begin(), held.numbers.end(), 0L);
+        check(sum == 20 * want, "balance: its numbers changed at step " + std::to_string(i));
+        upvm_yield();
+    }
+    check(held.intact(k), "balance: its containers changed");
+}
+
 /* Move the calling task to the next node of the job (mode "migrate"). */
 static void move_on(Check &check)
 {
@@ -290,7 +310,9 @@ static int worker(int k, const char *mode)
     bool migrate = std::strncmp(mode, "migrate", 7) == 0;
     /* "migrate-light": no containers held across the moves (a build whose
      * operator new is not UPVM's: they would not move) */
-    std::unique_ptr<Held> held(std::strcmp(mode, "migrate") == 0 ? new Held(k) : nullptr);
+    bool balance = std::strcmp(mode, "balance") == 0;
+    std::unique_ptr<Held> held(std::strcmp(mode, "migrate") == 0 || balance ? new Held(k)
+                                                                            : nullptr);
 #ifndef THREAD_MODE
     worker_number = k;
     local_static();
@@ -299,7 +321,9 @@ static int worker(int k, const char *mode)
 #endif
     if (migrate)
         move_on(check);
-    if (held) {
+    if (balance)
+        busy(*held, k, check);
+    else if (held) {
         check(held->intact(k), "its containers changed with its first move");
         held->change();
     }
@@ -308,7 +332,7 @@ static int worker(int k, const char *mode)
     round3(parent, k, check);
     if (migrate)
         move_on(check);
-    if (held) {
+    if (held && !balance) {
         check(held->intact(k), "its containers changed with its second move");
         held->change();
         /* the contents, for the master to check: the text, the sum of the
@@ -329,6 +353,9 @@ static int worker(int k, const char *mode)
     pvm_initsend(PvmDataDefault);
     pvm_pkstr(const_cast<char *>(out.empty() ? "ok" : out.c_str()));
     pvm_send(parent, TAG_RESULT);
+    /* exit() below does not destroy locals: with UPVM's operator new the
+     * slot takes the containers with it, with ASan's they would leak */
+    held.reset();
 #ifndef THREAD_MODE
     switch (k % 3) { /* the three ways a task ends */
     case 1: std::exit(0);
@@ -551,7 +578,7 @@ int main(int argc, char **argv)
     int n = argc > 1 ? std::atoi(argv[1]) : 6;
     if (n < 1 || n > 64) {
         std::fprintf(stderr, "usage: %s [N (1-64) [uncaught | uncaught-master | migrate | "
-                             "migrate-light | move-in-catch]]\n", argv[0]);
+                             "migrate-light | balance | move-in-catch]]\n", argv[0]);
         return 2;
     }
 #ifdef THREAD_MODE

@@ -8,7 +8,7 @@
 #   test-cxx.sh BUILD_DIR NAME...   run those
 set -u
 
-SCENARIOS=(process run nodes uncaught uncaught-master migrate migrate-run move-in-catch threads ulps)
+SCENARIOS=(process run nodes uncaught uncaught-master migrate migrate-run balance move-in-catch threads ulps)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -159,6 +159,25 @@ sc_migrate-run() {
     out=$(cd "$tmp" && timeout 60 "$upvm" run --nodes 3 ./tasks 6 migrate 2>&1); rc=$?
     [ $rc -eq 0 ] || fail "exit status $rc: $out"
     master_ok 6; iostream_ok 6; statics_ok 6; held_ok 6 3
+}
+
+# the balancer moves C++ tasks: 6 workers on 2 nodes, the heavy ones
+# together, each working on the containers it holds (tasks.cc's busy);
+# the greedy policy every 20 ms must move some (UPVM_TRACE=balance) and
+# every worker's numbers stay right.  In an ASan build it must move none
+sc_balance() {
+    setup tasks
+    out=$(cd "$tmp" && UPVM_NODES=2 UPVM_BALANCE=greedy UPVM_BALANCE_PERIOD=20 \
+          UPVM_BALANCE_THRESHOLD=1 UPVM_TRACE=balance timeout 60 ./tasks 6 balance 2>&1); rc=$?
+    [ $rc -eq 0 ] || fail "exit status $rc: $out"
+    master_ok 6; statics_ok 6
+    local moves
+    moves=$(count 'upvm-trace balance: t[0-9a-f]+ node[0-9]+ -> node[0-9]+ .*moved in')
+    if $asan; then
+        [ "$moves" = 0 ] || fail "the balancer moved C++ tasks with ASan's operator new: $out"
+    else
+        [ "$moves" -gt 0 ] || fail "the balancer moved no C++ task: $out"
+    fi
 }
 
 # upvm_migrate of a task inside a catch block is refused, with the reason;
