@@ -117,13 +117,13 @@ static void release(void *ptr)
 {
     if (!ptr)
         return;
-    if (mem_slot_of(ptr) < 0) { /* libc's: made outside a task, or by the node */
-        free(ptr);
+    struct proc *p = proc_current();
+    if (p && mem_heap_owns(p->heap, ptr)) { /* the common case in a task */
+        mem_heap_free(p->heap, ptr);
         return;
     }
-    struct proc *p = proc_current();
-    if (p && mem_heap_owns(p->heap, ptr)) {
-        mem_heap_free(p->heap, ptr);
+    if (mem_slot_of(ptr) < 0) { /* libc's: made outside a task, or by the node */
+        free(ptr);
         return;
     }
     /* another task's memory: freeing it here would corrupt that heap */
