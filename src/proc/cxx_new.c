@@ -34,7 +34,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +97,10 @@ static void *allocate_or_throw(size_t n, size_t align)
 }
 
 /* The nothrow forms: the same loop, a NULL where the throwing forms
- * throw.  (A new-handler that throws std::bad_alloc ends a nothrow call
- * with that exception, as it does libstdc++'s own nothrow new.) */
+ * throw.  (A new-handler that itself throws std::bad_alloc ends a nothrow
+ * call with that exception: C cannot catch it, where libstdc++'s nothrow
+ * new would and return NULL.  Only a program that sets such a handler and
+ * then runs out of memory sees the difference.) */
 static void *allocate_or_null(size_t n, size_t align)
 {
     for (;;) {
