@@ -36,6 +36,8 @@
  * master prints ("master: worker K holds ...") and checks.
  * "balance" (several nodes, a balancer): each worker fills the same
  * containers and works on them, unevenly (busy), before round 1.
+ * "new" (process mode): the master alone checks the forms of operator
+ * new (new_forms).
  * "migrate-light": the same moves without the containers (a build whose
  * operator new is not UPVM's, with UPVM_CXX_MIGRATE=1).  "move-in-catch"
  * (several nodes): at the end the master asks to move itself from inside
@@ -48,6 +50,7 @@
 #include <pvm3.h>
 #include <upvm.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +58,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -500,6 +504,54 @@ static int master(const char *self, int n, const char *mode)
     return ok ? 0 : 1;
 }
 
+#ifndef THREAD_MODE
+/* "new" (process mode, UPVM_SLOT_SIZE=1G): the forms of operator new in a
+ * task.  A container's memory is in the task's slot, with its malloc'd
+ * memory; out of memory throws std::bad_alloc (through libupvm's C code),
+ * the nothrow form gives NULL, the new-handler is called until it gives
+ * up; over-aligned types get their alignment.  Prints "new: OK". */
+static int handler_calls;
+
+static int new_forms()
+{
+    std::string out;
+    Check check{out, -1};
+    const std::uintptr_t slot = std::uintptr_t(1) << 30;
+    std::vector<int> v(1000, 1);
+    void *m = std::malloc(16);
+    check(reinterpret_cast<std::uintptr_t>(v.data()) / slot ==
+              reinterpret_cast<std::uintptr_t>(m) / slot,
+          "a vector's memory is not in the task's slot");
+    std::free(m);
+    const std::size_t huge = std::size_t(1) << 41; /* more than any slot holds */
+    try {
+        char *p = new char[huge];
+        check(false, "new of 2 TiB gave " + std::to_string(reinterpret_cast<std::uintptr_t>(p)));
+    } catch (const std::bad_alloc &) {
+    }
+    check(new (std::nothrow) char[huge] == nullptr, "nothrow new of 2 TiB is not NULL");
+    std::set_new_handler([] {
+        if (++handler_calls == 3)
+            std::set_new_handler(nullptr);
+    });
+    try {
+        (void)new char[huge];
+        check(false, "new of 2 TiB with a handler did not throw");
+    } catch (const std::bad_alloc &) {
+        check(handler_calls == 3, "the new-handler ran " + std::to_string(handler_calls) +
+                                      " times, not 3");
+    }
+    struct alignas(256) Aligned {
+        char c[3];
+    };
+    Aligned *a = new Aligned[7];
+    check(reinterpret_cast<std::uintptr_t>(a) % 256 == 0, "new of an alignas(256) type");
+    delete[] a;
+    std::printf("%s\n", out.empty() ? "new: OK" : out.c_str());
+    return out.empty() ? 0 : 1;
+}
+#endif
+
 #ifdef THREAD_MODE
 /* "ulps" (thread mode, no PVM call at all): n plain ULPs (upvm_spawn_func)
  * each throw, and inside the catch block yield, couple to a kernel context
@@ -584,6 +636,11 @@ int main(int argc, char **argv)
 #ifdef THREAD_MODE
     if (argc > 2 && std::strcmp(argv[2], "ulps") == 0)
         return ulps(n);
+#else
+    if (argc > 2 && std::strcmp(argv[2], "new") == 0)
+        return new_forms();
+#endif
+#ifdef THREAD_MODE
     const char *self = "cxx-worker";
 #else
     const char *self = argv[0];

@@ -8,7 +8,7 @@
 #   test-cxx.sh BUILD_DIR NAME...   run those
 set -u
 
-SCENARIOS=(process run nodes uncaught uncaught-master migrate migrate-run balance move-in-catch threads ulps)
+SCENARIOS=(process run nodes uncaught uncaught-master new migrate migrate-run balance move-in-catch threads ulps)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -119,6 +119,18 @@ sc_uncaught-master() {
     master_ok 3
     grep -qE '^upvm: ULP [0-9]+ \(tasks[^)]*\) ended by an uncaught C\+\+ exception of type std::length_error, what\(\): "the master gives up"' <<<"$out" ||
         fail "no report of the master's exception: $out"
+}
+
+# operator new's forms in a task (tasks.cc's new_forms), on its heap; not
+# in the ASan build, whose operator new is the sanitizer's
+sc_new() {
+    $asan && { echo "skip: the ASan build's operator new is not UPVM's"; exit 77; }
+    setup tasks
+    out=$(cd "$tmp" && UPVM_SLOT_SIZE=1G timeout 60 ./tasks 1 new 2>&1); rc=$?
+    [ $rc -eq 0 ] || fail "exit status $rc: $out"
+    grep -qx 'new: OK' <<<"$out" || fail "no 'new: OK': $out"
+    grep -q 'called operator new: no room for 2048.00 GiB: its heap ends with its slot' <<<"$out" ||
+        fail "no message naming the slot's end: $out"
 }
 
 # Each worker held its containers across both moves: the master printed
