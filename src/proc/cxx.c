@@ -242,15 +242,16 @@ void proc_cxx_init(void)
 
 const char *proc_cxx_pins(const struct proc *p)
 {
-    static int allowed = -1; /* UPVM_CXX_MIGRATE, read once */
+    static int movable = -1; /* read once: what is bound does not change */
     if (!p || !p->inst.img || !loader_image_needs(p->inst.img, "libstdc++.so"))
         return NULL;
-    if (allowed < 0)
-        allowed = env_flag("UPVM_CXX_MIGRATE");
-    if (allowed)
+    if (movable < 0)
+        movable = proc_cxx_new_bound() || env_flag("UPVM_CXX_MIGRATE");
+    if (movable)
         return NULL;
-    return "its program links the C++ runtime (libstdc++), whose operator new allocates in "
-           "its node's memory, not in the task's slot, so what it made with new (strings, "
-           "containers) would not move with it; start the job with UPVM_CXX_MIGRATE=1 to move "
-           "such tasks anyway, for programs whose tasks hold no such object across a move";
+    return "its program links the C++ runtime (libstdc++), and the operator new bound in this "
+           "node is not UPVM's (a sanitizer's runtime or a preloaded allocator comes first), so "
+           "what it made with new (strings, containers) is in its node's memory, not in the "
+           "task's slot, and would not move with it; start the job with UPVM_CXX_MIGRATE=1 to "
+           "move such tasks anyway, for programs whose tasks hold no such object across a move";
 }

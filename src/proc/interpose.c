@@ -90,7 +90,7 @@ static const char *fmt_setting(size_t b, char *buf, size_t len)
  * fails far below what the machine has (at about 950 MiB with the default
  * 1 GiB slots): say so once per ULP, with the setting that moves the end.
  */
-static void *heap_null(struct proc *p, const char *call, size_t n)
+void *proc_heap_null(struct proc *p, const char *call, size_t n)
 {
     struct mem_heap_stats st;
     mem_heap_stats(p->heap, &st);
@@ -120,7 +120,7 @@ static void *ip_malloc(size_t n)
     if (!p)
         return malloc(n);
     void *q = mem_heap_malloc(p->heap, n);
-    return q ? q : heap_null(p, "malloc()", n);
+    return q ? q : proc_heap_null(p, "malloc()", n);
 }
 
 static void *ip_calloc(size_t count, size_t n)
@@ -130,7 +130,7 @@ static void *ip_calloc(size_t count, size_t n)
         return calloc(count, n);
     void *q = mem_heap_calloc(p->heap, count, n);
     size_t bytes;
-    return q || __builtin_mul_overflow(count, n, &bytes) ? q : heap_null(p, "calloc()", bytes);
+    return q || __builtin_mul_overflow(count, n, &bytes) ? q : proc_heap_null(p, "calloc()", bytes);
 }
 
 /* Which allocator a pointer belongs to. */
@@ -168,7 +168,7 @@ static void *ip_realloc(void *ptr, size_t n)
         return realloc(ptr, n);
     if (!ptr || owner_of(p, ptr) == OWNER_MINE) {
         void *q = mem_heap_realloc(p->heap, ptr, n);
-        return q || n == 0 ? q : heap_null(p, "realloc()", n); /* n 0: freed */
+        return q || n == 0 ? q : proc_heap_null(p, "realloc()", n); /* n 0: freed */
     }
     if (owner_of(p, ptr) == OWNER_OTHER) {
         proc_refuse("realloc()", "the pointer is not from this ULP's heap");
@@ -178,7 +178,7 @@ static void *ip_realloc(void *ptr, size_t n)
     /* libc's block: move it into the ULP's heap */
     void *q = mem_heap_malloc(p->heap, n);
     if (!q)
-        return heap_null(p, "realloc()", n);
+        return proc_heap_null(p, "realloc()", n);
     size_t old = malloc_usable_size(ptr);
     memcpy(q, ptr, old < n ? old : n);
     free(ptr);
@@ -201,7 +201,7 @@ static void *ip_memalign(size_t align, size_t n)
     if (!p)
         return memalign(align, n);
     void *q = mem_heap_memalign(p->heap, align, n);
-    return q ? q : heap_null(p, "memalign()", n);
+    return q ? q : proc_heap_null(p, "memalign()", n);
 }
 
 static int ip_posix_memalign(void **out, size_t align, size_t n)

@@ -177,10 +177,20 @@ int (*proc_task_find(struct proc *p, const char *name))(int, char **) HIDDEN;
 void proc_cxx_init(void) HIDDEN;
 
 /* Why p's task must stay on its node, or NULL: its program links the C++
- * runtime (libstdc++), whose operator new allocates in the node's memory,
- * so the task's objects would not move with it; UPVM_CXX_MIGRATE=1 lets
- * such tasks move anyway (docs/cxx.md).  For migrate and the balancer. */
+ * runtime (libstdc++) and the operator new every call binds to is not
+ * libupvm's (cxx_new.c; an ASan build, a preloaded allocator), so its
+ * new'd objects are the node's memory; UPVM_CXX_MIGRATE=1 lets such tasks
+ * move anyway (docs/cxx.md).  For migrate and the balancer. */
 const char *proc_cxx_pins(const struct proc *p) HIDDEN;
+
+/* interpose.c: the NULL a task's allocation (call: "malloc()") gives when
+ * its heap has no room for n bytes, saying once per task when the heap
+ * ran into the end of its slot, and which UPVM_SLOT_SIZE would do. */
+void *proc_heap_null(struct proc *p, const char *call, size_t n) HIDDEN;
+
+/* cxx_new.c: is libupvm's operator new (a task's objects on its heap) the
+ * one every call in the node binds to? */
+bool proc_cxx_new_bound(void) HIDDEN;
 
 /* The interposition table: the address the loader binds name to in a
  * program loaded for p, or NULL (loader_resolver_t). */

@@ -204,6 +204,19 @@ static void wait_for_debugger(void)
     }
 }
 
+/* Load the program's libraries (its DT_NEEDED, libstdc++ for a C++
+ * program) here, before the nodes fork, so that every node has them at the
+ * same addresses: a task moves only between nodes whose library layouts
+ * match, and a library each node opened at its first spawn could land
+ * elsewhere in each (what a node mapped before differs).  The image is
+ * kept: it is the program every node runs.  An error is left for the
+ * spawn to say. */
+static void preload_libraries(const char *path)
+{
+    struct loader_error err = {0, ""};
+    (void)loader_image_open(path, &err);
+}
+
 static int run_program(const char *path, int ninst, char **argv, char **envp)
 {
     int rc = core_enter();
@@ -218,6 +231,7 @@ static int run_program(const char *path, int ninst, char **argv, char **envp)
     /* A job of one node per core (UPVM_NODES / upvm run --nodes say
      * otherwise): the other nodes serve from here on and never return. */
     run_set_program(path);
+    preload_libraries(path);
     (void)run_job_start(node_job_cores());
     wait_for_debugger();
     if (ninst > 1 && !envp)

@@ -2,7 +2,7 @@
  * tasks.cc - C++ PVM tasks that throw and catch across PVM calls, all at
  * once, each with its own exception state (docs/cxx.md).
  *
- *   tasks [N [uncaught | uncaught-master | migrate | move-in-catch]]
+ *   tasks [N [uncaught | uncaught-master | migrate | migrate-light | balance | move-in-catch]]
  *
  * The master spawns N copies of this program (process mode: built with
  * upvmcc; or, built with -DTHREAD_MODE and linked with libupvm, N
@@ -28,13 +28,21 @@
  * it ends alone (the report names it), the others finish; the master
  * exits 0 when the rest is right.  "uncaught-master": the master throws
  * one itself at the end (the job's exit status is then 134).  "migrate"
- * (process mode, a job of several nodes, UPVM_CXX_MIGRATE=1): each worker
- * moves itself to the
- * next node before round 1 and again after round 3, so that it throws on
- * a node it arrived on, and leaves one where it threw.  "move-in-catch"
+ * (process mode, a job of several nodes): each worker fills a string, a
+ * vector, a map and a new'd vector of strings (Held), moves itself to the
+ * next node before round 1, checks and grows them there, and moves again
+ * after round 3, so that it throws on a node it arrived on and leaves one
+ * where it threw; it then sends the master their contents, which the
+ * master prints ("master: worker K holds ...") and checks.
+ * "balance" (several nodes, a balancer): each worker fills the same
+ * containers and works on them, unevenly (busy), before round 1.
+ * "new" (process mode): the master alone checks the forms of operator
+ * new (new_forms).
+ * "migrate-light": the same moves without the containers (a build whose
+ * operator new is not UPVM's, with UPVM_CXX_MIGRATE=1).  "move-in-catch"
  * (several nodes): at the end the master asks to move itself from inside
- * a catch block (refused: it says so and why), then after it (done with
- * UPVM_CXX_MIGRATE=1, else refused: it says which).
+ * a catch block (refused: it says so and why), then after it (done, or
+ * refused where the operator new is not UPVM's: it says which).
  * "ulps" (thread mode): no PVM at all; see ulps() below.
  * The master prints "master: N workers OK" and exits 0 when all is right,
  * else names what went wrong and exits 1.
@@ -42,13 +50,20 @@
 #include <pvm3.h>
 #include <upvm.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <new>
+#include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 enum tag {
     TAG_THROW_GO = 1, /* master -> worker: round 1 may throw */
@@ -59,6 +74,7 @@ enum tag {
     TAG_GO,           /* master -> worker: leave it */
     TAG_RESULT,       /* worker -> master: "ok" or what went wrong */
     TAG_STATIC_DTOR,  /* worker -> master: a static object's destructor ran */
+    TAG_HELD,         /* worker -> master: its containers' contents (migrate) */
     TAG_EXIT,         /* PvmTaskExit */
 };
 
@@ -210,6 +226,76 @@ static void round4(int k)
     }
 }
 
+/* What a worker holds across its moves (mode "migrate"): objects that
+ * operator new made (a string too long for the string's own bytes, a
+ * vector, a map of strings, a new'd object), filled on the node it
+ * starts on, checked and changed on each node it arrives on.  On the
+ * node that made them they are in the task's heap, inside its slot, so
+ * they move with it. */
+struct Held {
+    std::string text;
+    std::vector<int> numbers;
+    std::map<std::string, int> table;
+    std::unique_ptr<std::vector<std::string>> words;
+    int moves = 0;
+
+    explicit Held(int k)
+        : text(300, static_cast<char>('a' + k % 26)), numbers(2000),
+          words(new std::vector<std::string>)
+    {
+        std::iota(numbers.begin(), numbers.end(), k);
+        for (int i = 0; i < 100; i++)
+            table["key " + std::to_string(i) + " of a name longer than the string's buffer"] =
+                i * k;
+        std::ostringstream os; /* numbers formatted through the locale */
+        os << "worker " << k << " started on node " << upvm_node_of(0) << " with " << 2.5;
+        words->push_back(os.str());
+    }
+
+    /* Is it what the worker left it as before its moves-th move? */
+    bool intact(int k) const
+    {
+        long sum = std::accumulate(numbers.begin(), numbers.end(), 0L);
+        long want = 2000L * k + 1999L * 2000 / 2 + moves * 7L;
+        return text.size() == 300u + 6 * moves && text[0] == 'a' + k % 26 &&
+               numbers.size() == 2000u + moves && sum == want &&
+               table.size() == 100u + moves && table.at("key 99 of a name longer than the "
+                                                        "string's buffer") == 99 * k &&
+               words->size() == 1u + moves && words->front().rfind("worker " +
+                                                                   std::to_string(k), 0) == 0;
+    }
+
+    /* Grow every one of them on the node it is on. */
+    void change()
+    {
+        moves++;
+        text += "moved!";
+        numbers.push_back(7);
+        table["after move " + std::to_string(moves) + ", a key that does not fit inline"] = moves;
+        std::ostringstream os;
+        os << "arrived on node " << upvm_node_of(0) << " (move " << moves << ")";
+        words->push_back(os.str());
+    }
+};
+
+/* Mode "balance": work for the balancer to spread, uneven (worker k of
+ * an even number 4 parts, of an odd one 1: pvm_spawn deals them out in
+ * turn, so on 2 nodes the heavy ones are together), yielding often, on
+ * the numbers it holds; the sum comes out the same wherever it ran. */
+static void busy(Held &held, int k, Check &check)
+{
+    long want = std::accumulate(held.numbers.begin(), held.numbers.end(), 0L);
+    int parts = k % 2 == 0 ? 4 : 1;
+    for (int i = 0; i < parts * 2000; i++) {
+        long sum = 0;
+        for (int r = 0; r < 20; r++)
+            sum += std::accumulate(held.numbers.begin(), held.numbers.end(), 0L);
+        check(sum == 20 * want, "balance: its numbers changed at step " + std::to_string(i));
+        upvm_yield();
+    }
+    check(held.intact(k), "balance: its containers changed");
+}
+
 /* Move the calling task to the next node of the job (mode "migrate"). */
 static void move_on(Check &check)
 {
@@ -225,7 +311,12 @@ static int worker(int k, const char *mode)
     int parent = pvm_parent();
     std::string out;
     Check check{out, k};
-    bool migrate = std::strcmp(mode, "migrate") == 0;
+    bool migrate = std::strncmp(mode, "migrate", 7) == 0;
+    /* "migrate-light": no containers held across the moves (a build whose
+     * operator new is not UPVM's: they would not move) */
+    bool balance = std::strcmp(mode, "balance") == 0;
+    std::unique_ptr<Held> held(std::strcmp(mode, "migrate") == 0 || balance ? new Held(k)
+                                                                            : nullptr);
 #ifndef THREAD_MODE
     worker_number = k;
     local_static();
@@ -234,17 +325,41 @@ static int worker(int k, const char *mode)
 #endif
     if (migrate)
         move_on(check);
+    if (balance)
+        busy(*held, k, check);
+    else if (held) {
+        check(held->intact(k), "its containers changed with its first move");
+        held->change();
+    }
     round1(parent, k, check);
     round2(parent, k, check);
     round3(parent, k, check);
     if (migrate)
         move_on(check);
+    if (held && !balance) {
+        check(held->intact(k), "its containers changed with its second move");
+        held->change();
+        /* the contents, for the master to check: the text, the sum of the
+         * numbers, the table's entries and the words, one string */
+        std::ostringstream os;
+        os << k << ' ' << held->text << ' '
+           << std::accumulate(held->numbers.begin(), held->numbers.end(), 0L) << ' '
+           << held->table.size() << ' ' << held->table.rbegin()->first;
+        for (const std::string &w : *held->words)
+            os << " | " << w;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkstr(const_cast<char *>(os.str().c_str()));
+        pvm_send(parent, TAG_HELD);
+    }
     if (std::strcmp(mode, "uncaught") == 0)
         throw WorkerError(k, "nobody catches this");
     round4(k);
     pvm_initsend(PvmDataDefault);
     pvm_pkstr(const_cast<char *>(out.empty() ? "ok" : out.c_str()));
     pvm_send(parent, TAG_RESULT);
+    /* exit() below does not destroy locals: with UPVM's operator new the
+     * slot takes the containers with it, with ASan's they would leak */
+    held.reset();
 #ifndef THREAD_MODE
     switch (k % 3) { /* the three ways a task ends */
     case 1: std::exit(0);
@@ -280,6 +395,31 @@ static void answer_all(const int *tids, int n, int tag)
         send_int(tids[i], tag, 0);
 }
 
+/* "migrate": each worker's containers after its two moves, as it sent
+ * them (Held): printed for the script, which checks the nodes named. */
+static bool held_ok(int n)
+{
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        char buf[4096] = "";
+        pvm_recv(-1, TAG_HELD);
+        pvm_upkstr(buf);
+        int k = std::atoi(buf);
+        long sum = 2000L * k + 1999L * 2000 / 2 + 2 * 7L; /* two moves, 7 added after each */
+        std::string want = std::to_string(k) + ' ' +
+                           std::string(300, static_cast<char>('a' + k % 26)) + "moved!moved! " +
+                           std::to_string(sum) +
+                           " 102 key 99 of a name longer than the string's buffer | worker " +
+                           std::to_string(k) + " started on node ";
+        if (std::string(buf).compare(0, want.size(), want) != 0) {
+            std::printf("master: worker %d's containers after its moves: %s\n", k, buf);
+            ok = false;
+        }
+        std::printf("master: worker %d holds %s\n", k, std::strchr(buf, '|') + 2);
+    }
+    return ok;
+}
+
 /* "move-in-catch": the master asks to move itself inside a catch block
  * (refused, with the reason), then after it (done). */
 static bool move_in_catch()
@@ -294,7 +434,7 @@ static bool move_in_catch()
         if (rc != PvmNotImpl)
             return false;
     }
-    int rc = upvm_migrate(0, to); /* refused without UPVM_CXX_MIGRATE=1: the script checks */
+    int rc = upvm_migrate(0, to); /* refused in an ASan build: the script checks */
     if (rc == 0 && upvm_node_of(0) == to)
         std::printf("master: moved after the catch block\n");
     else
@@ -332,6 +472,8 @@ static int master(const char *self, int n, const char *mode)
     answer_all(tids, n, TAG_UNWIND_A);
     ok &= gather(n, TAG_READY, "round 3");
     answer_all(tids, n, TAG_GO);
+    if (std::strcmp(mode, "migrate") == 0)
+        ok &= held_ok(n);
     int results = uncaught ? n - 1 : n;
     for (int i = 0; i < results; i++) {
         char buf[2048] = "";
@@ -361,6 +503,54 @@ static int master(const char *self, int n, const char *mode)
         throw std::length_error("the master gives up");
     return ok ? 0 : 1;
 }
+
+#ifndef THREAD_MODE
+/* "new" (process mode, UPVM_SLOT_SIZE=1G): the forms of operator new in a
+ * task.  A container's memory is in the task's slot, with its malloc'd
+ * memory; out of memory throws std::bad_alloc (through libupvm's C code),
+ * the nothrow form gives NULL, the new-handler is called until it gives
+ * up; over-aligned types get their alignment.  Prints "new: OK". */
+static int handler_calls;
+
+static int new_forms()
+{
+    std::string out;
+    Check check{out, -1};
+    const std::uintptr_t slot = std::uintptr_t(1) << 30;
+    std::vector<int> v(1000, 1);
+    void *m = std::malloc(16);
+    check(reinterpret_cast<std::uintptr_t>(v.data()) / slot ==
+              reinterpret_cast<std::uintptr_t>(m) / slot,
+          "a vector's memory is not in the task's slot");
+    std::free(m);
+    const std::size_t huge = std::size_t(1) << 41; /* more than any slot holds */
+    try {
+        char *p = new char[huge];
+        check(false, "new of 2 TiB gave " + std::to_string(reinterpret_cast<std::uintptr_t>(p)));
+    } catch (const std::bad_alloc &) {
+    }
+    check(new (std::nothrow) char[huge] == nullptr, "nothrow new of 2 TiB is not NULL");
+    std::set_new_handler([] {
+        if (++handler_calls == 3)
+            std::set_new_handler(nullptr);
+    });
+    try {
+        (void)new char[huge];
+        check(false, "new of 2 TiB with a handler did not throw");
+    } catch (const std::bad_alloc &) {
+        check(handler_calls == 3, "the new-handler ran " + std::to_string(handler_calls) +
+                                      " times, not 3");
+    }
+    struct alignas(256) Aligned {
+        char c[3];
+    };
+    Aligned *a = new Aligned[7];
+    check(reinterpret_cast<std::uintptr_t>(a) % 256 == 0, "new of an alignas(256) type");
+    delete[] a;
+    std::printf("%s\n", out.empty() ? "new: OK" : out.c_str());
+    return out.empty() ? 0 : 1;
+}
+#endif
 
 #ifdef THREAD_MODE
 /* "ulps" (thread mode, no PVM call at all): n plain ULPs (upvm_spawn_func)
@@ -439,12 +629,18 @@ int main(int argc, char **argv)
         return worker(std::atoi(argv[2]), argv[3]);
     int n = argc > 1 ? std::atoi(argv[1]) : 6;
     if (n < 1 || n > 64) {
-        std::fprintf(stderr, "usage: %s [N (1-64) [uncaught | uncaught-master | migrate]]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s [N (1-64) [uncaught | uncaught-master | migrate | "
+                             "migrate-light | balance | move-in-catch]]\n", argv[0]);
         return 2;
     }
 #ifdef THREAD_MODE
     if (argc > 2 && std::strcmp(argv[2], "ulps") == 0)
         return ulps(n);
+#else
+    if (argc > 2 && std::strcmp(argv[2], "new") == 0)
+        return new_forms();
+#endif
+#ifdef THREAD_MODE
     const char *self = "cxx-worker";
 #else
     const char *self = argv[0];
