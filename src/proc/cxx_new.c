@@ -82,37 +82,29 @@ static void *allocate(size_t n, size_t align)
     return posix_memalign(&q, align < sizeof(void *) ? sizeof(void *) : align, n) ? NULL : q;
 }
 
-/* The throwing forms: the new-handler loop of [new.delete.single]. */
-static void *allocate_or_throw(size_t n, size_t align)
+/* The new-handler loop of [new.delete.single]: allocate, else call the
+ * program's new-handler and try again; with no handler, throw
+ * std::bad_alloc (the throwing forms) or return NULL (the nothrow forms).
+ * (A new-handler that itself throws std::bad_alloc ends a nothrow call
+ * with that exception: C cannot catch it, where libstdc++'s nothrow new
+ * would and return NULL.  Only a program that sets such a handler and
+ * then runs out of memory sees the difference.) */
+static void *allocate_or_fail(size_t n, size_t align, bool nothrow)
 {
     for (;;) {
         void *q = allocate(n, align);
         if (q)
             return q;
         handler_fn h = new_handler();
+        if (!h && nothrow)
+            return NULL;
         if (!h)
             throw_bad_alloc();
         h();
     }
 }
-
-/* The nothrow forms: the same loop, a NULL where the throwing forms
- * throw.  (A new-handler that itself throws std::bad_alloc ends a nothrow
- * call with that exception: C cannot catch it, where libstdc++'s nothrow
- * new would and return NULL.  Only a program that sets such a handler and
- * then runs out of memory sees the difference.) */
-static void *allocate_or_null(size_t n, size_t align)
-{
-    for (;;) {
-        void *q = allocate(n, align);
-        if (q)
-            return q;
-        handler_fn h = new_handler();
-        if (!h)
-            return NULL;
-        h();
-    }
-}
+static void *allocate_or_throw(size_t n, size_t align) { return allocate_or_fail(n, align, false); }
+static void *allocate_or_null(size_t n, size_t align) { return allocate_or_fail(n, align, true); }
 
 static void release(void *ptr)
 {
