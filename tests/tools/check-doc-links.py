@@ -26,7 +26,9 @@ Reads README.md, every docs/**/*.md and every README.md of the repository
     repository.  The one exception is the default of an option, written
     "default `../x`" (the benchmark scripts' external baseline directory):
     the option says where the reader's own copy is.
-Not checked: a path of the build tree (build/...); a program the reader
+Not checked: a path in backquotes followed by " (new)" (a file a plan
+names before it exists: `src/trace/` (new)); a path of the build tree
+(build/...); a program the reader
 builds, run as `./name` (one word, no extension); a program built from a
 source beside it (`bench/proc/spawn_bench` for bench/proc/spawn_bench.c);
 anything inside a fenced code block (commands and output there are
@@ -243,7 +245,8 @@ class Checker:
             if m:
                 self.check_link(doc, lineno, m.group(1))
             for m in CODE_RE.finditer(line):
-                self.check_code_path(doc, lineno, m.group(2), line[:m.start()])
+                if not line[m.end():].startswith(" (new)"):
+                    self.check_code_path(doc, lineno, m.group(2), line[:m.start()])
             self.check_bare_md(doc, lineno, LINK_RE.sub(" ", line),
                                lines[i - 1] if i > 0 else "")
             plain = LINK_RE.sub(" ", CODE_RE.sub(" ", line))

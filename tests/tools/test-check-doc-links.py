@@ -46,6 +46,9 @@ CASES = [
     ("wildcards checked up to them",
      {"README.md": "`tests/pvm/*.c` and `tests/nope/*.sh`\n", "tests/pvm/a.c": ""},
      1, ["README.md:1: path tests/nope/*.sh: no such file or folder"]),
+    ("a plan's new files",
+     {"README.md": "Add `src/trace/` (new) and `src/gone.c`.\n", "src/x.c": ""},
+     1, ["README.md:1: path src/gone.c: no such file or folder"]),
 ]
 
 
