@@ -332,7 +332,10 @@ flood)
     start 0 run
     for text in "" "tas"; do
         # the clients stay 4 s: past the moment upvm is answered, which
-        # must not wait for their 5 s timeouts
+        # must not wait for their 5 s timeouts.  The file is emptied here:
+        # the background job's own redirection may come after the polling
+        # below has read the last round's "held 100".
+        : >"$work/out-hold"
         "$raw" hold "${S[0]}" 100 "$text" 4000 >"$work/out-hold" 2>&1 &
         holder=$!
         deadline=$((SECONDS + 5))
