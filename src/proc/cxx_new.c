@@ -66,20 +66,14 @@ static _Noreturn void throw_bad_alloc(void)
 }
 
 /* n bytes aligned to align (0: malloc's alignment), from the task's heap
- * or libc's; NULL when there is no room. */
+ * or libc's (proc_alloc); NULL when there is no room. */
 static void *allocate(size_t n, size_t align)
 {
     if (n == 0)
         n = 1; /* new of 0 bytes gives a distinct pointer */
-    struct proc *p = proc_current();
-    if (p) {
-        void *q = align ? mem_heap_memalign(p->heap, align, n) : mem_heap_malloc(p->heap, n);
-        return q ? q : proc_heap_null(p, "operator new", n);
-    }
-    if (!align)
-        return malloc(n);
-    void *q;
-    return posix_memalign(&q, align < sizeof(void *) ? sizeof(void *) : align, n) ? NULL : q;
+    if (align && align < sizeof(void *))
+        align = sizeof(void *);
+    return proc_alloc("operator new", n, align);
 }
 
 /* The new-handler loop of [new.delete.single]: allocate, else call the
@@ -108,19 +102,7 @@ static void *allocate_or_null(size_t n, size_t align) { return allocate_or_fail(
 
 static void release(void *ptr)
 {
-    if (!ptr)
-        return;
-    struct proc *p = proc_current();
-    if (p && mem_heap_owns(p->heap, ptr)) { /* the common case in a task */
-        mem_heap_free(p->heap, ptr);
-        return;
-    }
-    if (mem_slot_of(ptr) < 0) { /* libc's: made outside a task, or by the node */
-        free(ptr);
-        return;
-    }
-    /* another task's memory: freeing it here would corrupt that heap */
-    proc_refuse("operator delete", "the pointer is not from this task's heap (ignored)");
+    proc_free("operator delete", ptr);
 }
 
 /* The replaceable functions, by their mangled names.  The throwing

@@ -114,13 +114,18 @@ void *proc_heap_null(struct proc *p, const char *call, size_t n)
     return NULL;
 }
 
-static void *ip_malloc(size_t n)
+void *proc_alloc(const char *call, size_t n, size_t align)
 {
     struct proc *p = proc_current();
-    if (!p)
-        return malloc(n);
-    void *q = mem_heap_malloc(p->heap, n);
-    return q ? q : proc_heap_null(p, "malloc()", n);
+    if (!p) /* no task: the node's own allocation */
+        return align ? memalign(align, n) : malloc(n);
+    void *q = align ? mem_heap_memalign(p->heap, align, n) : mem_heap_malloc(p->heap, n);
+    return q ? q : proc_heap_null(p, call, n);
+}
+
+static void *ip_malloc(size_t n)
+{
+    return proc_alloc("malloc()", n, 0);
 }
 
 static void *ip_calloc(size_t count, size_t n)
@@ -143,7 +148,7 @@ static enum owner owner_of(struct proc *p, const void *ptr)
     return mem_slot_of(ptr) >= 0 ? OWNER_OTHER : OWNER_LIBC;
 }
 
-static void ip_free(void *ptr)
+void proc_free(const char *call, void *ptr)
 {
     if (!ptr)
         return;
@@ -155,10 +160,15 @@ static void ip_free(void *ptr)
     case OWNER_LIBC:
         free(ptr);
         break;
-    case OWNER_OTHER:
-        proc_refuse("free()", "the pointer is not from this ULP's heap (ignored)");
+    case OWNER_OTHER: /* freeing it here would corrupt that task's heap */
+        proc_refuse(call, "the pointer is not from this task's heap (ignored)");
         break;
     }
+}
+
+static void ip_free(void *ptr)
+{
+    proc_free("free()", ptr);
 }
 
 static void *ip_realloc(void *ptr, size_t n)
@@ -197,11 +207,7 @@ static void *ip_reallocarray(void *ptr, size_t count, size_t n)
 
 static void *ip_memalign(size_t align, size_t n)
 {
-    struct proc *p = proc_current();
-    if (!p)
-        return memalign(align, n);
-    void *q = mem_heap_memalign(p->heap, align, n);
-    return q ? q : proc_heap_null(p, "memalign()", n);
+    return proc_alloc("memalign()", n, align);
 }
 
 static int ip_posix_memalign(void **out, size_t align, size_t n)

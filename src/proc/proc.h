@@ -188,6 +188,16 @@ const char *proc_cxx_pins(const struct proc *p) HIDDEN;
  * ran into the end of its slot, and which UPVM_SLOT_SIZE would do. */
 void *proc_heap_null(struct proc *p, const char *call, size_t n) HIDDEN;
 
+/* The interposed allocator, for every caller on a task's behalf (malloc
+ * family, C++'s operator new/delete): proc_alloc takes n bytes (aligned to
+ * align, 0 for malloc's alignment) from the calling task's heap, or from
+ * libc's outside a task; NULL when there is no room (said once, naming
+ * call).  proc_free gives ptr back to the heap it came from: the task's,
+ * libc's, or none (another task's pointer: said, naming call, and
+ * ignored). */
+void *proc_alloc(const char *call, size_t n, size_t align) HIDDEN;
+void proc_free(const char *call, void *ptr) HIDDEN;
+
 /* cxx_new.c: is libupvm's operator new (a task's objects on its heap) the
  * one every call in the node binds to? */
 bool proc_cxx_new_bound(void) HIDDEN;
