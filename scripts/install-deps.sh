@@ -55,6 +55,9 @@ want clang clang      # scripts/fuzz.sh: the libFuzzer targets (fuzz/), run by s
 want /usr/include/x86_64-linux-gnu/sys/mman.h libc6-dev
 want /usr/include/pvm3.h pvm-dev   # the reference header tests/msg compares pvm3.h with
 want /usr/share/doc/pvm-examples/examples.tar.gz pvm-examples  # the examples tests/examples builds (never downloaded at test time)
+want /usr/include/otf2/otf2.h libopen-trace-format2-dev  # upvm trace convert: OTF2 archives (docs/tracing.md)
+want otf2-print otf2-tools  # tests/trace: the OTF2 archives read back with otf2-print
+want /usr/lib/python3/dist-packages/matplotlib/__init__.py python3-matplotlib  # upvm trace summary --plot (optional for users)
 want gfortran gfortran  # tests/fortran: Fortran PVM programs (the Fortran binding, pvm-examples' Fortran examples)
 # MPI, by the explicit names: with both installed, mpicc and mpirun are
 # alternatives that may name either (cmake/mpi.cmake).  Debian keeps them
