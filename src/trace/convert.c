@@ -16,7 +16,7 @@
 
 uint64_t trace_json_max(void)
 {
-    static const struct env_num spec = {.min = 1 << 20, .max = 1ull << 40,
+    static const struct env_num spec = {.min = 4096, .max = 1ull << 40,
                                         .dflt = 512ull << 20};
     uint64_t v;
     env_size("UPVM_TRACE_JSON_MAX", &spec, &v);

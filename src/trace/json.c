@@ -24,6 +24,8 @@ struct item {
     int tid;
     int64_t ts;  /* ns from the first event; INT64_MIN: metadata */
     int64_t dur; /* X: ns, else -1 */
+    int64_t end_ts; /* a flow's start: the time of its end (a cut drops the
+                     * start with its end); else INT64_MIN */
     char *text;  /* the whole JSON object */
 };
 
@@ -31,6 +33,7 @@ struct out {
     const struct trace_model *m;
     struct item *it;
     size_t n, cap;
+    int64_t end_ts; /* for the next add() */
 };
 
 static void *xrealloc(void *p, size_t size)
@@ -94,7 +97,8 @@ static void add(struct out *o, int pid, int tid, int64_t ts, int64_t dur, const 
                      dur >= 0 ? ",\"dur\":" : "", dur >= 0 ? d : "", body) < 0)
             exit(1);
     }
-    o->it[o->n++] = (struct item){pid, tid, ts, dur, text};
+    o->it[o->n++] = (struct item){pid, tid, ts, dur, o->end_ts, text};
+    o->end_ts = INT64_MIN;
 }
 
 static int pid_of_file(const struct trace_model *m, int file)
@@ -185,6 +189,8 @@ static void message_flow(struct out *o, size_t i, uint64_t flow_id)
     const struct trace_model *m = o->m;
     const struct trace_event *e = &m->t->ev[i];
     bool send = e->r.kind == TRC_SEND;
+    if (send)
+        o->end_ts = m->t->ev[m->peer[i]].ns - m->t->first_ns;
     add(o, pid_of_file(m, e->file), m->res_of[i] + 1, e->ns - m->t->first_ns, -1,
         "\"ph\":\"%s\",\"cat\":\"msg\",\"name\":\"tag %d\",\"id\":%" PRIu64 "%s,"
         "\"args\":{\"bytes\":%u,\"tag\":%d,\"ctx\":%u}",
@@ -197,6 +203,8 @@ static void migrate_flow(struct out *o, size_t i, uint64_t flow_id)
     const struct trace_model *m = o->m;
     const struct trace_event *e = &m->t->ev[i];
     bool start = e->r.flags == TRC_MIG_FROZEN;
+    if (start)
+        o->end_ts = m->t->ev[m->peer_mig[i]].ns - m->t->first_ns;
     add(o, pid_of_file(m, e->file), m->res_of[i] + 1, e->ns - m->t->first_ns, -1,
         "\"ph\":\"%s\",\"cat\":\"migrate\",\"name\":\"migration\",\"id\":%" PRIu64 "%s,"
         "\"args\":{\"bytes\":%" PRIu64 "}",
@@ -338,7 +346,7 @@ static int64_t cut(struct out *o, uint64_t max)
     int64_t at = i < o->n ? o->it[i].ts : INT64_MAX;
     size_t n = 0;
     for (size_t j = 0; j < o->n; j++) {
-        if (o->it[j].ts < at || o->it[j].ts == INT64_MIN)
+        if ((o->it[j].ts < at && o->it[j].end_ts < at) || o->it[j].ts == INT64_MIN)
             o->it[n++] = o->it[j];
         else
             free(o->it[j].text);
@@ -350,7 +358,7 @@ static int64_t cut(struct out *o, uint64_t max)
 int trace_write_json(const struct trace_model *m, const char *path, uint64_t max_bytes,
                      bool quiet)
 {
-    struct out o = {.m = m};
+    struct out o = {.m = m, .end_ts = INT64_MIN};
     metadata(&o);
     slices(&o);
     events(&o);

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""run_case.py CASE GEN UPVM WORKDIR - one ctest case of `upvm trace` on the
+synthetic trace tests/trace/gen.c writes (check_trace.py checks the outputs).
+
+Cases:
+  json        convert --json-only; the JSON, summary and dump (--synthetic)
+  otf2        convert; also the OTF2 archive (skip, 77, without otf2-print
+              or an upvm built without OTF2)
+  bad-magic   node 1's file is not a trace: said, naming it; node 0 still
+              converted; status 1
+  truncated   node 1's file is cut short: the same
+  short       node 1's file is shorter than a header: the same
+  json-max    UPVM_TRACE_JSON_MAX=4K: the JSON is cut at a time, with a note,
+              and still well formed
+  remove-raw  convert --remove-raw removes FILE.raw/
+  usage       usage errors: status 2, one line; a missing FILE: status 1
+  plot        summary --plot: a PNG, or (no matplotlib) one line naming
+              python3-matplotlib and status 1
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def die(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(argv, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(argv, capture_output=True, text=True, env=e)
+
+
+def fresh(gen, work, name="syn"):
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    base = os.path.join(work, name)
+    r = run([gen, base])
+    if r.returncode:
+        die("gen: %s" % r.stderr)
+    return base
+
+
+def checker(base, upvm, *extra):
+    r = run([sys.executable, os.path.join(HERE, "check_trace.py"), base, "--upvm", upvm]
+            + list(extra))
+    print(r.stdout, end="")
+    return r.returncode
+
+
+def corrupt(base, upvm, how):
+    path = base + ".raw/node-1.utr"
+    with open(path, "r+b") as f:
+        if how == "bad-magic":
+            f.write(b"NOTATRCE")
+        elif how == "truncated":
+            f.truncate(os.path.getsize(path) - 65536 + 100)
+        else:
+            f.truncate(100)
+    r = run([upvm, "trace", "convert", base, "--json-only"])
+    want = {"bad-magic": "not a UPVM trace file (bad magic)", "truncated": "truncated",
+            "short": "shorter than the 4096-byte header"}[how]
+    line = [l for l in r.stderr.splitlines() if "node-1.utr" in l]
+    if r.returncode != 1:
+        die("convert of a corrupt trace: status %d, expected 1" % r.returncode)
+    if not line or want not in line[0]:
+        die("convert did not say what is wrong with node-1.utr: %r" % r.stderr)
+    with open(base + ".json") as f:
+        doc = json.load(f)
+    tracks = [e["args"]["name"] for e in doc["traceEvents"]
+              if e["ph"] == "M" and e["name"] == "thread_name" and e["args"]["name"] != "node"]
+    if sorted(tracks) != ["t40001", "t40002"]:
+        die("node 0 not converted alone: tracks %s" % tracks)
+    for argv in (["summary", base], ["dump", base]):
+        r = run([upvm, "trace"] + argv)
+        if r.returncode != 1 or "node-1.utr" not in r.stderr or not r.stdout:
+            die("upvm trace %s on a corrupt trace: status %d" % (argv[0], r.returncode))
+
+
+def usage(upvm, base):
+    for argv, status, words in (([], 2, "convert, summary or dump?"),
+                                (["frob", base], 2, "unexpected argument 'frob'"),
+                                (["dump"], 2, "which FILE?"),
+                                (["dump", base, "--json"], 2, "are for summary"),
+                                (["summary", base, "--plot"], 2, "--plot wants"),
+                                (["convert", base, "--no-such"], 2, "unknown option"),
+                                (["dump", base + "-missing"], 1, "No such file")):
+        r = run([upvm, "trace"] + argv)
+        if r.returncode != status or words not in r.stderr or len(r.stderr.splitlines()) != 1:
+            die("upvm trace %s: status %d, said %r; expected %d and %r"
+                % (" ".join(argv), r.returncode, r.stderr, status, words))
+
+
+def plot(upvm, base):
+    png = base + ".png"
+    r = run([upvm, "trace", "summary", base, "--plot", png])
+    has_mpl = run([sys.executable, "-c", "import matplotlib"]).returncode == 0
+    if has_mpl:
+        if r.returncode or not os.path.getsize(png):
+            die("--plot: status %d: %s" % (r.returncode, r.stderr))
+        with open(png, "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                die("--plot: %s is not a PNG" % png)
+    else:
+        said = [l for l in r.stderr.splitlines() if "python3-matplotlib" in l]
+        if r.returncode != 1 or len(said) != 1:
+            die("--plot without matplotlib: status %d, said %r" % (r.returncode, r.stderr))
+        print("(matplotlib is not installed: checked the message only)")
+
+
+def main():
+    case, gen, upvm, work = sys.argv[1:5]
+    base = fresh(gen, work)
+    if case == "json":
+        return checker(base, upvm, "--convert", "--no-otf2", "--synthetic")
+    if case == "otf2":
+        if not shutil.which("otf2-print"):
+            print("SKIP: otf2-print is not installed (Debian: otf2-tools)")
+            return 77
+        r = run([upvm, "trace", "convert", base])
+        if "built without OTF2" in r.stdout:
+            print("SKIP: this upvm was built without OTF2")
+            return 77
+        return checker(base, upvm, "--convert", "--otf2", "--synthetic")
+    if case in ("bad-magic", "truncated", "short"):
+        corrupt(base, upvm, case)
+    elif case == "json-max":
+        r = run([upvm, "trace", "convert", base, "--json-only"], {"UPVM_TRACE_JSON_MAX": "4K"})
+        if r.returncode or "cut at" not in r.stderr:
+            die("convert with UPVM_TRACE_JSON_MAX=4K: status %d: %r" % (r.returncode, r.stderr))
+        with open(base + ".json") as f:
+            doc = json.load(f)
+        if "UPVM_TRACE_JSON_MAX" not in doc["otherData"].get("note", ""):
+            die("no note in the cut JSON")
+        if os.path.getsize(base + ".json") > 4096:
+            die("the cut JSON has %d bytes" % os.path.getsize(base + ".json"))
+        if checker(base, upvm, "--no-otf2"):
+            return 1
+    elif case == "remove-raw":
+        r = run([upvm, "trace", "convert", base + ".raw/", "--json-only", "--remove-raw"])
+        if r.returncode or os.path.exists(base + ".raw") or not os.path.exists(base + ".json"):
+            die("convert --remove-raw: status %d, raw %s" % (r.returncode,
+                                                             os.path.exists(base + ".raw")))
+    elif case == "usage":
+        usage(upvm, base)
+    elif case == "plot":
+        plot(upvm, base)
+    else:
+        print("usage: run_case.py CASE GEN UPVM WORKDIR")
+        return 2
+    print("ok: " + case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
