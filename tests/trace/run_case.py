@@ -102,7 +102,8 @@ def usage(upvm, base):
 def plot(upvm, base):
     png = base + ".png"
     r = run([upvm, "trace", "summary", base, "--plot", png])
-    has_mpl = run([sys.executable, "-c", "import matplotlib"]).returncode == 0
+    has_mpl = any(shutil.which(p) and run([p, "-c", "import matplotlib"]).returncode == 0
+                  for p in ("python3", "/usr/bin/python3"))  # as upvm looks
     if has_mpl:
         if r.returncode or not os.path.getsize(png):
             die("--plot: status %d: %s" % (r.returncode, r.stderr))

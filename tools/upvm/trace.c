@@ -137,20 +137,35 @@ static int run_wait(char *const argv[], bool quiet_stderr)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static int plot(const struct trace_model *m, const char *png)
+/* The python3 that has matplotlib: the one on PATH, else the system's
+ * (Debian's python3-matplotlib is for /usr/bin/python3, which a pyenv or
+ * venv python3 first on PATH does not see).  NULL when none: said. */
+static const char *plot_python(void)
 {
-    char *probe[] = {"python3", "-c", "import matplotlib", NULL};
-    int rc = run_wait(probe, true);
-    if (rc < 0 || rc == 127) {
+    static const char *const pythons[] = {"python3", "/usr/bin/python3"};
+    bool any = false;
+    for (size_t i = 0; i < sizeof pythons / sizeof pythons[0]; i++) {
+        char *probe[] = {(char *)pythons[i], "-c", "import matplotlib", NULL};
+        int rc = run_wait(probe, true);
+        if (rc == 0)
+            return pythons[i];
+        any |= rc > 0 && rc != 127;
+    }
+    if (!any)
         fprintf(stderr, "upvm trace: --plot needs python3: install it (Debian: apt install "
                         "python3 python3-matplotlib)\n");
-        return 1;
-    }
-    if (rc) {
+    else
         fprintf(stderr, "upvm trace: --plot needs matplotlib: install python3-matplotlib "
                         "(Debian: apt install python3-matplotlib)\n");
+    return NULL;
+}
+
+static int plot(const struct trace_model *m, const char *png)
+{
+    const char *python = plot_python();
+    if (!python)
         return 1;
-    }
+    int rc;
     char tmp[] = "/tmp/upvm-trace-summary-XXXXXX";
     int fd = mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -165,7 +180,8 @@ static int plot(const struct trace_model *m, const char *png)
         return 1;
     }
     char buf[PATH_MAX + 32];
-    char *argv[] = {"python3", (char *)plot_script(buf, sizeof buf), tmp, (char *)png, NULL};
+    char *argv[] = {(char *)python, (char *)plot_script(buf, sizeof buf), tmp, (char *)png,
+                    NULL};
     rc = run_wait(argv, false);
     unlink(tmp);
     if (rc) {
