@@ -81,11 +81,13 @@ static void add(struct out *o, int pid, int tid, int64_t ts, int64_t dur, const 
         o->cap = o->cap ? o->cap * 2 : 1024;
         o->it = xrealloc(o->it, o->cap * sizeof *o->it);
     }
-    char body[1024], t[32], d[32];
+    char *body, t[32], d[32];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(body, sizeof body, fmt, ap);
+    int n = vasprintf(&body, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        exit(1);
     char *text;
     if (ts == INT64_MIN) {
         if (asprintf(&text, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,%s}", pid, tid, body) < 0)
@@ -97,6 +99,7 @@ static void add(struct out *o, int pid, int tid, int64_t ts, int64_t dur, const 
                      dur >= 0 ? ",\"dur\":" : "", dur >= 0 ? d : "", body) < 0)
             exit(1);
     }
+    free(body);
     o->it[o->n++] = (struct item){pid, tid, ts, dur, o->end_ts, text};
     o->end_ts = INT64_MIN;
 }

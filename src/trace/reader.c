@@ -460,17 +460,26 @@ static void tidy_pairs(struct trace_file *f)
     f->npairs = n;
 }
 
-/* ticks * num / den, exactly (rounded toward zero). */
-static int64_t scale(int64_t ticks, int64_t num, int64_t den)
+/* Times are kept within +-2^62 ns (146 years), so that a corrupt record
+ * cannot overflow the sums and differences made of them. */
+#define NS_LIMIT ((int64_t)1 << 62)
+
+static int64_t clamp_ns(__int128 v)
 {
-    return den ? (int64_t)((__int128)ticks * num / den) : ticks;
+    return v > NS_LIMIT ? NS_LIMIT : v < -NS_LIMIT ? -NS_LIMIT : (int64_t)v;
+}
+
+/* base + ticks * num / den, exactly (rounded toward zero), clamped. */
+static int64_t scale_from(int64_t base, int64_t ticks, int64_t num, int64_t den)
+{
+    return clamp_ns((__int128)base + (den ? (__int128)ticks * num / den : (__int128)ticks));
 }
 
 /* A tick count to the file's CLOCK_MONOTONIC ns. */
 static int64_t tick_to_ns(const struct trace_file *f, uint64_t tick)
 {
     if (f->h.clock == TRC_CLOCK_KIND_MONOTONIC)
-        return (int64_t)tick;
+        return clamp_ns(tick);
     if (f->npairs >= 2) {
         size_t lo = 0, hi = f->npairs - 1; /* the segment [lo, lo + 1] */
         while (hi - lo > 1) {
@@ -481,13 +490,13 @@ static int64_t tick_to_ns(const struct trace_file *f, uint64_t tick)
                 hi = mid;
         }
         const struct trace_clkpair *p = &f->pairs[lo], *q = &f->pairs[lo + 1];
-        return p->ns + scale((int64_t)(tick - p->tick), q->ns - p->ns,
-                             (int64_t)(q->tick - p->tick));
+        return scale_from(p->ns, (int64_t)(tick - p->tick), q->ns - p->ns,
+                          (int64_t)(q->tick - p->tick));
     }
     if (f->npairs == 1)
-        return f->pairs[0].ns + scale((int64_t)(tick - f->pairs[0].tick), f->slope_ns,
-                                      f->slope_ticks);
-    return scale((int64_t)tick, f->slope_ns, f->slope_ticks);
+        return scale_from(f->pairs[0].ns, (int64_t)(tick - f->pairs[0].tick), f->slope_ns,
+                          f->slope_ticks);
+    return scale_from(0, (int64_t)tick, f->slope_ns, f->slope_ticks);
 }
 
 static bool same_host(const struct trace_file *a, const struct trace_file *b)
@@ -545,8 +554,8 @@ static int64_t offset_at(const struct trace_file *o, int64_t ns)
         return o->off_ns[0];
     if (ns >= o->off_at[1])
         return o->off_ns[1];
-    return o->off_ns[0] + scale(ns - o->off_at[0], o->off_ns[1] - o->off_ns[0],
-                                o->off_at[1] - o->off_at[0]);
+    return scale_from(o->off_ns[0], ns - o->off_at[0], o->off_ns[1] - o->off_ns[0],
+                      o->off_at[1] - o->off_at[0]);
 }
 
 /* Each file's OFFSET samples (b = 0 start, 1 end; the latest of each), and
@@ -559,7 +568,7 @@ static void find_offsets(struct trace *t, bool quiet)
             continue;
         struct trace_file *f = &t->files[e->file];
         int k = e->r.b ? 1 : 0;
-        f->off_ns[k] = (int64_t)e->r.c;
+        f->off_ns[k] = clamp_ns((int64_t)e->r.c);
         f->off_at[k] = e->ns;
         if (k == 1 && f->noff == 0) { /* an end without a start */
             f->off_ns[0] = f->off_ns[1];
@@ -647,7 +656,7 @@ static void place_events(struct trace *t, bool quiet)
         if (trace_kind_has_str(e->r.kind) && e->r.c)
             e->str = resolve(f, e->r.c, e->ns);
         if (f->offset_from >= 0)
-            e->ns += offset_at(&t->files[f->offset_from], e->ns);
+            e->ns = clamp_ns((__int128)e->ns + offset_at(&t->files[f->offset_from], e->ns));
     }
 }
 
@@ -674,7 +683,7 @@ static void note_extent(struct trace *t)
             int64_t mono = f->h.clock == TRC_CLOCK_KIND_TSC ? tick_to_ns(f, f->h.start.tsc)
                                                             : (int64_t)f->h.start.mono_ns;
             if (f->offset_from >= 0)
-                mono += offset_at(&t->files[f->offset_from], mono);
+                mono = clamp_ns((__int128)mono + offset_at(&t->files[f->offset_from], mono));
             t->realtime_at_first = f->h.start.real_ns + (uint64_t)(t->first_ns - mono);
         }
     }
