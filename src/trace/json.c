@@ -338,7 +338,7 @@ static int64_t cut(struct out *o, uint64_t max)
         sum += strlen(o->it[i].text) + 2;
     if (sum <= max)
         return -1;
-    qsort(o->it, o->n, sizeof *o->it, cmp_ts);
+    sort_any(o->it, o->n, sizeof *o->it, cmp_ts);
     sum = 256;
     size_t i = 0;
     for (; i < o->n; i++) {
@@ -367,7 +367,7 @@ int trace_write_json(const struct trace_model *m, const char *path, uint64_t max
     events(&o);
     size_t all = o.n;
     int64_t at = cut(&o, max_bytes);
-    qsort(o.it, o.n, sizeof *o.it, cmp_item);
+    sort_any(o.it, o.n, sizeof *o.it, cmp_item);
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "upvm trace: %s: %s\n", path, strerror(errno));

@@ -261,7 +261,7 @@ static int write_events(OTF2_Archive *ar, const char *dir, struct loc *locs, siz
         OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(ar, l);
         if (!w)
             return failed(dir, "an event writer", OTF2_ERROR_MEM_ALLOC_FAILED);
-        qsort(locs[l].r, locs[l].n, sizeof *locs[l].r, cmp_orec);
+        sort_any(locs[l].r, locs[l].n, sizeof *locs[l].r, cmp_orec);
         for (size_t i = 0; i < locs[l].n; i++)
             TRY("writing an event", write_record(w, &locs[l].r[i]));
         TRY("counting events", OTF2_EvtWriter_GetNumberOfEvents(w, &counts[l]));

@@ -319,7 +319,7 @@ static void read_chunks(struct file_read *fr, uint64_t nchunks)
         }
         ch[n++] = (struct chunk_ref){first->id, first->a, k};
     }
-    qsort(ch, n, sizeof *ch, cmp_chunk);
+    sort_any(ch, n, sizeof *ch, cmp_chunk);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && ch[j].writer == ch[i].writer; j++)
             ;
@@ -436,7 +436,7 @@ static int list_files(struct trace *t)
         fprintf(stderr, "upvm trace: %s: no node-N.utr files in it\n", t->dir);
         return -1;
     }
-    qsort(t->files, (size_t)t->nfiles, sizeof *t->files, cmp_node_path);
+    sort_any(t->files, (size_t)t->nfiles, sizeof *t->files, cmp_node_path);
     return 0;
 }
 
@@ -451,7 +451,7 @@ static int cmp_pair(const void *a, const void *b)
 /* Sort and drop pairs whose tick repeats or whose ns goes back. */
 static void tidy_pairs(struct trace_file *f)
 {
-    qsort(f->pairs, f->npairs, sizeof *f->pairs, cmp_pair);
+    sort_any(f->pairs, f->npairs, sizeof *f->pairs, cmp_pair);
     size_t n = 0;
     for (size_t i = 0; i < f->npairs; i++)
         if (!n || (f->pairs[i].tick > f->pairs[n - 1].tick &&
@@ -715,10 +715,10 @@ int trace_read(const char *file, struct trace *t, bool quiet)
             t->ev[n++] = t->ev[i];
     t->nev = n;
     for (int i = 0; i < t->nfiles; i++) {
-        qsort(t->files[i].strs, t->files[i].nstrs, sizeof *t->files[i].strs, cmp_str);
+        sort_any(t->files[i].strs, t->files[i].nstrs, sizeof *t->files[i].strs, cmp_str);
     }
     place_events(t, quiet);
-    qsort(t->ev, t->nev, sizeof *t->ev, cmp_event);
+    sort_any(t->ev, t->nev, sizeof *t->ev, cmp_event);
     note_extent(t);
     return read ? 0 : -1;
 }

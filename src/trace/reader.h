@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "trace/rawfile.h"
 
@@ -110,6 +111,14 @@ bool trace_kind_has_str(unsigned kind);
 const char *trace_group_op_name(unsigned op);
 const char *trace_mig_stage_name(unsigned stage);
 const char *trace_node_event_name(unsigned ev);
+
+/* qsort, also of nothing (qsort's array may not be NULL even when empty). */
+static inline void sort_any(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
 
 /* A task's trace id: "t40003", or "ulp 5" for ULP_TRC_NOTASK | 5. */
 void trace_id_name(uint32_t id, char *buf, size_t len);

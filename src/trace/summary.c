@@ -145,7 +145,7 @@ static void from_slices(struct sum *s)
     const struct trace_slice **sl = xcalloc(m->nslices, sizeof *sl);
     for (size_t i = 0; i < m->nslices; i++)
         sl[i] = &m->slices[i];
-    qsort(sl, m->nslices, sizeof *sl, cmp_slice_ptr);
+    sort_any(sl, m->nslices, sizeof *sl, cmp_slice_ptr);
     int64_t api_end = INT64_MIN;
     int api_res = -1;
     for (size_t i = 0; i < m->nslices; i++) {
