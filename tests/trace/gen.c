@@ -4,7 +4,7 @@
  * `upvm trace` before real jobs record (check_trace.py --synthetic knows
  * its numbers).
  *
- * usage: gen FILE
+ * usage: gen FILE [--two-hosts]
  *
  * Two nodes on one host "hostA", TSC clock.  The host's clock: at ns t
  * (relative to its start, CLOCK_MONOTONIC = 10 s + t) the TSC reads
@@ -17,6 +17,13 @@
  * String keys are per file: node 1 uses node 0's key of "pvm_send" for
  * "pvm_recv".
  *
+ * With --two-hosts, node 1 is on host "hostB", whose CLOCK_MONOTONIC is 7 s
+ * ahead of node 0's and whose TSC counts 5 ticks per local ns; node 1 has
+ * two clock pairs and writes the host's TRC_OFFSET samples (start and
+ * end).  The offset drifts absurdly (host B's clock runs twice as fast),
+ * chosen so that every local time maps back to the same node-0 time as on
+ * one host: the expected numbers do not change.
+ *
  * Three tasks: t40001 (node 0) spawns t40002 (node 0) and t40003 (node 1);
  * t40001 sends t40002 tag 7 (1024 B) and t40003 tag 8 (16 B), both reply
  * tag 9 (4 B); t40002 moves to node 1 (REQUEST ... ANSWERED); all three
@@ -24,6 +31,7 @@
  * (us); check_trace.py's expected numbers follow from them.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,12 +54,35 @@ static uint64_t tick(uint64_t t)
     return t <= 150000 ? TSC0 + 3 * t : TSC0 + 450000 + 2 * (t - 150000);
 }
 
+/* Host B (--two-hosts): node 0's time t (ns since its t = 0) is host B's
+ * CLOCK_MONOTONIC LB0 + 2 (t - 1000) and its TSC TSCB0 + 5 (that - LB0). */
+#define LB0 17000001000ll
+#define TSCB0 900000000ull
+#define OFFB0 ((int64_t)(MONO0 + 1000) - LB0) /* node 0's = local + offset */
+
+static int64_t local_b(uint64_t t)
+{
+    return LB0 + 2 * ((int64_t)t - 1000);
+}
+
+static uint64_t tick_b(uint64_t t)
+{
+    return TSCB0 + 5 * (uint64_t)(local_b(t) - LB0);
+}
+
 /* A file being written: its image in memory. */
 struct gen_file {
     unsigned char *img;
     size_t size;
     struct trc_rec *cur; /* the current chunk's next record */
+    bool host_b;
 };
+
+/* The file's TSC at node 0's time t ns. */
+static uint64_t ftick(const struct gen_file *f, uint64_t t)
+{
+    return f->host_b ? tick_b(t) : tick(t);
+}
 
 static struct trc_rec *chunk(struct gen_file *f, unsigned k)
 {
@@ -62,14 +93,15 @@ static void start_chunk(struct gen_file *f, unsigned k, uint32_t writer, uint32_
                         uint64_t us)
 {
     f->cur = chunk(f, k);
-    *f->cur++ = (struct trc_rec){.kind = TRC_CHUNK, .id = writer, .ts = tick(us * 1000),
+    *f->cur++ = (struct trc_rec){.kind = TRC_CHUNK, .id = writer, .ts = ftick(f, us * 1000),
                                  .a = seq, .b = 1000 + writer};
 }
 
 static void put(struct gen_file *f, uint64_t us, uint16_t kind, uint16_t flags, uint32_t id,
                 uint32_t a, uint32_t b, uint64_t c)
 {
-    *f->cur++ = (struct trc_rec){.kind = kind, .flags = flags, .id = id, .ts = tick(us * 1000),
+    *f->cur++ = (struct trc_rec){.kind = kind, .flags = flags, .id = id,
+                                 .ts = ftick(f, us * 1000),
                                  .a = a, .b = b, .c = c};
 }
 
@@ -101,12 +133,14 @@ static void header(struct gen_file *f, int node, uint32_t state, unsigned chunks
     h->state = state;
     h->file_size = f->size;
     h->next_chunk = chunks_used;
-    h->start = (struct trc_calib){tick(start_us * 1000), MONO0 + start_us * 1000,
+    h->start = (struct trc_calib){ftick(f, start_us * 1000), MONO0 + start_us * 1000,
                                   REAL0 + start_us * 1000};
+    if (f->host_b)
+        h->start.mono_ns = (uint64_t)local_b(start_us * 1000);
     if (end_us)
         h->end = (struct trc_calib){tick(end_us * 1000), MONO0 + end_us * 1000,
                                     REAL0 + end_us * 1000};
-    snprintf(h->host, sizeof h->host, "hostA");
+    snprintf(h->host, sizeof h->host, f->host_b ? "hostB" : "hostA");
     snprintf(h->program, sizeof h->program, "master");
 }
 
@@ -209,6 +243,15 @@ static void node1(struct gen_file *f)
     new_file(f, 2);
     header(f, 1, TRC_FILE_OPEN, 1, 1, 0);
     start_chunk(f, 0, 0, 0, 8);
+    if (f->host_b) { /* its second clock pair; its host's offset at start and end */
+        put(f, 8, TRC_OFFSET, 0, 0, 40000, 0, (uint64_t)OFFB0);
+        put(f, 8, TRC_CLOCK, 0, 0, 10, 0, (uint64_t)local_b(200000));
+        f->cur[-1].ts = tick_b(200000);
+        put(f, 8, TRC_OFFSET, 0, 0, 40000, 1,
+            (uint64_t)(OFFB0 - (local_b(300000) - LB0) / 2));
+        f->cur[-1].ts = tick_b(300000);
+        f->cur[-3].ts = tick_b(1000);
+    }
     str(f, 8, K1_WORKER, "worker");
     put(f, 8, TRC_TASK_BEGIN, 0, T3, T1, 1, K1_WORKER);
     put(f, 9, TRC_SWITCH, 1, T3, IDLE, 0, 0);
@@ -270,8 +313,10 @@ static int write_file(const char *dir, int node, const struct gen_file *f)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: gen FILE (writes FILE.raw/node-0.utr, node-1.utr)\n");
+    bool two_hosts = argc == 3 && !strcmp(argv[2], "--two-hosts");
+    if (argc != 2 && !two_hosts) {
+        fprintf(stderr, "usage: gen FILE [--two-hosts] (writes FILE.raw/node-0.utr, "
+                        "node-1.utr)\n");
         return 2;
     }
     char dir[4096];
@@ -280,7 +325,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gen: %s: %s\n", dir, strerror(errno));
         return 1;
     }
-    struct gen_file f0, f1;
+    struct gen_file f0 = {0}, f1 = {.host_b = two_hosts};
     node0(&f0);
     node1(&f1);
     int rc = write_file(dir, 0, &f0) | write_file(dir, 1, &f1);

@@ -4,6 +4,8 @@ synthetic trace tests/trace/gen.c writes (check_trace.py checks the outputs).
 
 Cases:
   json        convert --json-only; the JSON, summary and dump (--synthetic)
+  two-hosts   as json and otf2, node 1 on another host with its own clock
+              and offset (gen --two-hosts): the same numbers
   otf2        convert; also the OTF2 archive (skip, 77, without otf2-print
               or an upvm built without OTF2)
   bad-magic   node 1's file is not a trace: said, naming it; node 0 still
@@ -43,12 +45,12 @@ def run(argv, env=None):
     return subprocess.run(argv, capture_output=True, text=True, env=e)
 
 
-def fresh(gen, work, name="syn"):
+def fresh(gen, work, name="syn", *opts):
     if os.path.isdir(work):
         shutil.rmtree(work)
     os.makedirs(work)
     base = os.path.join(work, name)
-    r = run([gen, base])
+    r = run([gen, base] + list(opts))
     if r.returncode:
         die("gen: %s" % r.stderr)
     return base
@@ -150,6 +152,12 @@ def main():
     base = fresh(gen, work)
     if case == "json":
         return checker(base, upvm, "--convert", "--no-otf2", "--synthetic")
+    if case == "two-hosts":
+        base = fresh(gen, work, "syn", "--two-hosts")
+        r = run([upvm, "trace", "convert", base])
+        if "assumed" in r.stderr or "node 1 @ hostB" not in open(base + ".json").read():
+            die("two hosts: %s" % r.stderr)
+        return checker(base, upvm, "--convert", "--synthetic")
     if case == "otf2":
         if not shutil.which("otf2-print"):
             print("SKIP: otf2-print is not installed (Debian: otf2-tools)")
