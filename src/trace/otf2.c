@@ -8,10 +8,11 @@
  * (from node 0)") per residency, whose rank in comm "PVM" is its index;
  * paradigm MPI named "PVM" (OTF2 has no PVM paradigm: so named, MPI tools
  * still pair the messages); comms "PVM" and "migration" over every
- * location; a region per distinct slice name.
+ * location, and per PVM group "group NAME" over the residencies that took
+ * part in its collective operations; a region per distinct slice name.
  * Events, per location in time order: Enter/Leave for the model's slices,
  * MpiSend/MpiRecv for each matched message (peer as its rank in "PVM"),
- * MpiCollectiveBegin/End for group operations, a migration as MpiSend on
+ * MpiCollectiveBegin/End for group operations (in the group's comm), a migration as MpiSend on
  * the old residency and MpiRecv on the new one in comm "migration" (tag 0,
  * bytes moved).
  * Time: already node 0's CLOCK_MONOTONIC in ns, so ClockProperties (1e9
@@ -87,6 +88,31 @@ static void names_free(struct names *t)
     free(t->s);
 }
 
+/* ------------------------------------------------------------ PVM groups */
+
+/* A comm per PVM group (ids from COMM_GROUPS on), over the residencies that
+ * took part in one of its collective operations. */
+#define COMM_GROUPS 2
+
+struct pvm_groups {
+    struct names names;
+    bool *member; /* [group * nres + residency] */
+    size_t cap;   /* groups the array has room for */
+};
+
+static uint32_t group_of(struct pvm_groups *g, const char *name, size_t nres, int res)
+{
+    uint32_t k = intern(&g->names, name ? name : "?");
+    if (k >= g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 8;
+        g->member = xrealloc(g->member, cap * nres * sizeof *g->member);
+        memset(g->member + g->cap * nres, 0, (cap - g->cap) * nres * sizeof *g->member);
+        g->cap = cap;
+    }
+    g->member[k * nres + (size_t)res] = true;
+    return k;
+}
+
 /* ------------------------------------------------------------ one location's records */
 
 enum rec_type { R_ENTER, R_LEAVE, R_SEND, R_RECV, R_COLL_BEGIN, R_COLL_END, R_MIG_SEND,
@@ -101,6 +127,7 @@ struct orec {
     uint32_t a;     /* region, peer rank or collective op */
     uint32_t b;     /* tag, root */
     uint64_t c;     /* bytes */
+    uint32_t comm;  /* R_COLL_END: the group's comm */
 };
 
 struct loc {
@@ -150,15 +177,15 @@ static void slice_records(const struct trace_model *m, struct loc *locs, struct 
         const struct trace_slice *s = &m->slices[i];
         trace_slice_name(s, name, sizeof name);
         uint32_t reg = intern(regions, name);
-        add_rec(&locs[s->res], (struct orec){s->begin, s->begin_ev, 2,
-                                             -(int64_t)i, R_ENTER,
-                                             reg, 0, 0});
-        add_rec(&locs[s->res], (struct orec){s->end, s->end_ev, 1, (int64_t)i, R_LEAVE, reg,
-                                             0, 0});
+        add_rec(&locs[s->res], (struct orec){.ns = s->begin, .ev = s->begin_ev, .cls = 2,
+                                             .tie = -(int64_t)i, .type = R_ENTER, .a = reg});
+        add_rec(&locs[s->res], (struct orec){.ns = s->end, .ev = s->end_ev, .cls = 1,
+                                             .tie = (int64_t)i, .type = R_LEAVE, .a = reg});
     }
 }
 
-static void event_records(const struct trace_model *m, struct loc *locs)
+static void event_records(const struct trace_model *m, struct loc *locs,
+                          struct pvm_groups *groups)
 {
     const struct trace *t = m->t;
     for (size_t i = 0; i < t->nev; i++) {
@@ -166,7 +193,7 @@ static void event_records(const struct trace_model *m, struct loc *locs)
         int r = m->res_of[i];
         if (r < 0)
             continue;
-        struct orec o = {e->ns, i, 3, 0, R_SEND, 0, 0, 0};
+        struct orec o = {.ns = e->ns, .ev = i, .cls = 3, .type = R_SEND};
         switch (e->r.kind) {
         case TRC_SEND:
         case TRC_RECV:
@@ -187,6 +214,7 @@ static void event_records(const struct trace_model *m, struct loc *locs)
             o.a = (uint32_t)coll_op(op);
             o.b = op == TRC_GROUP_BARRIER ? OTF2_UNDEFINED_UINT32 : e->r.a;
             o.c = e->r.b;
+            o.comm = COMM_GROUPS + group_of(groups, e->str, m->nres, r);
             break;
         }
         case TRC_MIGRATE:
@@ -245,7 +273,7 @@ static OTF2_ErrorCode write_record(OTF2_EvtWriter *w, const struct orec *r)
     case R_RECV: return OTF2_EvtWriter_MpiRecv(w, NULL, ts, r->a, COMM_PVM, r->b, r->c);
     case R_COLL_BEGIN: return OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, ts);
     case R_COLL_END:
-        return OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, ts, (OTF2_CollectiveOp)r->a, COMM_PVM,
+        return OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, ts, (OTF2_CollectiveOp)r->a, r->comm,
                                                r->b, r->c, 0);
     case R_MIG_SEND: return OTF2_EvtWriter_MpiSend(w, NULL, ts, r->a, COMM_MIGRATION, 0, r->c);
     case R_MIG_RECV: return OTF2_EvtWriter_MpiRecv(w, NULL, ts, r->a, COMM_MIGRATION, 0, r->c);
@@ -305,6 +333,8 @@ struct defs {
     uint32_t *region_name; /* per region */
     size_t nregions;
     uint32_t s_job, s_machine, s_host, s_node, s_pvm, s_migration, s_all;
+    const struct pvm_groups *groups;
+    uint32_t *group_name;  /* per PVM group: "group NAME" */
 };
 
 static void intern_all(const struct trace_model *m, const struct names *regions,
@@ -330,6 +360,11 @@ static void intern_all(const struct trace_model *m, const struct names *regions,
     for (size_t r = 0; r < m->nres; r++) {
         trace_res_name(&m->res[r], buf, sizeof buf);
         d->loc_name[r] = intern(&d->str, buf);
+    }
+    d->group_name = xrealloc(NULL, d->groups->names.n * sizeof *d->group_name);
+    for (size_t k = 0; k < d->groups->names.n; k++) {
+        snprintf(buf, sizeof buf, "group %s", d->groups->names.s[k]);
+        d->group_name[k] = intern(&d->str, buf);
     }
     d->nregions = regions->n;
     d->region_name = xrealloc(NULL, regions->n * sizeof *d->region_name);
@@ -435,11 +470,26 @@ static int write_comms(OTF2_GlobalDefWriter *g, const char *dir, const struct tr
     if (e == OTF2_SUCCESS)
         e = OTF2_GlobalDefWriter_WriteComm(g, COMM_MIGRATION, d->s_migration, 1,
                                            OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    for (size_t k = 0; k < d->groups->names.n && e == OTF2_SUCCESS; k++) {
+        uint64_t *mem = xrealloc(NULL, m->nres * sizeof *mem);
+        uint32_t n = 0;
+        for (size_t r = 0; r < m->nres; r++)
+            if (d->groups->member[k * m->nres + r])
+                mem[n++] = r; /* its rank in group 0 */
+        uint32_t id = COMM_GROUPS + (uint32_t)k;
+        e = OTF2_GlobalDefWriter_WriteGroup(g, id, d->group_name[k], OTF2_GROUP_TYPE_COMM_GROUP,
+                                            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, n, mem);
+        free(mem);
+        if (e == OTF2_SUCCESS)
+            e = OTF2_GlobalDefWriter_WriteComm(g, id, d->group_name[k], id, COMM_PVM,
+                                               OTF2_COMM_FLAG_NONE);
+    }
     return e == OTF2_SUCCESS ? 0 : failed(dir, "the communicators", e);
 }
 
 static int write_definitions(OTF2_Archive *ar, const char *dir, const struct trace_model *m,
-                             const struct names *regions, const uint64_t *counts)
+                             const struct names *regions, const struct pvm_groups *groups,
+                             const uint64_t *counts)
 {
     const struct trace *t = m->t;
     OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(ar);
@@ -448,7 +498,7 @@ static int write_definitions(OTF2_Archive *ar, const char *dir, const struct tra
     uint64_t length = t->nev ? (uint64_t)(t->last_ns - t->first_ns) + 1 : 1;
     TRY("the clock", OTF2_GlobalDefWriter_WriteClockProperties(
                          g, 1000000000u, (uint64_t)t->first_ns, length, t->realtime_at_first));
-    struct defs d = {0};
+    struct defs d = {.groups = groups};
     intern_all(m, regions, &d);
     uint32_t *tree_of_file = xrealloc(NULL, (size_t)t->nfiles * sizeof *tree_of_file);
     int rc = write_strings(g, dir, &d.str);
@@ -465,6 +515,7 @@ static int write_definitions(OTF2_Archive *ar, const char *dir, const struct tra
     free(d.file_name);
     free(d.loc_name);
     free(d.region_name);
+    free(d.group_name);
     names_free(&d.str);
     if (rc)
         return rc;
@@ -502,7 +553,7 @@ static int clear_dir(const char *dir)
 }
 
 static int write_archive(const struct trace_model *m, const char *dir, struct loc *locs,
-                         const struct names *regions)
+                         const struct names *regions, const struct pvm_groups *groups)
 {
     OTF2_Archive *ar = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
                                          OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -516,7 +567,7 @@ static int write_archive(const struct trace_model *m, const char *dir, struct lo
         OTF2_Archive_SetSerialCollectiveCallbacks(ar) != OTF2_SUCCESS)
         failed(dir, "setting the callbacks", OTF2_ERROR_INVALID_CALL);
     else if (!write_events(ar, dir, locs, m->nres, counts))
-        rc = write_definitions(ar, dir, m, regions, counts);
+        rc = write_definitions(ar, dir, m, regions, groups, counts);
     free(counts);
     OTF2_ErrorCode e = OTF2_Archive_Close(ar);
     if (e != OTF2_SUCCESS && !rc)
@@ -535,11 +586,12 @@ int trace_write_otf2(const struct trace_model *m, const char *dir, bool quiet)
         return -1;
     struct loc *locs = calloc(m->nres, sizeof *locs);
     struct names regions = {0};
+    struct pvm_groups groups = {0};
     if (!locs)
         exit(1);
     slice_records(m, locs, &regions);
-    event_records(m, locs);
-    int rc = write_archive(m, dir, locs, &regions);
+    event_records(m, locs, &groups);
+    int rc = write_archive(m, dir, locs, &regions, &groups);
     uint64_t total = 0;
     for (size_t l = 0; l < m->nres; l++) {
         total += locs[l].n;
@@ -547,6 +599,8 @@ int trace_write_otf2(const struct trace_model *m, const char *dir, bool quiet)
     }
     free(locs);
     names_free(&regions);
+    names_free(&groups.names);
+    free(groups.member);
     if (!rc && !quiet)
         printf("upvm trace: wrote %s/traces.otf2 (%zu locations, %llu events)\n", dir,
                m->nres, (unsigned long long)total);

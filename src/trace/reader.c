@@ -646,6 +646,21 @@ static void place_events(struct trace *t, bool quiet)
     }
     for (size_t i = 0; i < t->nev; i++)
         t->ev[i].ns = tick_to_ns(&t->files[t->ev[i].file], t->ev[i].r.ts);
+    /* A chunk's or a string's record written without a time (ts 0) takes
+     * the time of the writer's next record (else its previous one): one
+     * such record must not stretch the trace back to tick 0.  t->ev is
+     * still in read order: each writer's records in a row. */
+    for (size_t i = t->nev; i-- > 0;) {
+        struct trace_event *e = &t->ev[i];
+        if (e->r.ts || (e->r.kind != TRC_CHUNK && e->r.kind != TRC_STR))
+            continue;
+        const struct trace_event *n = i + 1 < t->nev ? &t->ev[i + 1] : NULL;
+        const struct trace_event *p = i ? &t->ev[i - 1] : NULL;
+        if (n && n->file == e->file && n->writer == e->writer)
+            e->ns = n->ns;
+        else if (p && p->file == e->file && p->writer == e->writer)
+            e->ns = tick_to_ns(&t->files[p->file], p->r.ts);
+    }
     for (int i = 0; i < t->nfiles; i++)
         for (size_t s = 0; s < t->files[i].nstrs; s++)
             t->files[i].strs[s].ns = tick_to_ns(&t->files[i], (uint64_t)t->files[i].strs[s].ns);
