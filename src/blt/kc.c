@@ -307,6 +307,8 @@ static int couple(const char *what)
     }
     pool.couples++;
     core_current()->coupled_for = what;
+    if (unlikely(trc_on))
+        trc_put(TRC_COUPLE, 0, core_current()->trc_id, 0, 0, trc_str_copy(what));
     core_leave(hand_to_kc, kc);
     struct ulp *self = core_kc_ulp_now(); /* on the KC now (thread-locals anew) */
     if (!self) { /* core_leave could not hand it off */
@@ -320,6 +322,8 @@ static int couple(const char *what)
 /* On the KC: back to the scheduler; there, a ULP waiting for a KC may go. */
 static void decouple(void)
 {
+    /* recorded by the KC's thread, into a chunk of its own */
+    trc_put(TRC_DECOUPLE, 0, core_kc_ulp->trc_id, 0, 0, 0);
     core_return();
     if (pool.nwaiting)
         (void)core_wake_one(&pool.waitq);

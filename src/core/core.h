@@ -22,6 +22,7 @@
 #include "arch/arch.h"
 #include "util/compiler.h"
 #include "util/list.h"
+#include "util/trace.h"
 
 enum ulp_state {
     ULP_READY,    /* on the run queue */
@@ -65,6 +66,8 @@ struct ulp {
     bool kill_pending;       /* core_ulp_kill: exit when next resumed */
     bool migrate_pending;    /* a migration waits for it to stop running */
     upvm_id_t id;
+    uint32_t trc_id;         /* who its trace records name (util/trace.h): a PVM
+                              * task's tid (set by pvm), else ULP_TRC_NOTASK | id */
     uint16_t pinned;         /* > 0: it holds its node's memory across a wait
                               * (core_ulp_pin): a migration waits for 0 */
     bool in_join_all;        /* waiting in upvm_join_all for its family */
@@ -497,6 +500,10 @@ struct core_symbol {
  * program could have written is read with core_peek only. */
 typedef bool (*core_symboliser_t)(uintptr_t addr, struct core_symbol *out);
 void core_set_symboliser(core_symboliser_t fn) HIDDEN;
+
+/* Called first in the crash handler (the trace closes its file, noting the
+ * signal): async-signal-safe, no allocation, no lock.  One; NULL: none. */
+void core_set_crash_hook(void (*hook)(int sig)) HIDDEN;
 
 /* Report that every ULP is blocked with nothing that could wake one, and
  * end the process with status 70 (EX_SOFTWARE). */

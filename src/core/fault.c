@@ -205,11 +205,20 @@ static _Noreturn void fault_in_report(int sig)
     _exit(status);
 }
 
+static void (*crash_hook)(int sig);
+
+void core_set_crash_hook(void (*hook)(int sig))
+{
+    crash_hook = hook;
+}
+
 static void crash_handler(int sig, siginfo_t *si, void *uctx)
 {
     if (reporting)
         fault_in_report(sig);
     reporting = sig;
+    if (crash_hook)
+        crash_hook(sig);
     const ucontext_t *uc = uctx;
     struct ulp *u = core_self(); /* also a ULP coupled to this thread */
     char what[160];

@@ -71,6 +71,7 @@ static void fire_due_timers(uint64_t now)
             list_unlink(&u->link); /* leave the wait queue */
             u->waitq = NULL;
             u->wake_result = -ETIMEDOUT;
+            trc_put(TRC_WAKE, 0, u->trc_id, 0, 0, 0);
         }
         core_make_ready(u);
     }
@@ -220,6 +221,7 @@ static inline __attribute__((always_inline)) void switch_to(struct ulp *next)
     if (unlikely(state_slot != NULL))
         state_save(self, state_slot);
     core_sched.current = next;
+    trc_put_tsc(now, TRC_SWITCH, self->state, next->trc_id, self->trc_id, 0, 0);
 #if UPVM_ASAN
     /* A dead ULP never comes back: NULL lets ASan free its fake stack. */
     __sanitizer_start_switch_fiber(self->state == ULP_DEAD ? NULL
@@ -503,6 +505,9 @@ static inline void enqueue_blocked(upvm_waitq_t *q, int64_t timeout_ns)
     list_push_back(&q->head, &self->link);
     if (timeout_ns >= 0)
         core_timer_add(self, upvm_now_ns() + (uint64_t)timeout_ns);
+    if (unlikely(trc_on))
+        trc_put(TRC_BLOCK, 0, self->trc_id,
+                timeout_ns >= 0 ? (uint32_t)(timeout_ns / 1000000) + 1 : 0, 0, trc_str(q->name));
 }
 
 /* A ULP killed while it ran (by a frame handler it polled) ends instead
@@ -544,6 +549,7 @@ int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next)
 
 static void wake(struct ulp *u)
 {
+    trc_put(TRC_WAKE, 0, u->trc_id, core_sched.current->trc_id, 0, 0);
     list_unlink(&u->link);
     u->waitq = NULL;
     core_timer_cancel(u);

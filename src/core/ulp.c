@@ -64,6 +64,7 @@ static int id_register(struct ulp *u)
     ids.chunks[c][index & (ID_CHUNK - 1)] = u;
     ids.used[c]++;
     u->id = ids.next_id++;
+    u->trc_id = ULP_TRC_NOTASK | u->id;
     return 0;
 }
 
@@ -205,6 +206,7 @@ static void init_main_ulp(void)
     m->started = true;
     m->ordinal = -1;
     m->name = "main";
+    m->trc_id = ULP_TRC_NOTASK;
     m->timer_index = ULP_NO_TIMER;
     list_init(&m->link);
     upvm_waitq_init(&m->exitq, "exit of main");
@@ -621,6 +623,8 @@ int core_ulp_thaw(const struct core_frozen *f, struct ulp **out)
     upvm_id_t id = u->id;
     *u = f->u;
     u->id = id;
+    if (u->trc_id & ULP_TRC_NOTASK) /* a task keeps its tid */
+        u->trc_id = ULP_TRC_NOTASK | id;
     u->timer_index = ULP_NO_TIMER;
     u->migrate_pending = false;
     u->kill_pending = false;

@@ -331,6 +331,9 @@ static void start_move(const struct gs_move *mv)
         return;
     *m = (struct move_ctx){mv->tid, mv->from, mv->to, ""};
     snprintf(m->why, sizeof m->why, "%s", mv->why ? mv->why : gs.policy->name);
+    if (unlikely(trc_on)) /* the decision, on node 0's timeline */
+        trc_put(TRC_BALANCE, 0, (uint32_t)mv->tid, (uint32_t)mv->from, (uint32_t)mv->to,
+                trc_str_copy(m->why));
     int rc = migrate_request_balance(mv->tid, mv->to, move_done, m);
     if (rc != 0) {
         say("t%x stays on node%d: %s", (unsigned)mv->tid, mv->from,
@@ -390,6 +393,7 @@ static void on_report(int src, const struct node_frame *f, const void *payload, 
         return;
     const struct wire_node *n = payload;
     store_report(f->a, n, (const struct wire_task *)(n + 1), f->b);
+    trc_put(TRC_LOAD, 0, 0, (uint32_t)f->a, (uint32_t)(n->load * 1000.0f + 0.5f), 0);
 }
 
 static void tick(void);

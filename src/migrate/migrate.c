@@ -193,6 +193,13 @@ static void answer_frame(int node, int relay, int id, const struct migrate_resul
     node_post(node, &f, rec, sizeof rec, r->why, strlen(r->why) + 1);
 }
 
+/* A stage of a move, for the trace (util/trace.h: TRC_MIGRATE). */
+static inline void trace_stage(int tid, enum trc_migrate_stage stage, int other, uint32_t b,
+                               uint64_t bytes)
+{
+    trc_put(TRC_MIGRATE, (uint16_t)stage, (uint32_t)tid, (uint32_t)other, b, bytes);
+}
+
 static void finish_request(int id, struct migrate_result *r)
 {
     list_for_each(l, &mig.requests) {
@@ -218,6 +225,8 @@ static void answer(int origin, int id, struct migrate_result *r)
     int self = node_job_self();
     pvm_trace("t%x: answer %d to node %d (request %d): %s", (unsigned)r->tid, r->rc, origin, id,
               r->why);
+    trace_stage(r->tid, r->rc ? TRC_MIG_FAILED : TRC_MIG_ANSWERED, origin, (uint32_t)r->rc,
+                r->bytes);
     if (origin == self)
         finish_request(id, r);
     else if (origin >= 0 && r->rc == 0 && r->from != self && r->from != origin &&
@@ -336,6 +345,7 @@ static void accept_request(int tid, int to, int origin, int id, struct self_wait
     if (t && !by_balancer)
         t->placed = true; /* the balancer leaves it where it is asked to be */
     pvm_trace("t%x: asked to move to node %d (by node %d)", (unsigned)tid, to, origin);
+    trace_stage(tid, TRC_MIG_REQUEST, to, (uint32_t)origin, 0);
     asking_self = self;
     accept_request_checked(tid, to, origin, id, self);
     asking_self = NULL;
@@ -545,6 +555,7 @@ static bool move_task(struct pending *p)
         layout(&w);
         struct node_frame f = {K_MIG_PREP, p->tid, 0, 0};
         pvm_trace("t%x: asking node %d to prepare", (unsigned)p->tid, p->to);
+        trace_stage(p->tid, TRC_MIG_PREPARE_ASKED, p->to, 0, 0);
         rc = w.oom ? PvmNoMem : node_send(p->to, &f, w.p, w.len, NULL, 0);
         free(w.p);
         if (rc == -EHOSTDOWN) { /* it died since the request came */
@@ -622,6 +633,7 @@ static bool move_task(struct pending *p)
     uint64_t total = 0;
     for (int i = 0; i < nr; i++)
         total += ranges[i].iov_len;
+    trace_stage(p->tid, TRC_MIG_FROZEN, p->to, frozen.u.state, total);
     pvm_move_release(t);
     uint64_t told = pvm_route_moved(p->tid, p->to);
     int64_t meta[6] = {p->origin, p->id, (int64_t)told, (int64_t)total, 0, 0};
@@ -629,6 +641,7 @@ static bool move_task(struct pending *p)
     struct iovec sv[3] = {{&frozen, sizeof frozen}, {meta, sizeof meta}, {st.p, st.len}};
     if (node_sendv(p->to, &sf, sv, 3) != 0)
         mig.dest_gone = true; /* frozen, its state not sent: lost, said below */
+    trace_stage(p->tid, TRC_MIG_STATE_SENT, p->to, 0, sv[0].iov_len + sv[1].iov_len + sv[2].iov_len);
     test_pause("src:frozen");
     free(st.p);
     uint64_t sent = 0;
@@ -641,6 +654,7 @@ static bool move_task(struct pending *p)
     for (int i = 0; i < nr; i++)
         stream(p->to, p->tid, ranges[i].iov_base, ranges[i].iov_len, i == nr - 1, &sent,
                p->t_src);
+    trace_stage(p->tid, TRC_MIG_DATA_SENT, p->to, 0, sent);
     test_pause("src:sent");
     uint64_t obtrusive = upvm_now_ns() - p->t_src;
     /* Until the destination says the task runs there (its last
@@ -862,6 +876,7 @@ static void on_prep(int src, const struct node_frame *f, const void *p, size_t l
     *in = (struct incoming){.tid = f->a, .from = src, .slot = m.slot, .img = img,
                             .origin = who[0], .id = who[1]};
     list_push_back(&mig.incomings, &in->link);
+    trace_stage(f->a, TRC_MIG_SLOT_READY, src, (uint32_t)m.slot, 0);
     prep_answer(src, f->a, 0, "");
     test_pause("dst:prepared");
 }
@@ -871,6 +886,7 @@ static void on_prep_ack(int src, const struct node_frame *f, const void *p, size
     if (f->a != mig.ack_tid)
         return;
     pvm_trace("t%x: node %d prepared (%d)", (unsigned)f->a, src, f->b);
+    trace_stage(f->a, TRC_MIG_PREPARED, src, (uint32_t)f->b, 0);
     mig.ack_rc = f->b;
     snprintf(mig.ack_why, sizeof mig.ack_why, "%.*s", (int)(len ? len - 1 : 0), (const char *)p);
     mig.ack_done = true;
@@ -895,6 +911,7 @@ static void on_state(int src, const struct node_frame *f, const void *p, size_t 
     if (in->pvm)
         memcpy(in->pvm, (const char *)p + sizeof in->core + sizeof meta, in->pvmlen);
     in->have_state = true;
+    trace_stage(in->tid, TRC_MIG_ARRIVED, src, 0, in->expect);
     test_pause("dst:state");
 }
 
@@ -907,6 +924,7 @@ static void restart(struct incoming *in)
     if (rc == 0) {
         struct proc *pr = u->ext[ULP_EXT_PROC];
         struct pvm_task *t = u->ext[ULP_EXT_PVM];
+        trace_stage(in->tid, TRC_MIG_RESTARTED, in->from, 0, in->got);
         proc_move_in(pr, u, in->img);
         const char *lo = mem_slot_base(mem_window(), in->slot);
         rc = pvm_move_unpack(t, u, in->pvm, in->pvmlen, lo, lo + mem_window()->slot_size);

@@ -952,8 +952,17 @@ static void note_output(void)
 
 /* Every way a node process ends: a job of MPI ranks leaves MPI first (a
  * rank that exits without MPI_Finalize makes mpirun end the whole job). */
+static void (*ending_hook)(int code);
+
+void node_job_set_ending_hook(void (*fn)(int code))
+{
+    ending_hook = fn;
+}
+
 static _Noreturn void job_exit(int code)
 {
+    if (ending_hook)
+        ending_hook(code);
     note_output();
     if (job.ranks) {
         fflush(NULL);

@@ -58,7 +58,8 @@ struct node_frame {
 #define NODE_KINDS_PVM     16 /* pvm: messages, spawn, notify, groups, ... */
 #define NODE_KINDS_MIGRATE 40 /* migrate: the protocol's steps */
 #define NODE_KINDS_GS      48 /* gs: load reports, vacate */
-#define NODE_KINDS_FREE    52 /* the first kind no layer owns yet */
+#define NODE_KINDS_FREE    52 /* the first kind no layer owns yet (52 - 59: planned svm) */
+#define NODE_KINDS_TRACE   60 /* trace: clock offsets between hosts */
 #define NODE_KIND_MAX      64
 
 typedef void (*node_frame_fn)(int src, const struct node_frame *f, const void *payload,
@@ -225,6 +226,11 @@ struct node_job_hooks {
  * of a peer's death this way.  peer_gone results add up.  0 or -ENOSPC. */
 #define NODE_HOOKS_MAX 8
 int node_job_add_hooks(const struct node_job_hooks *h) HIDDEN;
+
+/* Called with the exit status when this node ends through the node layer
+ * (a shutdown, a lost job), just before the process exits (the trace
+ * closes its file).  One; NULL: none. */
+void node_job_set_ending_hook(void (*fn)(int code)) HIDDEN;
 
 /* Node 0 of a job of one host: start a new node in a free slot.  Its
  * number, or -ENOSPC (-EINVAL in a job of MPI ranks, whose ranks are

@@ -569,6 +569,13 @@ static int vm_open(struct launcher *l, int nnodes, int map_fd)
     return rc;
 }
 
+static void (*at_end)(int status);
+
+void node_launcher_at_end(void (*fn)(int status))
+{
+    at_end = fn;
+}
+
 /* Fork the job's first nnodes nodes: 0 in the launcher, else (node + 1)
  * in node `node`, or -errno (none left running). */
 static int launcher_fork_nodes(struct launcher *l, int nnodes)
@@ -659,6 +666,8 @@ int node_job_fork(int nnodes, int capacity, int vm_map_fd)
         node_vm_remove(); /* last: `upvm halt` waits for it to go */
     launcher_check_output(&l);
     net_shm_destroy(l.seg);
+    if (at_end)
+        at_end(l.status);
     fflush(NULL);
     _exit(l.status);
 }

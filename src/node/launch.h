@@ -88,6 +88,11 @@ int node_job_fork(int nnodes, int capacity, int vm_map_fd) HIDDEN;
  * leaves that to the MPI launcher.
  */
 void node_contain_strays(void) HIDDEN;
+
+/* The launcher of node_job_fork, every node gone and their strays ended,
+ * calls fn(the job's exit status) just before it exits (the trace converts
+ * the nodes' files).  One; set before node_job_fork. */
+void node_launcher_at_end(void (*fn)(int status)) HIDDEN;
 void node_end_strays(void) HIDDEN;
 
 #endif /* UPVM_NODE_LAUNCH_H */

@@ -691,13 +691,26 @@ static inline int group_rc(int rc)
     return rc < 0 ? pvm_fail_silent(rc) : rc;
 }
 
+/* A group operation's begin (or, with TRC_END in op, its end: a = its
+ * result) for the trace (util/trace.h: TRC_GROUP).  By tid: the task may
+ * have moved during the operation. */
+static inline void trace_group(int tid, unsigned op, int a, int bytes, const char *group)
+{
+    if (unlikely(trc_on))
+        trc_put(TRC_GROUP, (uint16_t)op, (uint32_t)tid, (uint32_t)a, (uint32_t)bytes,
+                trc_str_copy(group ? group : ""));
+}
+
 int pvm_joingroup(char *group)
 {
     TASK_OR_SYSERR(t);
     if (!group || !*group)
         return pvm_fail_silent(PvmNullGroup);
-    return group_rc(table_here() ? table_join(group, t->tid)
-                                 : ask(GRQ_JOIN, t->tid, group, 0, NULL, NULL));
+    int tid = t->tid;
+    int rc = group_rc(table_here() ? table_join(group, t->tid)
+                                   : ask(GRQ_JOIN, t->tid, group, 0, NULL, NULL));
+    trace_group(tid, TRC_GROUP_JOIN | TRC_END, rc, 0, group);
+    return rc;
 }
 
 int pvm_lvgroup(char *group)
@@ -705,9 +718,12 @@ int pvm_lvgroup(char *group)
     TASK_OR_SYSERR(t);
     if (!group || !*group)
         return pvm_fail_silent(PvmNullGroup);
+    int tid = t->tid;
     cache_drop(t, group); /* first, whatever the server says (libgpvm3) */
-    return group_rc(table_here() ? table_leave(group, t->tid)
-                                 : ask(GRQ_LEAVE, t->tid, group, 0, NULL, NULL));
+    int rc = group_rc(table_here() ? table_leave(group, t->tid)
+                                   : ask(GRQ_LEAVE, t->tid, group, 0, NULL, NULL));
+    trace_group(tid, TRC_GROUP_LEAVE | TRC_END, rc, 0, group);
+    return rc;
 }
 
 int pvm_getinst(char *group, int tid)
@@ -740,7 +756,11 @@ int pvm_gsize(char *group)
 int pvm_barrier(char *group, int count)
 {
     TASK_OR_SYSERR(t);
-    return group_rc(round_trip(GRQ_BARRIER, t, group, count));
+    int tid = t->tid;
+    trace_group(tid, TRC_GROUP_BARRIER, count, 0, group);
+    int rc = group_rc(round_trip(GRQ_BARRIER, t, group, count));
+    trace_group(tid, TRC_GROUP_BARRIER | TRC_END, rc, 0, group);
+    return rc;
 }
 
 int pvm_freezegroup(char *group, int size)
@@ -785,9 +805,20 @@ static int bcast_list(const struct grp *g, int self, int *n)
     return 0;
 }
 
+static int bcast(struct pvm_task *t, char *group, int msgtag);
+
 int pvm_bcast(char *group, int msgtag)
 {
     TASK_OR_SYSERR(t);
+    int tid = t->tid;
+    trace_group(tid, TRC_GROUP_BCAST, msgtag, 0, group);
+    int rc = bcast(t, group, msgtag);
+    trace_group(tid, TRC_GROUP_BCAST | TRC_END, rc, 0, group);
+    return rc;
+}
+
+static int bcast(struct pvm_task *t, char *group, int msgtag)
+{
     struct grp *g = NULL;
     int n = 0, rc = grp_read(t, group, &g);
     if (rc == 0 && g->state == GRP_STATIC_DEAD)
@@ -949,7 +980,10 @@ int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info
                void *data, int count, int datatype, int msgtag, char *group, int rootginst)
 {
     TASK_OR_SYSERR(t);
+    int tid = t->tid;
+    trace_group(tid, TRC_GROUP_REDUCE, rootginst, count, group);
     int rc = reduce(t, func, data, count, datatype, msgtag, group, rootginst);
+    trace_group(tid, TRC_GROUP_REDUCE | TRC_END, rc, count, group);
     return rc < 0 ? pvm_fail(t, "pvm_reduce", rc) : 0;
 }
 
@@ -1006,7 +1040,10 @@ int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, ch
                int rootginst)
 {
     TASK_OR_SYSERR(t);
+    int tid = t->tid;
+    trace_group(tid, TRC_GROUP_GATHER, rootginst, count, group);
     int rc = gather(t, result, data, count, datatype, msgtag, group, rootginst);
+    trace_group(tid, TRC_GROUP_GATHER | TRC_END, rc, count, group);
     return rc < 0 ? pvm_fail(t, "pvm_gather", rc) : 0;
 }
 
@@ -1047,7 +1084,10 @@ int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag, c
                 int rootginst)
 {
     TASK_OR_SYSERR(t);
+    int tid = t->tid;
+    trace_group(tid, TRC_GROUP_SCATTER, rootginst, count, group);
     int rc = scatter(t, result, data, count, datatype, msgtag, group, rootginst);
+    trace_group(tid, TRC_GROUP_SCATTER | TRC_END, rc, count, group);
     return rc < 0 ? pvm_fail(t, "pvm_scatter", rc) : 0;
 }
 

@@ -137,6 +137,16 @@ static inline void address(msg_buf_t *out, const struct pvm_task *t,
         h->ctx = t->ctx;
 }
 
+/* The trace's record of a message out (util/trace.h: TRC_SEND). */
+static inline void trace_send(const struct pvm_task *t, msg_buf_t *out, int dst_tid, int tag)
+{
+    if (unlikely(trc_on)) {
+        const msg_hdr_t *h = msg_buf_hdr(out);
+        trc_put(TRC_SEND, 0, (uint32_t)t->tid, (uint32_t)dst_tid, (uint32_t)tag,
+                (uint64_t)(uint32_t)h->ctx << 32 | (uint32_t)msg_buf_len(out));
+    }
+}
+
 /* One receiver's copy of t's send buffer `id`, addressed and delivered. */
 static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
 {
@@ -147,6 +157,7 @@ static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
     if (unlikely(rc))
         return rc;
     address(out, t, s, dst->tid, tag);
+    trace_send(t, out, dst->tid, tag);
     return pvm_deliver(dst, out);
 }
 
@@ -162,6 +173,7 @@ static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
     if (unlikely(rc))
         return pvm_code_from_errno(rc);
     address(out, t, s, dst_tid, tag);
+    trace_send(t, out, dst_tid, tag);
     rc = pvm_remote_send(out, dst_tid);
     msg_buf_unref(out);
     return rc;
@@ -438,6 +450,11 @@ static inline struct pvm_qmsg *find(struct pvm_task *t, int tid, int tag, int *e
  * id if it has one); the old receive buffer is freed. */
 static int take(struct pvm_task *t, struct pvm_qmsg *q)
 {
+    if (unlikely(trc_on)) {
+        const msg_hdr_t *h = msg_buf_hdr(q->buf);
+        trc_put(TRC_RECV, 0, (uint32_t)t->tid, (uint32_t)h->src, (uint32_t)h->tag,
+                (uint64_t)(uint32_t)h->ctx << 32 | (uint32_t)msg_buf_len(q->buf));
+    }
     int id = q->lbid;
     if (id) {
         t->bufs[id].queued = NULL;

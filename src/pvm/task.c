@@ -492,6 +492,7 @@ int pvm_task_register(struct pvm_task *t, struct ulp *u)
     list_push_back(&pvm_node.tasks, &t->node_link);
     pvm_node.ntasks++;
     u->ext[ULP_EXT_PVM] = t;
+    u->trc_id = (uint32_t)t->tid; /* a task that moved here keeps its name */
     node_board_add(t->tid, u->name);
     return 0;
 }
@@ -540,6 +541,10 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx, int given)
     list_push_back(&pvm_node.tasks, &t->node_link);
     pvm_node.ntasks++;
     u->ext[ULP_EXT_PVM] = t;
+    u->trc_id = (uint32_t)t->tid;
+    if (unlikely(trc_on))
+        trc_put(TRC_TASK_BEGIN, 0, (uint32_t)t->tid, (uint32_t)ptid, (uint32_t)node_job_self(),
+                trc_str_copy(u->name ? u->name : ""));
     node_board_add(t->tid, u->name); /* for the report if this node dies */
     return t;
 }
@@ -672,8 +677,10 @@ static void on_ulp_exit(struct ulp *u)
 {
     pvm_remote_on_exit(u);
     struct pvm_task *t = u->ext[ULP_EXT_PVM];
-    if (t)
+    if (t) {
+        trc_put(TRC_TASK_END, 0, (uint32_t)t->tid, (uint32_t)u->exit_status, 0, 0);
         pvm_task_leave(t);
+    }
 }
 
 /*
@@ -1078,6 +1085,10 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
         pvm_sibs_arrived(sibs);
         pvm_remote_sibs(sibs);
     }
+    for (int i = 0; unlikely(trc_on) && i < ntask; i++)
+        if (result[i] > 0)
+            trc_put(TRC_SPAWN, 0, (uint32_t)t->tid, (uint32_t)result[i],
+                    (uint32_t)pvm_tid_node(result[i]), trc_str_copy(file));
     for (int i = 0; tids && i < ntask; i++)
         tids[i] = result[i];
     free(result);

@@ -21,6 +21,7 @@
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
 #include "run/run.h"
+#include "trace/trace.h"
 #include "util/output.h"
 
 /* ------------------------------------------------------------ the control socket's ops */
@@ -75,11 +76,13 @@ void run_set_program(const char *path)
 /* Every node, once it runs: the layers above node register with it. */
 static int wire_node(int node)
 {
+    trace_node_start(node, node_job_slots(), program ? program : program_invocation_short_name);
     int rc = pvm_remote_init(node);
     if (rc != 0)
         return rc;
     migrate_init();
     gs_init();
+    trace_node_wire();
     return 0;
 }
 
@@ -178,13 +181,22 @@ static void read_all_settings(void)
     gs_read_settings();     /* UPVM_BALANCE* */
 }
 
+/* A job that runs as this one node (traced as node 0 of 1). */
+static int run_alone(void)
+{
+    trace_node_start(0, 1, program ? program : program_invocation_short_name);
+    return 0;
+}
+
 int run_job_start(int dflt_nodes)
 {
     if (pvm_multi())
         return node_job_self();
     read_all_settings();
     struct run_launch launch;
-    if (run_launched_ranks(&launch) > 1)
+    bool ranks = run_launched_ranks(&launch) > 1;
+    (void)trace_read_settings(!ranks); /* an MPI rank converts nothing */
+    if (ranks)
         return join_ranks(&launch);
     if (node_vm_up()) {
         int node = join_vm();
@@ -193,12 +205,12 @@ int run_job_start(int dflt_nodes)
     }
     int want = node_job_nodes_from_env(dflt_nodes);
     if (want <= 1)
-        return 0;
+        return run_alone();
     if (other_ulps_exist()) {
         fprintf(stderr, "upvm: UPVM_NODES=%d: the nodes start at the program's first PVM "
                         "call, which must come from main before any other ULP exists; "
                         "running as one node\n", want);
-        return 0;
+        return run_alone();
     }
     out_keep_std_fds(); /* before the transport takes a closed stdout's number */
     /* settings read before the fork: a bad one is said once, not by every node */
@@ -210,7 +222,7 @@ int run_job_start(int dflt_nodes)
     if (node < 0) {
         fprintf(stderr, "upvm: cannot start %d nodes (%s); running as one node\n", want,
                 strerror(-node));
-        return 0;
+        return run_alone();
     }
     return serve_or_go_on(node);
 }

@@ -80,8 +80,10 @@ enum trc_kind {
                           * program name */
     TRC_TASK_END = 27,   /* id = tid, a = exit status */
     TRC_GROUP = 28,   /* id = tid, flags = enum trc_group_op (| TRC_END for
-                       * the end of a collective), a = instance, count or
-                       * root, b = bytes, c = str: group name */
+                       * its end), c = str: group name; begin: a = the
+                       * barrier's count, bcast's tag, the root instance
+                       * (reduce, gather, scatter), b = items; end: a = the
+                       * result (join: the instance) */
     /* migrate */
     TRC_MIGRATE = 29, /* id = tid, flags = enum trc_migrate_stage, a = the
                        * other node, c = bytes moved so far */

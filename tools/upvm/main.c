@@ -35,7 +35,8 @@ static const char version_help[] =
 static const struct upvm_cmd commands[] = {
     {"run",
      "run [-n N | -np N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
-     "           [--placement block|cyclic] [--balance POLICY] [-t] [--gdb] [--] PROGRAM [ARGS...]",
+     "           [--placement block|cyclic] [--balance POLICY] [--trace FILE] [-t] [--gdb]\n"
+     "           [--] PROGRAM [ARGS...]",
      "start a job: N copies of PROGRAM (built with upvmcc)", run_help, cmd_run, true},
     {"jobs", "jobs", "list your running jobs of several nodes", jobs_help, cmd_jobs, false},
     {"tasks", "tasks [--job PID]", "list a job's tasks, node by node", tasks_help, cmd_tasks,

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,7 +45,8 @@
 
 const char run_help[] =
     "usage: upvm run [-n N | -np N] [--nodes K] [--hosts LIST | --hostfile FILE]\n"
-    "                [--placement block|cyclic] [--balance POLICY] [-t] [--] PROGRAM [ARGS...]\n"
+    "                [--placement block|cyclic] [--balance POLICY] [--trace FILE] [-t]\n"
+    "                [--] PROGRAM [ARGS...]\n"
     "\n"
     "Start N copies (default 1) of PROGRAM as process-mode ULPs of one node.\n"
     "PROGRAM must be built with upvmcc (upvmcc -o prog prog.c).  Each copy\n"
@@ -84,6 +87,13 @@ const char run_help[] =
     "              Every host needs the same PROGRAM and upvm at the same paths\n"
     "              (docs/hosts.md); UPVM_MPIRUN names another mpirun (with\n"
     "              options: \"mpirun --mca btl tcp,self\")\n"
+    "  --trace FILE\n"
+    "              record what every task does (runs, waits, messages, groups,\n"
+    "              spawns, migrations, the balancer's moves) and write, when the\n"
+    "              job ends, FILE.json (ui.perfetto.dev) and FILE.otf2/ (Vampir,\n"
+    "              otf2-print); upvm trace summary FILE says where the time went\n"
+    "              (docs/tracing.md; UPVM_TRACE_FILE=FILE does the same for a\n"
+    "              program started from the shell)\n"
     "  --gdb       run node 0 under gdb in this terminal: it waits for gdb\n"
     "              before its tasks start (docs/debugging.md; UPVM_GDB names\n"
     "              the debugger and its options)\n"
@@ -164,6 +174,58 @@ static int find_program(const char *name, char *out, size_t len)
     return -1;
 }
 
+/* upvm run --trace FILE: every node records into FILE.raw/ (made here,
+ * emptied of an earlier run's files); the job's launcher converts when it
+ * ends, with this command (UPVM_TRACE_TOOL).  0, or 1 when FILE.raw
+ * cannot be made (said). */
+static int trace_setup(const char *file, char *abs, size_t len)
+{
+    char raw[PATH_MAX + 8], self[PATH_MAX];
+    if (file[0] == '/')
+        snprintf(abs, len, "%s", file);
+    else if (!getcwd(self, sizeof self) || snprintf(abs, len, "%s/%s", self, file) >= (int)len)
+        return cmd_error("run", 1, "--trace: the file's path is too long");
+    snprintf(raw, sizeof raw, "%s.raw", abs);
+    if (mkdir(raw, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "upvm run: --trace %s: cannot make %s: %s\n", file, raw,
+                strerror(errno));
+        return 1;
+    }
+    DIR *d = opendir(raw);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (!strncmp(e->d_name, "node-", 5))
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        setenv("UPVM_TRACE_TOOL", self, 1);
+    }
+    setenv("UPVM_TRACE_FILE", abs, 1);
+    return 0;
+}
+
+/* A job of MPI ranks has ended: convert its trace here (upvm trace
+ * convert, run as a child: its lines on stderr). */
+static void trace_convert_after(const char *file)
+{
+    const char *tool;
+    if (!file || env_string("UPVM_TRACE_TOOL", &tool) <= 0)
+        return;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        (void)dup2(2, 1);
+        execl(tool, "upvm", "trace", "convert", file, (char *)NULL);
+        _exit(127);
+    }
+    int ws;
+    while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+        ;
+}
+
 /* `upvm run --hosts/--hostfile ...`: the same upvm run in every rank of
  * an mpirun over those hosts (hosts.h).  argv[first..] is PROGRAM ARGS;
  * kept: the options every rank gets. */
@@ -214,7 +276,8 @@ int cmd_run(int argc, char **argv)
     long n = 1;
     int i = 1, nranks = 0, nkept = 0;
     struct upvm_hosts hosts = {0};
-    bool gdb = false;
+    bool gdb = false, trace = false;
+    char trace_file[PATH_MAX];
     char err[512];
     char *kept[16];
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -232,6 +295,14 @@ int cmd_run(int argc, char **argv)
         if (!strcmp(opt, "-t") || !strcmp(opt, "--tag-output")) {
             setenv("UPVM_OUTPUT_TIDS", "1", 1);
             kept[nkept++] = argv[i];
+            continue;
+        }
+        if (!strcmp(opt, "--trace")) {
+            if (!(v = option_value(argc, argv, &i, "a file name")))
+                return 2;
+            if (trace_setup(v, trace_file, sizeof trace_file) != 0)
+                return 1;
+            trace = true;
             continue;
         }
         if (!strcmp(opt, "--gdb")) { /* node 0 under gdb (debug.c) */
@@ -311,7 +382,10 @@ int cmd_run(int argc, char **argv)
         /* the ranks read UPVM_NODES as their own setting: under mpirun
          * each rank is one node, so it goes to mpirun as -n instead */
         unsetenv("UPVM_NODES");
-        return run_on_hosts(&hosts, nranks, kept, nkept, argv + i);
+        int status = run_on_hosts(&hosts, nranks, kept, nkept, argv + i);
+        if (trace) /* the ranks convert nothing: there is no launcher of ours */
+            trace_convert_after(trace_file);
+        return status;
     }
     char path[PATH_MAX];
     if (find_program(argv[i], path, sizeof path) != 0) {
