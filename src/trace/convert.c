@@ -70,7 +70,10 @@ static void dump_decoded(FILE *out, const struct trace_event *e)
         fprintf(out, " child=%s on_node=%u", a, r->b);
         break;
     case TRC_TASK_BEGIN:
-        fprintf(out, " parent=%s node=%u", r->a ? a : "0", r->b);
+        if ((int32_t)r->a <= 0) /* none: 0, or PVM's PvmNoParent */
+            fprintf(out, " parent=%d node=%u", (int32_t)r->a, r->b);
+        else
+            fprintf(out, " parent=%s node=%u", a, r->b);
         break;
     case TRC_OFFSET:
         fprintf(out, " offset_ns=%" PRId64 " rtt_ns=%u %s", (int64_t)r->c, r->a,

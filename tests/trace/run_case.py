@@ -18,6 +18,10 @@ Cases:
   usage       usage errors: status 2, one line; a missing FILE: status 1
   plot        summary --plot: a PNG, or (no matplotlib) one line naming
               python3-matplotlib and status 1
+  pattern     a real job: upvm run --nodes 2 --trace of tests/trace/pattern.c
+              (PATTERN, the 5th argument): 4 messages, 3 barriers, 3 tracks
+  pattern-migrate   the same with its migration: 5 messages, 4 tracks, the
+              migrate flow, the stages REQUEST ... RESTARTED in order
   garbled     60 copies of the trace with random bytes changed in records
               (seeded: the same every run): convert, summary and dump end
               with status 0 or 1 and no sanitizer report (the reader takes
@@ -147,8 +151,33 @@ def garbled(gen, upvm, work):
                     % (k, argv[0], r.returncode, r.stderr[-2000:]))
 
 
+def real_job(upvm, work, pattern, migrate):
+    """upvm run --trace of pattern.c, then its trace checked."""
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    base = os.path.join(work, "pat")
+    argv = [upvm, "run", "--nodes", "2", "--trace", base, pattern] + (["migrate"] if migrate
+                                                                      else [])
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, UPVM_VM="off"))
+    if r.returncode or "pattern ok" not in r.stdout or "wrote" not in r.stderr + r.stdout:
+        die("%s: status %d: %s %s" % (" ".join(argv), r.returncode, r.stdout, r.stderr))
+    counts = ["--expect-sends", "5" if migrate else "4", "--expect-barriers", "3",
+              "--expect-locations", "4" if migrate else "3", "--expect-location-groups", "2",
+              "--expect-migrations", "1" if migrate else "0",
+              "--msg", "t40001:t40002:7:1024", "--msg", "t40001:t40003:8:16",
+              "--msg", "t40002:t40001:9:4", "--msg", "t40003:t40001:9:4",
+              "--matrix", "t40001:t40002:%d:%d" % ((2, 1032) if migrate else (1, 1024))]
+    if migrate:
+        counts += ["--msg", "t40001:t40002:10:8", "--stages", "t40002"]
+    return checker(base, upvm, *counts)
+
+
 def main():
     case, gen, upvm, work = sys.argv[1:5]
+    if case in ("pattern", "pattern-migrate"):
+        return real_job(upvm, work, sys.argv[5], case == "pattern-migrate")
     base = fresh(gen, work)
     if case == "json":
         return checker(base, upvm, "--convert", "--no-otf2", "--synthetic")
