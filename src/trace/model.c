@@ -10,17 +10,6 @@
 
 /* ------------------------------------------------------------ a small map */
 
-/* Open addressing, (k1, k2) -> two values; grows at half full. */
-struct map_slot {
-    uint64_t k1, k2;
-    size_t v1, v2;
-    bool used;
-};
-struct map {
-    struct map_slot *s;
-    size_t cap, n;
-};
-
 static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
@@ -37,42 +26,53 @@ static uint64_t mix(uint64_t k1, uint64_t k2)
     return h ^ (h >> 31);
 }
 
-static struct map_slot *map_find(struct map *m, uint64_t k1, uint64_t k2, bool add);
-
-static void map_grow(struct map *m)
+static void map_grow(struct trace_map *m)
 {
-    struct map old = *m;
+    struct trace_map old = *m;
     m->cap = old.cap ? old.cap * 2 : 256;
     m->s = xcalloc(m->cap, sizeof *m->s);
     m->n = 0;
     for (size_t i = 0; i < old.cap; i++)
         if (old.s[i].used) {
-            struct map_slot *x = map_find(m, old.s[i].k1, old.s[i].k2, true);
+            struct trace_map_slot *x = trace_map_find(m, old.s[i].k1, old.s[i].k2, true);
             x->v1 = old.s[i].v1;
             x->v2 = old.s[i].v2;
         }
     free(old.s);
 }
 
-/* The slot of (k1, k2); with add, made (values TRACE_NONE) if absent. */
-static struct map_slot *map_find(struct map *m, uint64_t k1, uint64_t k2, bool add)
+struct trace_map_slot *trace_map_find(struct trace_map *m, uint64_t k1, uint64_t k2, bool add)
 {
     if (add && (m->n + 1) * 2 > m->cap)
         map_grow(m);
     if (!m->cap)
         return NULL;
     for (size_t i = mix(k1, k2) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        struct map_slot *x = &m->s[i];
+        struct trace_map_slot *x = &m->s[i];
         if (x->used && x->k1 == k1 && x->k2 == k2)
             return x;
         if (!x->used) {
             if (!add)
                 return NULL;
-            *x = (struct map_slot){k1, k2, TRACE_NONE, TRACE_NONE, true};
+            *x = (struct trace_map_slot){k1, k2, TRACE_NONE, TRACE_NONE, true};
             m->n++;
             return x;
         }
     }
+}
+
+void trace_map_free(struct trace_map *m)
+{
+    free(m->s);
+    memset(m, 0, sizeof *m);
+}
+
+uint64_t trace_str_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+    return h;
 }
 
 /* ------------------------------------------------------------ names */
@@ -127,8 +127,8 @@ void trace_res_name(const struct trace_res *r, char *buf, size_t len)
 
 struct build {
     struct trace_model *m;
-    struct map cur;  /* tid -> (its latest residency, -) */
-    struct map at;   /* (tid, node) -> (its latest residency there, -) */
+    struct trace_map cur;  /* tid -> (its latest residency, -) */
+    struct trace_map at;   /* (tid, node) -> (its latest residency there, -) */
     size_t cap_res;
 };
 
@@ -143,14 +143,14 @@ static int new_res(struct build *b, uint32_t tid, const struct trace_event *e)
             exit(1);
         }
     }
-    struct map_slot *c = map_find(&b->cur, tid, 0, true);
+    struct trace_map_slot *c = trace_map_find(&b->cur, tid, 0, true);
     int node = m->t->files[e->file].node;
     int from = c->v1 != TRACE_NONE ? m->res[c->v1].node : -1;
     m->res[m->nres] = (struct trace_res){.tid = tid, .file = e->file, .node = node,
                                          .from_node = from == node ? -1 : from,
                                          .first_ns = e->ns, .last_ns = e->ns};
     c->v1 = m->nres;
-    map_find(&b->at, ((uint64_t)tid << 32) | (uint32_t)node, 1, true)->v1 = m->nres;
+    trace_map_find(&b->at, ((uint64_t)tid << 32) | (uint32_t)node, 1, true)->v1 = m->nres;
     return (int)m->nres++;
 }
 
@@ -160,8 +160,8 @@ static int res_for(struct build *b, uint32_t tid, const struct trace_event *e, b
 {
     struct trace_model *m = b->m;
     int node = m->t->files[e->file].node;
-    struct map_slot *c = map_find(&b->cur, tid, 0, false);
-    struct map_slot *l = map_find(&b->at, ((uint64_t)tid << 32) | (uint32_t)node, 1, false);
+    struct trace_map_slot *c = trace_map_find(&b->cur, tid, 0, false);
+    struct trace_map_slot *l = trace_map_find(&b->at, ((uint64_t)tid << 32) | (uint32_t)node, 1, false);
     size_t cur = c ? c->v1 : TRACE_NONE, last = l ? l->v1 : TRACE_NONE;
     bool arrival = e->r.kind == TRC_TASK_BEGIN ||
                    (e->r.kind == TRC_MIGRATE &&
@@ -206,7 +206,7 @@ static void assign_residencies(struct build *b)
 static void match_messages(struct trace_model *m)
 {
     struct trace *t = m->t;
-    struct map q = {0}; /* (src, dst, ctx, tag) -> (oldest send, newest) */
+    struct trace_map q = {0}; /* (src, dst, ctx, tag) -> (oldest send, newest) */
     size_t *next = xcalloc(t->nev, sizeof *next), cap = 0;
     for (size_t i = 0; i < t->nev; i++) {
         const struct trc_rec *r = &t->ev[i].r;
@@ -216,7 +216,7 @@ static void match_messages(struct trace_model *m)
         uint32_t src = r->kind == TRC_SEND ? r->id : r->a;
         uint32_t dst = r->kind == TRC_SEND ? r->a : r->id;
         uint64_t k1 = (uint64_t)src << 32 | dst, k2 = (r->c >> 32) << 32 | r->b;
-        struct map_slot *x = map_find(&q, k1, k2, r->kind == TRC_SEND);
+        struct trace_map_slot *x = trace_map_find(&q, k1, k2, r->kind == TRC_SEND);
         if (r->kind == TRC_SEND) {
             next[i] = TRACE_NONE;
             if (x->v1 == TRACE_NONE)
@@ -262,7 +262,7 @@ static void match_messages(struct trace_model *m)
 static void match_migrations(struct trace_model *m)
 {
     struct trace *t = m->t;
-    struct map frozen = {0}; /* tid -> its pending FROZEN */
+    struct trace_map frozen = {0}; /* tid -> its pending FROZEN */
     size_t cap = 0;
     for (size_t i = 0; i < t->nev; i++) {
         const struct trc_rec *r = &t->ev[i].r;
@@ -270,12 +270,12 @@ static void match_migrations(struct trace_model *m)
         if (r->kind != TRC_MIGRATE || !trace_is_task(r->id))
             continue;
         if (r->flags == TRC_MIG_FROZEN) {
-            map_find(&frozen, r->id, 0, true)->v1 = i;
+            trace_map_find(&frozen, r->id, 0, true)->v1 = i;
             continue;
         }
         if (r->flags != TRC_MIG_RESTARTED && r->flags != TRC_MIG_FAILED)
             continue;
-        struct map_slot *x = map_find(&frozen, r->id, 0, false);
+        struct trace_map_slot *x = trace_map_find(&frozen, r->id, 0, false);
         if (!x || x->v1 == TRACE_NONE)
             continue;
         size_t f = x->v1;
@@ -309,7 +309,7 @@ struct stack {
 struct slicer {
     struct trace_model *m;
     struct stack *st;   /* per residency */
-    struct map carried; /* tid -> (first index in `cut`, count) */
+    struct trace_map carried; /* tid -> (first index in `cut`, count) */
     struct trace_slice *cut;
     size_t ncut, cap_cut, cap_slices;
 };
@@ -366,7 +366,7 @@ static void pop_all(struct slicer *sl, int res, int64_t ns, size_t ev, bool unfi
 {
     struct stack *st = &sl->st[res];
     if (cut && st->n) {
-        struct map_slot *x = map_find(&sl->carried, sl->m->res[res].tid, 0, true);
+        struct trace_map_slot *x = trace_map_find(&sl->carried, sl->m->res[res].tid, 0, true);
         x->v1 = sl->ncut;
         x->v2 = st->n;
         for (size_t i = 0; i < st->n; i++) {
@@ -392,7 +392,7 @@ static void pop_all(struct slicer *sl, int res, int64_t ns, size_t ev, bool unfi
  * on. */
 static void resume(struct slicer *sl, int res, int64_t ns, size_t ev)
 {
-    struct map_slot *x = map_find(&sl->carried, sl->m->res[res].tid, 0, false);
+    struct trace_map_slot *x = trace_map_find(&sl->carried, sl->m->res[res].tid, 0, false);
     if (!x || x->v1 == TRACE_NONE)
         return;
     for (size_t i = 0; i < x->v2; i++) {

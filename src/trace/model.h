@@ -88,6 +88,23 @@ static inline bool trace_is_task(uint32_t id)
     return id && !(id & ULP_TRC_NOTASK);
 }
 
+/* A small hash map, (k1, k2) -> (v1, v2), for the converters: zero it to
+ * start; trace_map_find returns the slot (made with v1 = v2 = TRACE_NONE
+ * when add), or NULL; a slot is valid until the next add. */
+struct trace_map_slot {
+    uint64_t k1, k2;
+    size_t v1, v2;
+    bool used;
+};
+struct trace_map {
+    struct trace_map_slot *s;
+    size_t cap, n;
+};
+struct trace_map_slot *trace_map_find(struct trace_map *m, uint64_t k1, uint64_t k2, bool add);
+void trace_map_free(struct trace_map *m);
+/* A string's 64-bit hash (FNV-1a), for keys of text. */
+uint64_t trace_str_hash(const char *s);
+
 /* Whether a wait queue is one a task waits on for a message. */
 bool trace_waitq_is_recv(const char *name);
 

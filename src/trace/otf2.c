@@ -52,6 +52,7 @@ int trace_write_otf2(const struct trace_model *m, const char *dir, bool quiet)
 struct names {
     char **s;
     size_t n, cap;
+    struct trace_map index; /* (hash, 0) -> the first name of that hash */
 };
 
 static void *xrealloc(void *p, size_t size)
@@ -64,11 +65,13 @@ static void *xrealloc(void *p, size_t size)
     return p;
 }
 
-/* The index of s in the table, added when new (linear: a trace has few
- * distinct names). */
+/* The index of s in the table, added when new. */
 static uint32_t intern(struct names *t, const char *s)
 {
-    for (size_t i = 0; i < t->n; i++)
+    struct trace_map_slot *x = trace_map_find(&t->index, trace_str_hash(s), 0, true);
+    if (x->v1 != TRACE_NONE && !strcmp(t->s[x->v1], s))
+        return (uint32_t)x->v1;
+    for (size_t i = 0; x->v1 != TRACE_NONE && i < t->n; i++) /* a hash collision */
         if (!strcmp(t->s[i], s))
             return (uint32_t)i;
     if (t->n == t->cap) {
@@ -78,6 +81,8 @@ static uint32_t intern(struct names *t, const char *s)
     t->s[t->n] = strdup(s);
     if (!t->s[t->n])
         exit(1);
+    if (x->v1 == TRACE_NONE)
+        x->v1 = t->n;
     return (uint32_t)t->n++;
 }
 
@@ -86,6 +91,7 @@ static void names_free(struct names *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->s[i]);
     free(t->s);
+    trace_map_free(&t->index);
 }
 
 /* ------------------------------------------------------------ PVM groups */

@@ -49,6 +49,8 @@ struct sum {
     size_t nq, capq;
     struct pair *pairs;
     size_t npairs, cap_pairs;
+    struct trace_map qmap;     /* (name hash, tid) -> index in q */
+    struct trace_map pair_map; /* (src, dst) -> index in pairs */
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -64,7 +66,12 @@ static void *xcalloc(size_t n, size_t size)
 static void add_qtime(struct sum *s, uint32_t tid, const char *name, int64_t ns)
 {
     name = name ? name : "?";
-    for (size_t i = 0; i < s->nq; i++)
+    struct trace_map_slot *x = trace_map_find(&s->qmap, trace_str_hash(name), tid, true);
+    if (x->v1 != TRACE_NONE && !strcmp(s->q[x->v1].name, name)) {
+        s->q[x->v1].ns += ns;
+        return;
+    }
+    for (size_t i = 0; x->v1 != TRACE_NONE && i < s->nq; i++) /* a hash collision */
         if (s->q[i].tid == tid && !strcmp(s->q[i].name, name)) {
             s->q[i].ns += ns;
             return;
@@ -75,6 +82,8 @@ static void add_qtime(struct sum *s, uint32_t tid, const char *name, int64_t ns)
         if (!s->q)
             exit(1);
     }
+    if (x->v1 == TRACE_NONE)
+        x->v1 = s->nq;
     s->q[s->nq++] = (struct qtime){tid, name, ns};
 }
 
@@ -194,10 +203,10 @@ static void matrix(struct sum *s)
         const struct trc_rec *r = &t->ev[i].r;
         if (r->kind != TRC_SEND)
             continue;
-        size_t k = 0;
-        while (k < s->npairs && !(s->pairs[k].src == r->id && s->pairs[k].dst == r->a))
-            k++;
+        struct trace_map_slot *x = trace_map_find(&s->pair_map, r->id, r->a, true);
+        size_t k = x->v1 == TRACE_NONE ? s->npairs : x->v1;
         if (k == s->npairs) {
+            x->v1 = k;
             if (s->npairs == s->cap_pairs) {
                 s->cap_pairs = s->cap_pairs ? s->cap_pairs * 2 : 16;
                 s->pairs = realloc(s->pairs, s->cap_pairs * sizeof *s->pairs);
@@ -227,14 +236,16 @@ static void add_times(struct times *to, const struct times *t)
 /* The distinct tids, in order of first residency. */
 static size_t task_list(const struct trace_model *m, uint32_t *tids)
 {
+    struct trace_map seen = {0};
     size_t n = 0;
     for (size_t r = 0; r < m->nres; r++) {
-        size_t k = 0;
-        while (k < n && tids[k] != m->res[r].tid)
-            k++;
-        if (k == n)
+        struct trace_map_slot *x = trace_map_find(&seen, m->res[r].tid, 0, true);
+        if (x->v1 == TRACE_NONE) {
+            x->v1 = n;
             tids[n++] = m->res[r].tid;
+        }
     }
+    trace_map_free(&seen);
     return n;
 }
 
@@ -481,5 +492,7 @@ int trace_write_summary(const struct trace_model *m, FILE *out, bool as_json)
     free(s.bins);
     free(s.q);
     free(s.pairs);
+    trace_map_free(&s.qmap);
+    trace_map_free(&s.pair_map);
     return ferror(out) ? -1 : 0;
 }

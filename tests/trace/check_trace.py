@@ -38,7 +38,8 @@ asked for and otf2-print is not installed; 2 for a usage error):
   --matrix SRC:DST:COUNT:BYTES   `upvm trace summary FILE --json` has this
                              pair with exactly these numbers
   --stages TID               `upvm trace dump FILE` has TID's migration
-                             stages REQUEST ... RESTARTED in order
+                             stages REQUEST ... RESTARTED, each node's in
+                             protocol order, FROZEN <= ARRIVED <= RESTARTED
   --synthetic                all of the above for tests/trace/gen.c's trace,
                              and its known times (summary, within 1 ns)
 
@@ -341,11 +342,23 @@ def check_dump(args):
             fail("dump: not sorted by time at %r" % line)
         last = t
     for tid in args.stages:
-        got = [re.search(r"stage=(\w+)", l).group(1) for l in lines
-               if " MIGRATE id=%s " % tid in l]
-        want = [s for s in got if s in STAGES]
-        if want != STAGES:
-            fail("dump: %s's stages %s, expected %s" % (tid, got, STAGES))
+        # (time, node, stage) of each MIGRATE record of tid
+        got = [(int(l.split()[0]), l.split()[2], re.search(r"stage=(\w+)", l).group(1))
+               for l in lines if " MIGRATE id=%s " % tid in l]
+        stages = [g[2] for g in got]
+        if sorted(set(stages) & set(STAGES)) != sorted(STAGES):
+            fail("dump: %s's stages %s, expected all of %s" % (tid, stages, STAGES))
+            continue
+        # each node's own stages are in protocol order; across nodes only
+        # what causality orders (the source records STATE_SENT once sent:
+        # the destination may record ARRIVED first)
+        for node in sorted({g[1] for g in got}):
+            mine = [g[2] for g in got if g[1] == node and g[2] in STAGES]
+            if mine != sorted(mine, key=STAGES.index):
+                fail("dump: %s's stages on node %s out of order: %s" % (tid, node, mine))
+        at = {g[2]: g[0] for g in got}
+        if not at["FROZEN"] <= at["ARRIVED"] <= at["RESTARTED"]:
+            fail("dump: %s: FROZEN, ARRIVED, RESTARTED not in order: %s" % (tid, got))
     if args.synthetic:
         strs = [l for l in lines if " STR " in l]
         if not any('c=0x401003 str="pvm_send"' in l and " node 0 " in l for l in strs) or \
