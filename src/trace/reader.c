@@ -188,8 +188,9 @@ static void add_pair(struct file_read *fr, uint64_t tick, uint64_t ns)
     f->pairs[f->npairs++] = (struct trace_clkpair){tick, (int64_t)ns};
 }
 
-/* A TRC_STR at rec[i] and its pieces (at most `left` records follow in
- * this writer's stream, through next()): the text, or NULL if broken. */
+/* The text of TRC_STR s from the npieces TRC_TEXT records that followed it
+ * in its writer's stream, or NULL when they do not make its string (too
+ * few pieces, pieces of another key or out of order). */
 static char *read_string(const struct trc_rec *s, const struct trc_rec *const *pieces,
                          uint32_t npieces)
 {
