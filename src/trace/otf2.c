@@ -218,8 +218,10 @@ static void event_records(const struct trace_model *m, struct loc *locs,
             o.type = end ? R_COLL_END : R_COLL_BEGIN;
             o.cls = end ? 0 : 3;
             o.a = (uint32_t)coll_op(op);
-            o.b = op == TRC_GROUP_BARRIER ? OTF2_UNDEFINED_UINT32 : e->r.a;
-            o.c = e->r.b;
+            /* the records give a root instance (not a rank) and items (not
+             * bytes): neither is said */
+            o.b = OTF2_UNDEFINED_UINT32;
+            o.c = 0;
             o.comm = COMM_GROUPS + group_of(groups, e->str, m->nres, r);
             break;
         }
