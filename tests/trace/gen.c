@@ -211,7 +211,7 @@ static void node0(struct gen_file *f)
     put(f, 170, TRC_API_LEAVE, 0, T1, 45, 4, 0);
     put(f, 172, TRC_MIGRATE, TRC_MIG_DATA_SENT, T2, 1, 0, 73728);
     str(f, 190, K_G, "g");
-    put(f, 190, TRC_GROUP, TRC_GROUP_JOIN, T1, 0, 0, K_G);
+    put(f, 190, TRC_GROUP, TRC_GROUP_JOIN | TRC_END, T1, 0, 0, K_G);
     str(f, 200, K_BARRIER, "pvm_barrier");
     put(f, 200, TRC_API_ENTER, 0, T1, 1, 0, K_BARRIER);
     put(f, 201, TRC_MIGRATE, TRC_MIG_ANSWERED, T2, 1, 0, 73728);
@@ -221,7 +221,7 @@ static void node0(struct gen_file *f)
     put(f, 210, TRC_SWITCH, 2, IDLE, T1, 0, 0);
     put(f, 260, TRC_WAKE, 0, T1, 0, 0, 0);
     put(f, 262, TRC_SWITCH, 1, T1, IDLE, 0, 0);
-    put(f, 265, TRC_GROUP, TRC_GROUP_BARRIER | TRC_END, T1, 3, 0, K_G);
+    put(f, 265, TRC_GROUP, TRC_GROUP_BARRIER | TRC_END, T1, 0, 0, K_G);
     put(f, 270, TRC_API_LEAVE, 0, T1, 1, 0, 0);
     put(f, 280, TRC_TASK_END, 0, T1, 0, 0, 0);
     put(f, 281, TRC_SWITCH, 3, IDLE, T1, 0, 0);
@@ -269,7 +269,7 @@ static void node1(struct gen_file *f)
     put(f, 62, TRC_SEND, 0, T3, T1, 9, 4);
     put(f, 64, TRC_API_LEAVE, 0, T3, 47, 0, 0);
     str(f, 90, K1_G, "g");
-    put(f, 90, TRC_GROUP, TRC_GROUP_JOIN, T3, 1, 0, K1_G);
+    put(f, 90, TRC_GROUP, TRC_GROUP_JOIN | TRC_END, T3, 1, 0, K1_G);
     str(f, 100, K1_BARRIER, "pvm_barrier");
     put(f, 100, TRC_API_ENTER, 0, T3, 1, 0, K1_BARRIER);
     put(f, 105, TRC_GROUP, TRC_GROUP_BARRIER, T3, 3, 0, K1_G);
@@ -280,7 +280,7 @@ static void node1(struct gen_file *f)
     put(f, 180, TRC_MIGRATE, TRC_MIG_ARRIVED, T2, 0, 0, 73728);
     put(f, 190, TRC_MIGRATE, TRC_MIG_RESTARTED, T2, 0, 0, 73728);
     put(f, 191, TRC_SWITCH, 1, T2, IDLE, 0, 0);
-    put(f, 192, TRC_GROUP, TRC_GROUP_JOIN, T2, 2, 0, K1_G);
+    put(f, 192, TRC_GROUP, TRC_GROUP_JOIN | TRC_END, T2, 2, 0, K1_G);
     put(f, 195, TRC_API_ENTER, 0, T2, 1, 0, K1_BARRIER);
     put(f, 200, TRC_GROUP, TRC_GROUP_BARRIER, T2, 3, 0, K1_G);
     put(f, 205, TRC_BLOCK, 0, T2, 0, 0, K1_WQ_BARRIER);
@@ -288,11 +288,11 @@ static void node1(struct gen_file *f)
     put(f, 258, TRC_WAKE, 0, T3, 0, 0, 0);
     put(f, 258, TRC_WAKE, 0, T2, 0, 0, 0);
     put(f, 259, TRC_SWITCH, 1, T3, IDLE, 0, 0);
-    put(f, 263, TRC_GROUP, TRC_GROUP_BARRIER | TRC_END, T3, 3, 0, K1_G);
+    put(f, 263, TRC_GROUP, TRC_GROUP_BARRIER | TRC_END, T3, 0, 0, K1_G);
     put(f, 264, TRC_API_LEAVE, 0, T3, 1, 0, 0);
     put(f, 266, TRC_TASK_END, 0, T3, 0, 0, 0);
     put(f, 267, TRC_SWITCH, 3, T2, T3, 0, 0);
-    put(f, 268, TRC_GROUP, TRC_GROUP_BARRIER | TRC_END, T2, 3, 0, K1_G);
+    put(f, 268, TRC_GROUP, TRC_GROUP_BARRIER | TRC_END, T2, 0, 0, K1_G);
     put(f, 270, TRC_API_LEAVE, 0, T2, 1, 0, 0);
     put(f, 272, TRC_TASK_END, 0, T2, 0, 0, 0);
     put(f, 273, TRC_SWITCH, 3, IDLE, T2, 0, 0);
