@@ -56,6 +56,10 @@ int cmd_console(int argc, char **argv);
 extern const char run_help[], jobs_help[], tasks_help[], migrate_help[], top_help[], vacate_help[],
     start_help[], halt_help[], console_help[];
 
+/* trace.c: upvm trace convert|summary|dump (src/trace/convert.h). */
+int cmd_trace(int argc, char **argv);
+extern const char trace_help[];
+
 /* debug.c: upvm attach; upvm run --gdb (the job with node 0 under gdb:
  * the job's exit status). */
 int cmd_attach(int argc, char **argv);

@@ -51,6 +51,11 @@ static const struct upvm_cmd commands[] = {
      vacate_help, cmd_vacate, false},
     {"attach", "attach JOB [NODE]", "gdb on a node of a running job, its tasks' symbols loaded",
      attach_help, cmd_attach, false},
+    {"trace",
+     "trace convert|summary|dump FILE [--json-only] [--remove-raw | --keep-raw]\n"
+     "           [--json] [--plot PNG]",
+     "a traced job's raw files to OTF2 and JSON, a summary, or a dump", trace_help, cmd_trace,
+     false},
     {"start", "start [-n NODES]", "start this user's persistent VM", start_help, cmd_start, true},
     {"halt", "halt", "halt the VM (every task in it ends)", halt_help, cmd_halt, false},
     {"console", "console [-c 'CMD; CMD; ...']", "PVM's console in the VM", console_help,
