@@ -676,11 +676,12 @@ void pvm_task_leave(struct pvm_task *t)
 static void on_ulp_exit(struct ulp *u)
 {
     pvm_remote_on_exit(u);
+    /* a task that called pvm_exit has left PVM but keeps its tid here */
+    if (!(u->trc_id & ULP_TRC_NOTASK))
+        trc_put(TRC_TASK_END, 0, u->trc_id, (uint32_t)u->exit_status, 0, 0);
     struct pvm_task *t = u->ext[ULP_EXT_PVM];
-    if (t) {
-        trc_put(TRC_TASK_END, 0, (uint32_t)t->tid, (uint32_t)u->exit_status, 0, 0);
+    if (t)
         pvm_task_leave(t);
-    }
 }
 
 /*

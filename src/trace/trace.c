@@ -46,6 +46,7 @@ void trace_calibrate(struct trc_calib *c, uint64_t *uncertainty)
 {
     struct timespec m, r;
     uint64_t best = UINT64_MAX;
+    *c = (struct trc_calib){0, 0, 0};
     for (int i = 0; i < 5; i++) { /* the tightest of five brackets */
         uint64_t t0 = __builtin_ia32_rdtsc();
         clock_gettime(CLOCK_MONOTONIC, &m);
