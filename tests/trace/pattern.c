@@ -13,6 +13,8 @@
  *                      sends it tag 10 (8 bytes): 5 messages, 1 migration
  *   pattern hang       then the first child waits forever (the test kills
  *                      its node): a trace cut short
+ *   pattern crash      then the first child dereferences NULL: its node
+ *                      crashes, its trace is closed by the crash handler
  * The first task prints "pattern ok" when every answer was right.
  */
 #include <pvm3.h>
@@ -57,6 +59,10 @@ static int child(const char *mode)
         return recv_bytes(parent, 10) == 8 ? 0 : 1;
     if (n == 1024 && !strcmp(mode, "hang"))
         pvm_recv(parent, 11); /* never sent */
+    if (n == 1024 && !strcmp(mode, "crash")) {
+        pvm_recv(parent, 12); /* after the parent says it waits */
+        *(volatile int *)NULL = 1;
+    }
     pvm_lvgroup("g");
     return 0;
 }
@@ -85,10 +91,12 @@ int main(int argc, char **argv)
         ok = upvm_migrate(tids[0], 0) == 0;
         send_bytes(tids[0], 10, 8);
     }
-    if (!strcmp(mode, "hang")) {
+    if (!strcmp(mode, "hang") || !strcmp(mode, "crash")) {
         printf("pattern waiting\n");
         fflush(stdout);
-        pvm_recv(-1, 11); /* the test kills node 1 meanwhile */
+        if (!strcmp(mode, "crash"))
+            send_bytes(tids[0], 12, 1);
+        pvm_recv(-1, 11); /* node 1 is killed, or crashes, meanwhile */
     }
     printf(ok ? "pattern ok\n" : "pattern FAILED\n");
     pvm_lvgroup("g");

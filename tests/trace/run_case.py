@@ -22,6 +22,13 @@ Cases:
               (PATTERN, the 5th argument): 4 messages, 3 barriers, 3 tracks
   pattern-migrate   the same with its migration: 5 messages, 4 tracks, the
               migrate flow, the stages REQUEST ... RESTARTED in order
+  killed      a real job (pattern hang) whose node 1 is killed with SIGKILL
+              once every task waits: the job's status is 137, the converter
+              says node 1 did not close its trace, and the trace holds
+              everything before the kill (4 messages, 3 barriers)
+  crash       the same with a task that dereferences NULL (pattern crash):
+              status 139, "node 1 crashed (signal 11)", the same trace and
+              the parent's go-ahead (5 messages)
   garbled     60 copies of the trace with random bytes changed in records
               (seeded: the same every run): convert, summary and dump end
               with status 0 or 1 and no sanitizer report (the reader takes
@@ -32,8 +39,10 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -174,10 +183,66 @@ def real_job(upvm, work, pattern, migrate):
     return checker(base, upvm, *counts)
 
 
+def child_named(parent, comm):
+    """The pid of parent's child process called comm, or None."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if ppid == parent and name == comm:
+            return int(d)
+    return None
+
+
+def cut_short(upvm, work, pattern, crash):
+    """A job whose node 1 dies mid-run (killed, or its task crashes)."""
+    if os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work)
+    base = os.path.join(work, "pat")
+    out = open(os.path.join(work, "out"), "w+")
+    job = subprocess.Popen([upvm, "run", "--nodes", "2", "--trace", base, pattern,
+                            "crash" if crash else "hang"], stdout=out, stderr=subprocess.STDOUT,
+                           env=dict(os.environ, UPVM_VM="off"))
+    deadline = time.monotonic() + 60
+    while not crash:  # every task waits: kill node 1
+        out.seek(0)
+        node1 = child_named(job.pid, "upvm-node1") if "pattern waiting" in out.read() else None
+        if node1:
+            os.kill(node1, signal.SIGKILL)
+            break
+        if job.poll() is not None or time.monotonic() > deadline:
+            job.kill()
+            die("the job ended, or never waited: " + open(out.name).read())
+        time.sleep(0.02)  # polling the job's output file, bounded by the deadline
+    try:
+        rc = job.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        die("the job did not end after node 1 died: " + open(out.name).read())
+    text = open(out.name).read()
+    want_rc, said = (139, "node 1 crashed (signal 11)") if crash else \
+        (137, "node 1 did not close its trace")
+    if rc != want_rc or said not in text or "wrote" not in text:
+        die("status %d (expected %d), output: %s" % (rc, want_rc, text))
+    # crash: the parent's "go" (tag 12, 1 byte) is the 5th message
+    return checker(base, upvm, "--expect-sends", "5" if crash else "4", "--expect-barriers", "3",
+                   "--expect-locations", "3", "--expect-location-groups", "2",
+                   "--msg", "t40001:t40002:7:1024", "--msg", "t40002:t40001:9:4")
+
+
 def main():
     case, gen, upvm, work = sys.argv[1:5]
     if case in ("pattern", "pattern-migrate"):
         return real_job(upvm, work, sys.argv[5], case == "pattern-migrate")
+    if case in ("killed", "crash"):
+        return cut_short(upvm, work, sys.argv[5], case == "crash")
     base = fresh(gen, work)
     if case == "json":
         return checker(base, upvm, "--convert", "--no-otf2", "--synthetic")
