@@ -19,12 +19,10 @@
 #include "node/job.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 /* The architecture name and data signature PVM gives this platform. */
 #define ARCH_NAME "LINUX64"
-
-/* Trace masks (pvmtev.h): TEV_MASK_LENGTH characters, '@' = no event. */
-#define TEV_MASK_LENGTH 36
 
 void pvm_host_init(void)
 {
@@ -61,7 +59,9 @@ int pvm_getopt(int what)
     TASK_OR_FAIL(t, "pvm_getopt");
     if (!opt_valid(what))
         return pvm_fail(t, "pvm_getopt", PvmBadParam);
-    return t->opt[what];
+    bool trace;
+    int val = pvm_tev_getopt(t, what, &trace); /* the trace options: tev.c */
+    return trace ? val : t->opt[what];
 }
 
 /* Is val acceptable for option what?  0, or the error PVM gives. */
@@ -74,12 +74,7 @@ static int opt_check(struct pvm_task *t, int what, int val)
         return val >= 28 && val <= 1048576 ? 0 : PvmBadParam;
     case PvmOutputTid: /* PVM: 0, the task itself, or its own self tid */
         return val == 0 || val == t->tid || val == t->opt[PvmSelfOutputTid] ? 0 : PvmBadParam;
-    case PvmTraceTid:
-        return val == 0 || val == t->tid || val == t->opt[PvmSelfTraceTid] ? 0 : PvmBadParam;
-    case PvmTraceOptions: /* PvmTraceFull, PvmTraceTime, PvmTraceCount */
-        return val >= 1 && val <= 3 ? 0 : PvmBadParam;
     case PvmSelfOutputContext:
-    case PvmSelfTraceContext:
     case PvmPollType:
     case PvmPollTime:
         return PvmNotImpl;
@@ -97,10 +92,15 @@ int pvm_setopt(int what, int val)
         return pvm_fail(t, "pvm_setopt", rc);
     /* PVM 3.4.6 reports "Error 0" for these without a self output/trace
      * destination, keeps the old value and returns 0; kept as it is. */
+    bool trace;
     if ((what == PvmSelfOutputCode && !t->opt[PvmSelfOutputTid]) ||
-        (what == PvmSelfTraceCode && !t->opt[PvmSelfTraceTid]))
+        (what == PvmSelfTraceCode && pvm_tev_getopt(t, PvmSelfTraceTid, &trace) <= 0))
         return pvm_fail(t, "pvm_setopt", 0);
-    int old = t->opt[what];
+    int old;
+    rc = pvm_tev_setopt(t, what, val, &old); /* the trace options: tev.c */
+    if (rc <= 0)
+        return rc < 0 ? pvm_fail(t, "pvm_setopt", rc) : old;
+    old = t->opt[what];
     t->opt[what] = val;
     return old;
 }
@@ -498,22 +498,4 @@ int pvm_tickle(int narg, int *argp, int *nres, int *resp)
     return refuse("pvm_tickle", PvmNotImpl);
 }
 
-/* Tracing is not implemented: every mask is empty, setting one is
- * accepted and changes nothing. */
-int pvm_gettmask(int who, char *mask)
-{
-    TASK_OR_FAIL(t, "pvm_gettmask");
-    if ((who != PvmTaskSelf && who != PvmTaskChild) || !mask)
-        return pvm_fail(t, "pvm_gettmask", PvmBadParam);
-    memset(mask, '@', TEV_MASK_LENGTH - 1);
-    mask[TEV_MASK_LENGTH - 1] = '\0';
-    return 0;
-}
-
-int pvm_settmask(int who, char *mask)
-{
-    TASK_OR_FAIL(t, "pvm_settmask");
-    if ((who != PvmTaskSelf && who != PvmTaskChild) || !mask)
-        return pvm_fail(t, "pvm_settmask", PvmBadParam);
-    return 0;
-}
+/* pvm_gettmask, pvm_settmask: tev.c. */

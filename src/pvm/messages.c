@@ -167,6 +167,17 @@ static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
     return rc;
 }
 
+int pvm_send_msg(struct pvm_task *t, msg_buf_t *b, int dst_tid, int tag, int ctx)
+{
+    *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = ctx, .src = t->tid, .dst = dst_tid};
+    struct pvm_task *dst = pvm_task_by_tid(dst_tid);
+    if (dst) /* b is the receiver's alone, as psend's */
+        return pvm_deliver(dst, b);
+    int rc = pvm_multi() ? pvm_remote_send(b, dst_tid) : 0;
+    msg_buf_unref(b);
+    return rc;
+}
+
 /* Can tid be a destination?  Reserved (negative, pvmd) tids only with
  * PvmResvTids, as in PVM. */
 static bool dest_ok(const struct pvm_task *t, int tid)

@@ -19,6 +19,7 @@
 
 #include "pvm/move.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 /* A message: its serialised form, length first. */
 static void put_msg(struct bytes_out *w, const msg_buf_t *b)
@@ -70,6 +71,7 @@ static int queue_index(const struct pvm_task *t, const struct pvm_qmsg *q)
 
 int pvm_move_pack(struct pvm_task *t, struct bytes_out *w)
 {
+    pvm_tev_moving(t); /* its trace buffer is this node's: sent before it goes */
     if (pvm_task_own_sibs(t) != 0)
         return PvmNoMem;
     size_t nlen = strlen(t->name) + 1;

@@ -29,6 +29,7 @@
 #include "net/net.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 struct pvm_node pvm_node;
 
@@ -546,7 +547,12 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx, int given)
 
 struct pvm_task *pvm_enroll(struct ulp *u)
 {
-    return task_new(u, PvmNoParent, 0, 0);
+    struct pvm_task *t = task_new(u, PvmNoParent, 0, 0);
+    if (t && pvm_tev_task_init(t, NULL) != 0) { /* PVMTMASK ... (tev.h) */
+        pvm_task_leave(t);
+        return NULL;
+    }
+    return t;
 }
 
 static void sibs_unref(struct pvm_sibs *s)
@@ -593,6 +599,10 @@ static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *
 {
     int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : o->ptid;
     struct pvm_task *t = task_new(u, ptid, o->ctx, given);
+    if (t && pvm_tev_task_init(t, &o->trc) != 0) { /* the spawner's child tracer */
+        pvm_task_leave(t);
+        return NULL;
+    }
     if (t && sibs) {
         t->sibs = sibs;
         sibs->refs++;
@@ -611,7 +621,9 @@ static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *
 
 static struct pvm_spawn_origin origin_of(const struct pvm_task *t)
 {
-    return (struct pvm_spawn_origin){t->tid, t->ctx, node_job_self(), t->opt[PvmOutputTid]};
+    struct pvm_spawn_origin o = {t->tid, t->ctx, node_job_self(), t->opt[PvmOutputTid], {0}};
+    pvm_tev_child_tracer(t, &o.trc);
+    return o;
 }
 
 /* Deliver every PvmTaskExit notification waiting on t. */
@@ -650,6 +662,7 @@ void pvm_task_leave(struct pvm_task *t)
     t->exiting = true;
     pvm_groups_task_leave(t);
     pvm_mbox_task_leave(t);
+    pvm_tev_release(t); /* what pvm_exit did not send is lost, as in PVM */
     pvm_bufs_release(t);
     /* Gone from the tables before anyone is told, so a notified task that
      * asks (pvm_pstat) already sees it dead. */
@@ -663,6 +676,7 @@ void pvm_task_leave(struct pvm_task *t)
     sibs_drop(t);
     free(t->argv);
     pvm_task_free(t, t->mhfs);
+    pvm_task_free(t, t->tev);
     for (int i = 0; i < PVM_RESULT_COUNT; i++)
         pvm_task_free(t, t->results[i]);
     pvm_task_free(t, t);
@@ -720,6 +734,10 @@ int pvm_exit(void)
     struct pvm_task *t = pvm_current();
     if (!t)
         return PvmSysErr;
+    struct pvm_api a; /* only its ENTRY event: the task ends */
+    if (pvm_api_enter(t, &a, TEV_EXIT))
+        pvm_tev_end(t);
+    pvm_tev_flush(t); /* what it held back, or its summary, as libpvm */
     pvm_output_wait(t); /* the output it catches, to its end */
     pvm_task_leave(t);
     return 0;
@@ -728,7 +746,16 @@ int pvm_exit(void)
 int pvm_mytid(void)
 {
     struct pvm_task *t = pvm_current();
-    return t ? t->tid : pvm_fail(NULL, "pvm_mytid", PvmSysErr);
+    if (!t)
+        return pvm_fail(NULL, "pvm_mytid", PvmSysErr);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_MYTID))
+        pvm_tev_end(t);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_MT, t->tid);
+        pvm_tev_end(t);
+    }
+    return t->tid;
 }
 
 int pvm_parent(void)
@@ -736,6 +763,13 @@ int pvm_parent(void)
     struct pvm_task *t = pvm_current();
     if (!t)
         return pvm_fail(NULL, "pvm_parent", PvmSysErr);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_PARENT))
+        pvm_tev_end(t);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_PT, t->ptid);
+        pvm_tev_end(t);
+    }
     return t->ptid; /* PvmNoParent / PvmParentNotSet: silent, as in PVM */
 }
 
@@ -999,7 +1033,26 @@ static int spawn_placed(struct pvm_task *t, int flag, const char *where,
 
 int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
 {
-    return pvm_spawn_flagged(file, argv, flag & ~PVM_SPAWN_REPORT_STATUS, where, ntask, tids);
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_SPAWN)) {
+        pvm_tev_str(t, TEV_DID_SE, file);
+        pvm_tev_str(t, TEV_DID_SW, where);
+        pvm_tev_int(t, TEV_DID_SF, flag);
+        pvm_tev_int(t, TEV_DID_SC, ntask);
+        pvm_tev_end(t);
+    }
+    /* traced: the tids are in the EXIT event even if the caller wants none */
+    int *own = a.top && !tids && ntask > 0 ? malloc((size_t)ntask * sizeof *own) : NULL;
+    int *list = own ? own : tids;
+    int cc = pvm_spawn_flagged(file, argv, flag & ~PVM_SPAWN_REPORT_STATUS, where, ntask, list);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_ints(t, TEV_DID_STL, list, list && cc > 0 ? cc : 0); /* as libpvm: cc of them */
+        pvm_tev_end(t);
+    }
+    free(own);
+    return cc;
 }
 
 int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask, int *tids)
