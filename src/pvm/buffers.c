@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "pvm/pvm.h"
+#include "pvm/tev.h"
 
 /* ------------------------------------------------------------ the table */
 
@@ -40,7 +41,7 @@ int pvm_buf_install(struct pvm_task *t, msg_buf_t *b)
         id++;
     if (id >= t->nbufs && table_grow(t) != 0)
         return PvmNoMem;
-    t->bufs[id] = (struct pvm_bufslot){b, NULL, false};
+    t->bufs[id] = (struct pvm_bufslot){b, NULL, false, false};
     t->free_hint = id + 1;
     return id;
 }
@@ -55,7 +56,7 @@ void pvm_buf_drop(struct pvm_task *t, int id)
     } else {
         msg_buf_unref(s->buf);
     }
-    *s = (struct pvm_bufslot){NULL, NULL, false};
+    *s = (struct pvm_bufslot){NULL, NULL, false, false};
     if (id < t->free_hint)
         t->free_hint = id;
     if (t->sbuf == id)
@@ -86,9 +87,15 @@ int pvm_buf_make(struct pvm_task *t, int enc)
     msg_hdr_t *h = msg_buf_hdr(b);
     h->src = t->tid;
     h->ctx = t->ctx;
+    if (enc == PvmDataTrace && (rc = pvm_tev_user_header(b)) != 0) {
+        msg_buf_unref(b);
+        return pvm_code_from_errno(rc);
+    }
     int id = pvm_buf_install(t, b);
     if (id < 0)
         msg_buf_unref(b);
+    else
+        t->bufs[id].trace = enc == PvmDataTrace;
     return id;
 }
 
@@ -164,6 +171,7 @@ int pvm_initsend(int enc)
         h->src = t->tid;
         h->ctx = t->ctx;
         t->bufs[id].ctx_set = false;
+        t->bufs[id].trace = false;
         return id;
     }
     if (t->sbuf)
@@ -297,7 +305,8 @@ static inline int pack(const char *fn, int type, const void *p, int n, int strid
     msg_buf_t *b = pvm_buf(t, t->sbuf);
     if (unlikely(!b))
         return pvm_fail(t, fn, PvmNoBuf);
-    int rc = msg_pack(b, type, p, n, stride);
+    int rc = likely(!t->bufs[t->sbuf].trace) ? msg_pack(b, type, p, n, stride)
+                                             : pvm_tev_user_pack(b, type, p, n, stride);
     if (unlikely(rc == -ENOMEM))
         say_too_large(fn, b, type, n);
     return unlikely(rc) ? pvm_fail(t, fn, pvm_code_from_errno(rc)) : 0;
@@ -341,7 +350,9 @@ int pvm_pkstr(char *s)
     msg_buf_t *b = pvm_buf(t, t->sbuf);
     if (!b)
         return pvm_fail(t, "pvm_pkstr", PvmNoBuf);
-    int rc = msg_pack_str(b, s); /* NULL: PvmBadParam (PVM crashes) */
+    int rc = !t->bufs[t->sbuf].trace ? msg_pack_str(b, s) /* NULL: PvmBadParam (PVM crashes) */
+             : !s ? -EINVAL
+                  : pvm_tev_user_pack(b, PVM_STR, s, (int)strlen(s), 1);
     return rc ? pvm_fail(t, "pvm_pkstr", pvm_code_from_errno(rc)) : 0;
 }
 

@@ -67,6 +67,7 @@ struct pvm_bufslot {
     msg_buf_t *buf;
     struct pvm_qmsg *queued;
     bool ctx_set; /* pvm_setminfo gave it a context: sends use that one */
+    bool trace;   /* PvmDataTrace: a user-defined trace event (tev.h) */
 };
 
 /* The tasks started by one pvm_spawn: shared, freed with the last. */

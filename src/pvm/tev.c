@@ -17,6 +17,7 @@
  * counted (and timed) instead, once for its ENTRY and once for its EXIT
  * event, as libpvm does, and pvm_exit sends one summary message.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -592,6 +593,7 @@ void pvm_tev_moving(struct pvm_task *t)
 {
     if (t->tev && t->tev->buf && t->tev->self.opt == PvmTraceFull)
         pvm_tev_flush(t);
+    pvm_tev_release(t); /* what could not be sent */
 }
 
 void pvm_tev_release(struct pvm_task *t)
@@ -714,4 +716,70 @@ int pvm_tev_setopt(struct pvm_task *t, int what, int val, int *old)
     }
     tev_update(t);
     return 0;
+}
+
+/* ------------------------------------------------------------ user events */
+
+int pvm_tev_user_header(msg_buf_t *b)
+{
+    struct timeval tv = now_tv();
+    int head[2] = {TEV_MARK_USER_EVENT_RECORD, TEV_USER_DEFINED};
+    int when[2] = {(int)tv.tv_sec, (int)tv.tv_usec};
+    int rc = msg_pack(b, PVM_INT, head, 2, 1);
+    if (!rc)
+        rc = msg_pack_str(b, event_names[TEV_USER_DEFINED]);
+    return rc ? rc : msg_pack(b, PVM_INT, when, 2, 1);
+}
+
+/* The TEV_DATA_* type a PVM data type is traced as (libpvm's trace
+ * encoder packs the unsigned int and short as their signed kin). */
+static int user_type(int type)
+{
+    switch (type) {
+    case PVM_STR: case PVM_BYTE: return TEV_DATA_BYTE;
+    case PVM_SHORT: case PVM_USHORT: return TEV_DATA_SHORT;
+    case PVM_INT: case PVM_UINT: return TEV_DATA_INT;
+    case PVM_LONG: return TEV_DATA_LONG;
+    case PVM_ULONG: return TEV_DATA_ULONG;
+    case PVM_FLOAT: return TEV_DATA_FLOAT;
+    case PVM_DOUBLE: return TEV_DATA_DOUBLE;
+    case PVM_CPLX: return TEV_DATA_CPLX;
+    case PVM_DCPLX: return TEV_DATA_DCPLX;
+    }
+    return -1;
+}
+
+int pvm_tev_user_pack(msg_buf_t *b, int type, const void *p, int n, int stride)
+{
+    int tt = user_type(type);
+    if (tt < 0 || n < 0)
+        return -EINVAL;
+    if (n == 0) /* a marker of the program's own: an int < 0, alone */
+        return (type == PVM_INT || type == PVM_UINT) && p && *(const int *)p < 0
+                   ? msg_pack(b, PVM_INT, p, 1, 1)
+                   : 0;
+    int head[2] = {tt | (n == 1 ? TEV_DATA_SCALAR : TEV_DATA_ARRAY), n};
+    int rc = msg_pack(b, PVM_INT, head, n == 1 ? 1 : 2, 1);
+    return rc ? rc : msg_pack(b, type == PVM_STR ? PVM_BYTE : type, p, n, stride);
+}
+
+int pvm_tev_user_event(struct pvm_task *t)
+{
+    const struct pvm_tracer *s = t->tev ? &t->tev->self : NULL;
+    msg_buf_t *b = pvm_buf(t, t->sbuf);
+    if (!s || !TEV_MASK_CHECK(s->mask, TEV_USER_DEFINED))
+        return 0; /* as libpvm: not traced, nothing sent, no error */
+    if (!b)
+        return PvmNoBuf;
+    int rc = msg_pack(b, PVM_INT, &(int){TEV_MARK_USER_EVENT_RECORD_END}, 1, 1);
+    if (rc)
+        return pvm_code_from_errno(rc);
+    msg_buf_t *out;
+    if ((rc = pvm_buf_for_receiver(b, &out)) != 0)
+        return rc;
+    if (s->tid <= 0 || s->tid == t->tid) {
+        msg_buf_unref(out);
+        return 0;
+    }
+    return pvm_send_msg(t, out, s->tid, s->tag, s->ctx);
 }

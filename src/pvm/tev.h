@@ -103,6 +103,15 @@ int pvm_tev_setopt(struct pvm_task *t, int what, int val, int *old) HIDDEN;
  * goes to t's tracer if the mask has TEV_USER_DEFINED.  0 or a PVM error. */
 int pvm_tev_user_event(struct pvm_task *t) HIDDEN;
 
+/* A PvmDataTrace buffer (pvm_mkbuf, pvm_initsend): b starts with the
+ * user event's head (its marker, TEV_USER_DEFINED, "user_defined", the
+ * time); each pk packs the values' type (and count when more than one)
+ * before them, a string its characters only (type PVM_STR, n = its
+ * length); pk of no int but a negative one packs that one (a marker).
+ * 0 or a negative errno (msg_pack's). */
+int pvm_tev_user_header(msg_buf_t *b) HIDDEN;
+int pvm_tev_user_pack(msg_buf_t *b, int type, const void *p, int n, int stride) HIDDEN;
+
 /* The events' and data ids' names and descriptions (PVM's global.c). */
 const char *pvm_tev_name(int kind) HIDDEN;
 const char *pvm_tev_did_name(int did) HIDDEN;
