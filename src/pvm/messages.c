@@ -170,7 +170,8 @@ static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
 
 int pvm_send_msg(struct pvm_task *t, msg_buf_t *b, int dst_tid, int tag, int ctx)
 {
-    *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = ctx, .src = t->tid, .dst = dst_tid};
+    int src = t ? t->tid : PVM_TID_PVMD;
+    *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = ctx, .src = src, .dst = dst_tid};
     struct pvm_task *dst = pvm_task_by_tid(dst_tid);
     if (dst) /* b is the receiver's alone, as psend's */
         return pvm_deliver(dst, b);

@@ -460,8 +460,9 @@ int pvm_deliver(struct pvm_task *dst, msg_buf_t *b) HIDDEN;
 int pvm_buf_for_receiver(msg_buf_t *src, msg_buf_t **out) HIDDEN;
 
 /* Send b, a message t made (consumed), to dst_tid with tag and ctx, as
- * t's ordinary messages go: the trace messages (tev.c).  0 or a PVM
- * error; nothing is sent, silently, to a task that is gone. */
+ * t's ordinary messages go: the trace messages (tev.c); t NULL: from the
+ * "pvmd" (PVM_TID_PVMD).  0 or a PVM error; nothing is sent, silently,
+ * to a task that is gone. */
 int pvm_send_msg(struct pvm_task *t, msg_buf_t *b, int dst_tid, int tag, int ctx) HIDDEN;
 
 /* Send the int `value` from the pvmd (source PVM_TID_PVMD) to tid with

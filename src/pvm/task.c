@@ -669,6 +669,9 @@ void pvm_task_leave(struct pvm_task *t)
     task_tables_remove(t, false);
     proc_output_keep_name(t->ulp); /* what it writes later: still its tid */
     pvm_output_left(t);
+    struct pvm_tracer tr;
+    pvm_tev_self_tracer(t, &tr);
+    pvm_tev_endtask(&tr, t, 0); /* the pvmd tells its tracer */
     if (pvm_multi() && !is_home(t->tid))
         pvm_remote_task_gone(t->tid); /* its home frees its tid */
     t->ulp->ext[ULP_EXT_PVM] = NULL;
@@ -879,6 +882,8 @@ static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const stru
     t->argc = argc;
     t->argv = v;
     *tid_out = t->tid;
+    pvm_tev_newtask(&parent->trc, t->tid, parent->ptid, flag & ~PVM_SPAWN_REPORT_STATUS,
+                    e->name);
     return 0;
 }
 
@@ -923,6 +928,7 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
     const char *slash = strrchr(file, '/');
     t->name = pvm_intern(slash ? slash + 1 : file);
     *tid_out = t->tid;
+    pvm_tev_newtask(&parent->trc, t->tid, parent->ptid, flag & ~PVM_SPAWN_REPORT_STATUS, file);
     return 0;
 }
 
@@ -1123,9 +1129,12 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
                                      sibs, ntask, given, result)
                       : spawn_local(&o, flag, &entry, file, program ? path : NULL, argv, sibs,
                                     ntask, given, result);
-    for (int i = 0; i < ntask; i++)
+    for (int i = 0; i < ntask; i++) {
         if (result[i] < 0 && given[i] > 0)
             pvm_tid_release(given[i]); /* that copy did not start */
+        if (result[i] > 0) /* the pvmd tells the children's tracer */
+            pvm_tev_spntask(&o.trc, result[i], t->tid);
+    }
     free(given);
     if (pvm_multi()) {
         pvm_sibs_arrived(sibs);

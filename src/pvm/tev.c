@@ -589,6 +589,14 @@ void pvm_tev_child_tracer(const struct pvm_task *t, struct pvm_tracer *out)
         tracer_none(out);
 }
 
+void pvm_tev_self_tracer(const struct pvm_task *t, struct pvm_tracer *out)
+{
+    if (t->tev)
+        *out = t->tev->self;
+    else
+        tracer_none(out);
+}
+
 void pvm_tev_moving(struct pvm_task *t)
 {
     if (t->tev && t->tev->buf && t->tev->self.opt == PvmTraceFull)
@@ -708,11 +716,22 @@ int pvm_tev_setopt(struct pvm_task *t, int what, int val, int *old)
     int32_t *slot = option_slot(v, what);
     *old = *slot;
     *slot = val;
-    /* a new own tracer (or its tag) is its children's too, as in libpvm */
+    /* a new own tracer (or its tag) is its children's too, as in libpvm;
+     * the pvmd tells the old one the task ended, the new one it started */
     if (what == PvmSelfTraceTid || what == PvmSelfTraceCode) {
         v->child.tid = v->self.tid;
         v->child.ctx = v->self.ctx;
         v->child.tag = v->self.tag;
+        if (*old != val) {
+            struct pvm_tracer was = v->self;
+            if (what == PvmSelfTraceTid)
+                was.tid = *old;
+            else
+                was.tag = *old;
+            pvm_tev_endtask(&was, t, 0);
+            pvm_tev_spntask(&v->self, t->tid, t->ptid);
+            pvm_tev_newtask(&v->self, t->tid, t->ptid, 0, t->name);
+        }
     }
     tev_update(t);
     return 0;
@@ -782,4 +801,149 @@ int pvm_tev_user_event(struct pvm_task *t)
         return 0;
     }
     return pvm_send_msg(t, out, s->tid, s->tag, s->ctx);
+}
+
+/* ------------------------------------------------------------ the pvmd's events */
+
+/*
+ * What PVM's pvmd sends a task's tracer: newtask when the task starts,
+ * spntask when its spawn is done, endtask when it ends, each in the
+ * descriptor form the first time a tracer gets that kind from this pvmd
+ * (here: this node), and, before the first newtask, the data-id table.
+ * The pvmd remembers the last 100 tracers of each kind, as PVM's does.
+ */
+#define PVMD_REMEMBERS 100
+
+struct tracers_seen {
+    int tid[PVMD_REMEMBERS];
+    int start, end;
+};
+
+static struct tracers_seen seen_table, seen_new, seen_spn, seen_end;
+
+/* Has this node sent tid one before?  If not, it now has. */
+static bool seen_before(struct tracers_seen *s, int tid)
+{
+    for (int i = s->start; i != s->end; i = (i + 1) % PVMD_REMEMBERS)
+        if (s->tid[i] == tid)
+            return true;
+    s->tid[s->end] = tid;
+    s->end = (s->end + 1) % PVMD_REMEMBERS;
+    if (s->end == s->start)
+        s->start = (s->start + 1) % PVMD_REMEMBERS;
+    return false;
+}
+
+/* One value of a pvmd event: an int, or a string (s non-NULL). */
+struct pvmd_value {
+    int did;
+    int v;
+    const char *s;
+};
+
+static void pvmd_send(msg_buf_t *b, const struct pvm_tracer *tr)
+{
+    (void)pvm_send_msg(NULL, b, tr->tid, tr->tag, tr->ctx);
+}
+
+/* The data-id table, once per tracer: -3, (id, name, description)..., -4. */
+static void send_table(const struct pvm_tracer *tr)
+{
+    msg_buf_t *b;
+    if (seen_before(&seen_table, tr->tid) || msg_buf_new(PvmDataDefault, &b) != 0)
+        return;
+    pack_int(b, TEV_MARK_DATA_ID);
+    for (int i = TEV_DID_FIRST; i <= TEV_DID_MAX; i++) {
+        pack_int(b, i);
+        pack_str(b, did_names[i].name);
+        pack_str(b, did_names[i].desc);
+    }
+    pack_int(b, TEV_MARK_DATA_ID_END);
+    pvmd_send(b, tr);
+}
+
+/* A pvmd event of kind (no ENTRY/EXIT bit): TS, TU, then the values. */
+static void pvmd_event(const struct pvm_tracer *tr, struct tracers_seen *seen, int kind,
+                       const struct pvmd_value *vals, int n)
+{
+    msg_buf_t *b;
+    if (tr->tid <= 0 || msg_buf_new(PvmDataDefault, &b) != 0)
+        return;
+    bool desc = !seen_before(seen, tr->tid);
+    struct timeval tv = now_tv();
+    pack_int(b, desc ? TEV_MARK_EVENT_DESC : TEV_MARK_EVENT_RECORD);
+    pack_int(b, kind);
+    if (desc)
+        pack_str(b, event_names[kind]);
+    struct pvmd_value head[2] = {{TEV_DID_TS, (int)tv.tv_sec, NULL},
+                                 {TEV_DID_TU, (int)tv.tv_usec, NULL}};
+    for (int i = 0; i < n + 2; i++) {
+        const struct pvmd_value *x = i < 2 ? &head[i] : &vals[i - 2];
+        if (desc) {
+            pack_int(b, x->did);
+            pack_int(b, x->s ? TEV_DATA_STRING : TEV_DATA_INT);
+        }
+        if (x->s)
+            pack_str(b, x->s);
+        else
+            pack_int(b, x->v);
+    }
+    pack_int(b, desc ? TEV_MARK_EVENT_DESC_END : TEV_MARK_EVENT_RECORD_END);
+    pvmd_send(b, tr);
+}
+
+/* The CPU time t's ULP has had, from the scheduler's TSC count and the
+ * TSC's rate measured since this node's first trace (0 until 1 ms has
+ * passed): the pvmd's rusage of a process, here.  System time is 0. */
+static uint64_t tsc0, ns0;
+
+static void tsc_rate_start(void)
+{
+    if (!tsc0) {
+        tsc0 = __builtin_ia32_rdtsc();
+        ns0 = upvm_now_ns();
+    }
+}
+
+static struct timeval cpu_time(const struct pvm_task *t)
+{
+    tsc_rate_start();
+    uint64_t tsc = __builtin_ia32_rdtsc(), ns = upvm_now_ns();
+    struct timeval tv = {0, 0};
+    if (ns - ns0 < 1000000 || tsc <= tsc0)
+        return tv;
+    double ns_per_tick = (double)(ns - ns0) / (double)(tsc - tsc0);
+    uint64_t used = (uint64_t)((double)t->ulp->cpu_tsc * ns_per_tick) / 1000;
+    tv.tv_sec = (time_t)(used / 1000000);
+    tv.tv_usec = (suseconds_t)(used % 1000000);
+    return tv;
+}
+
+void pvm_tev_newtask(const struct pvm_tracer *tr, int tid, int ptid, int flags, const char *name)
+{
+    if (tr->tid <= 0)
+        return;
+    tsc_rate_start();
+    send_table(tr);
+    const struct pvmd_value v[] = {{TEV_DID_TID, tid, NULL}, {TEV_DID_PT, ptid, NULL},
+                                   {TEV_DID_TF, flags, NULL}, {TEV_DID_TN, 0, name ? name : ""}};
+    pvmd_event(tr, &seen_new, TEV_NEWTASK, v, 4);
+}
+
+void pvm_tev_spntask(const struct pvm_tracer *tr, int tid, int ptid)
+{
+    const struct pvmd_value v[] = {{TEV_DID_TID, tid, NULL}, {TEV_DID_PT, ptid, NULL}};
+    pvmd_event(tr, &seen_spn, TEV_SPNTASK, v, 2);
+}
+
+void pvm_tev_endtask(const struct pvm_tracer *tr, const struct pvm_task *t, int status)
+{
+    if (tr->tid <= 0)
+        return;
+    struct timeval u = cpu_time(t);
+    const struct pvmd_value v[] = {{TEV_DID_TID, t->tid, NULL}, {TEV_DID_TST, status, NULL},
+                                   {TEV_DID_TUS, (int)u.tv_sec, NULL},
+                                   {TEV_DID_TUU, (int)u.tv_usec, NULL},
+                                   {TEV_DID_TSS, 0, NULL}, {TEV_DID_TSU, 0, NULL}};
+    pvmd_event(tr, &seen_end, TEV_ENDTASK, v, 6);
 }

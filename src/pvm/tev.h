@@ -83,8 +83,10 @@ void pvm_tev_flush(struct pvm_task *t) HIDDEN;
  * own and its children's), or not (tr NULL: PVMTMASK, PVMTRCBUF and
  * PVMTRCOPT from the environment, as libpvm reads them).  0 or PvmNoMem. */
 int pvm_tev_task_init(struct pvm_task *t, const struct pvm_tracer *tr) HIDDEN;
-/* What t's children start with (its child tracer; no tracer: none). */
+/* What t's children start with (its child tracer; no tracer: none), and
+ * its own tracer. */
 void pvm_tev_child_tracer(const struct pvm_task *t, struct pvm_tracer *out) HIDDEN;
+void pvm_tev_self_tracer(const struct pvm_task *t, struct pvm_tracer *out) HIDDEN;
 /* t leaves PVM: the events it holds back are dropped (pvm_exit sent
  * them).  t moves to another node: its open buffer (node memory) is sent
  * first; its counts move with it. */
@@ -111,6 +113,16 @@ int pvm_tev_user_event(struct pvm_task *t) HIDDEN;
  * 0 or a negative errno (msg_pack's). */
 int pvm_tev_user_header(msg_buf_t *b) HIDDEN;
 int pvm_tev_user_pack(msg_buf_t *b, int type, const void *p, int n, int stride) HIDDEN;
+
+/* The pvmd's events to tracer tr (none when tr->tid <= 0), sent from
+ * PVM_TID_PVMD as PVM's pvmd sends them: newtask (the node where task tid
+ * starts; the data-id table first, once per tracer), spntask (the
+ * spawner's node, for each task its spawn started), endtask (t ends; its
+ * status and CPU time). */
+void pvm_tev_newtask(const struct pvm_tracer *tr, int tid, int ptid, int flags,
+                     const char *name) HIDDEN;
+void pvm_tev_spntask(const struct pvm_tracer *tr, int tid, int ptid) HIDDEN;
+void pvm_tev_endtask(const struct pvm_tracer *tr, const struct pvm_task *t, int status) HIDDEN;
 
 /* The events' and data ids' names and descriptions (PVM's global.c). */
 const char *pvm_tev_name(int kind) HIDDEN;
