@@ -54,14 +54,24 @@ static bool opt_valid(int what)
     return what >= 1 && what < PVM_NOPTS && what != PvmPollType && what != PvmPollTime;
 }
 
-int pvm_getopt(int what)
+static int getopt_body(struct pvm_task *t, int what)
 {
-    TASK_OR_FAIL(t, "pvm_getopt");
     if (!opt_valid(what))
         return pvm_fail(t, "pvm_getopt", PvmBadParam);
     bool trace;
     int val = pvm_tev_getopt(t, what, &trace); /* the trace options: tev.c */
     return trace ? val : t->opt[what];
+}
+
+int pvm_getopt(int what)
+{
+    TASK_OR_FAIL(t, "pvm_getopt");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_GETOPT)) {
+        pvm_tev_int(t, TEV_DID_OPT, what);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, TEV_DID_OPV, getopt_body(t, what));
 }
 
 /* Is val acceptable for option what?  0, or the error PVM gives. */
@@ -82,9 +92,8 @@ static int opt_check(struct pvm_task *t, int what, int val)
     return 0;
 }
 
-int pvm_setopt(int what, int val)
+static int setopt_body(struct pvm_task *t, int what, int val)
 {
-    TASK_OR_FAIL(t, "pvm_setopt");
     if (what < 1 || what >= PVM_NOPTS)
         return pvm_fail(t, "pvm_setopt", PvmBadParam);
     int rc = opt_check(t, what, val);
@@ -103,6 +112,18 @@ int pvm_setopt(int what, int val)
     old = t->opt[what];
     t->opt[what] = val;
     return old;
+}
+
+int pvm_setopt(int what, int val)
+{
+    TASK_OR_FAIL(t, "pvm_setopt");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_SETOPT)) {
+        pvm_tev_int(t, TEV_DID_OPT, what);
+        pvm_tev_int(t, TEV_DID_OPV, val);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, TEV_DID_OPV, setopt_body(t, what, val));
 }
 
 /* ------------------------------------------------------------ hosts */

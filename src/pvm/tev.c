@@ -241,7 +241,7 @@ struct tev_tally {
 
 struct pvm_tev {
     struct pvm_tracer self, child;
-    int depth;                /* API calls entered while traced (tev.h) */
+    int depth;                /* 1: inside a traced API call (tev.h) */
     /* the event being packed */
     enum { PACK_NONE, PACK_DESC, PACK_RAW } packing;
     int kind;
@@ -343,10 +343,10 @@ void pvm_tev_ints(struct pvm_task *t, int did, const int *v, int n)
 
 void pvm_tev_long(struct pvm_task *t, int did, long v)
 {
-    /* PvmDataDefault packs a long in 4 bytes: an address that does not fit
-     * is left out (PvmOverflow), after its did and type, as in libpvm */
+    /* libpvm's XDR packs a long's low 4 bytes, whatever the rest (an
+     * address of 64 bits too): so does the trace */
     if (value_head(t, did, TEV_DATA_LONG, false, 1))
-        unchecked(msg_pack(t->tev->buf, PVM_LONG, &v, 1, 1));
+        pack_int(t->tev->buf, (int)(uint32_t)(unsigned long)v);
 }
 
 void pvm_tev_str(struct pvm_task *t, int did, const char *s)
@@ -447,8 +447,9 @@ void pvm_tev_end(struct pvm_task *t)
 
 bool pvm_tev_enter(struct pvm_task *t, struct pvm_api *a)
 {
-    if (t->tev->depth++ > 0)
+    if (t->tev->depth > 0)
         return false; /* inside another traced call */
+    t->tev->depth = 1;
     a->top = true;
     return tev_begin(t, a->kind, TEV_EVENT_ENTRY);
 }
@@ -456,8 +457,8 @@ bool pvm_tev_enter(struct pvm_task *t, struct pvm_api *a)
 bool pvm_tev_leave(struct pvm_task *t, struct pvm_api *a)
 {
     a->top = false;
-    if (t->tev && t->tev->depth > 0)
-        t->tev->depth--;
+    if (t->tev)
+        t->tev->depth = 0;
     return t->tev_on && tev_begin(t, a->kind, TEV_EVENT_EXIT);
 }
 

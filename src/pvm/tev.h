@@ -62,6 +62,26 @@ static inline bool pvm_api_leave(struct pvm_task *t, struct pvm_api *a)
     return pvm_tev_leave(t, a);
 }
 
+/* The common shapes: an ENTRY event without values; an EXIT event of one
+ * int (did: TEV_DID_CC, the call's result, in most calls).  Return v. */
+void pvm_tev_end(struct pvm_task *t) HIDDEN;
+void pvm_tev_int(struct pvm_task *t, int did, int v) HIDDEN;
+
+static inline void pvm_api_enter_bare(struct pvm_task *t, struct pvm_api *a, int kind)
+{
+    if (pvm_api_enter(t, a, kind))
+        pvm_tev_end(t);
+}
+
+static inline int pvm_api_leave_int(struct pvm_task *t, struct pvm_api *a, int did, int v)
+{
+    if (pvm_api_leave(t, a)) {
+        pvm_tev_int(t, did, v);
+        pvm_tev_end(t);
+    }
+    return v;
+}
+
 /* The open event's values, each with its data id (TEV_DID_*): an int, an
  * int array of n, a long, a string (NULL: ""), a string array of n.
  * Nothing when the task counts or times events (PvmTraceCount/Time). */

@@ -4,11 +4,13 @@
  * and against genuine PVM 3.4.6 (gcc tev-tracer.c -lpvm3) and reads the
  * trace events of both (tests/tev/compare-genuine.sh compares them).
  *
- *   tev-tracer MODE      MODE: full | buffered | count | time | user
+ *   tev-tracer MODE      MODE: full | buffered | count | time | user | nested
  *
  * The tracer (started from the shell) makes itself its children's tracer
  * (PvmTraceTid, PvmTraceCode 77), sets their mask (send, recv, spawn, exit;
- * user_defined in mode user) and their buffering and option for MODE,
+ * user_defined in mode user; initsend, mkbuf and pkint in mode nested,
+ * where mkbuf, called inside initsend, must not be traced) and their
+ * buffering and option for MODE,
  * spawns one child and receives: the child sends it 4 bytes with tag 10
  * and 12 bytes with tag 11, receives one int with tag 12 and exits (in
  * mode user it also sends a user-defined event first).  The tracer decodes
@@ -147,7 +149,7 @@ static void upk_value(struct field *f)
             pvm_upkstr(s);
             if (i < MAX_ARRAY)
                 snprintf(f->sval[i], sizeof f->sval[i], "%.31s", s);
-        } else if (base == TEV_DATA_LONG) {
+        } else if (base == TEV_DATA_LONG) { /* 4 bytes (PvmDataDefault) */
             long l;
             pvm_upklong(&l, 1, 1);
         } else if (base == TEV_DATA_BYTE) {
@@ -449,6 +451,11 @@ static const char *did_name(int did)
     case TEV_DID_TUU: return "TUU";
     case TEV_DID_TSS: return "TSS";
     case TEV_DID_TSU: return "TSU";
+    case TEV_DID_ME: return "ME";
+    case TEV_DID_MSB: return "MSB";
+    case TEV_DID_PDA: return "PDA";
+    case TEV_DID_PC: return "PC";
+    case TEV_DID_PSD: return "PSD";
     }
     snprintf(other, sizeof other, "%d", did);
     return other;
@@ -457,10 +464,12 @@ static const char *did_name(int did)
 static void print_value(const struct field *f)
 {
     int base = f->type & ~TEV_DATA_ARRAY;
+    /* what differs from run to run, or between PVM and UPVM (buffer ids:
+     * docs/compat.md) */
     if (f->did == TEV_DID_TS || f->did == TEV_DID_TU || f->did == TEV_DID_MB ||
         f->did == TEV_DID_TGS || f->did == TEV_DID_TGU || f->did == TEV_DID_TN ||
         f->did == TEV_DID_TUS || f->did == TEV_DID_TUU || f->did == TEV_DID_TSS ||
-        f->did == TEV_DID_TSU) {
+        f->did == TEV_DID_TSU || f->did == TEV_DID_PDA || f->did == TEV_DID_MSB) {
         printf("*");
         return;
     }
@@ -505,7 +514,7 @@ static void print_events(void)
 
 /* ------------------------------------------------------------ the tracer */
 
-static void set_child_mask(bool user)
+static void set_child_mask(bool user, bool nested)
 {
     Pvmtmask m;
     TEV_MASK_INIT(m);
@@ -515,6 +524,11 @@ static void set_child_mask(bool user)
     TEV_MASK_SET(m, TEV_EXIT);
     if (user)
         TEV_MASK_SET(m, TEV_USER_DEFINED);
+    if (nested) {
+        TEV_MASK_SET(m, TEV_INITSEND);
+        TEV_MASK_SET(m, TEV_MKBUF);
+        TEV_MASK_SET(m, TEV_PKINT);
+    }
     CHECK(pvm_settmask(PvmTaskChild, m) == 0, "settmask");
     Pvmtmask back;
     CHECK(pvm_gettmask(PvmTaskChild, back) == 0 && memcmp(m, back, TEV_MASK_LENGTH) == 0,
@@ -610,7 +624,7 @@ int main(int argc, char **argv)
     if (pvm_parent() != PvmNoParent && pvm_parent() > 0)
         return child_main(argc, argv);
     const char *mode = argc > 1 ? argv[1] : "full";
-    bool user = strcmp(mode, "user") == 0;
+    bool user = strcmp(mode, "user") == 0, nested = strcmp(mode, "nested") == 0;
     int opt = strcmp(mode, "count") == 0  ? PvmTraceCount
               : strcmp(mode, "time") == 0 ? PvmTraceTime
                                           : PvmTraceFull;
@@ -624,7 +638,7 @@ int main(int argc, char **argv)
     CHECK(pvm_setopt(PvmTraceBuffer, buf) == 0, "PvmTraceBuffer");
     pvm_setopt(PvmTraceOptions, opt);
     CHECK(pvm_getopt(PvmTraceOptions) == opt, "PvmTraceOptions %d", pvm_getopt(PvmTraceOptions));
-    set_child_mask(user);
+    set_child_mask(user, nested);
 
     child_tid = spawn_child(argv[0], mode);
     if (child_tid > 0) {
@@ -641,7 +655,23 @@ int main(int argc, char **argv)
     print_events();
     check_pvmd(children);
     nevents = children; /* the child's, from here on */
-    if (opt == PvmTraceFull && !user) {
+    if (nested) {
+        /* per send: initsend, pkint, send (ENTRY, EXIT each; never mkbuf,
+         * which initsend calls), then recv and exit */
+        static const int kinds[] = {TEV_INITSEND, TEV_PKINT, TEV_SEND, TEV_INITSEND,
+                                    TEV_PKINT, TEV_SEND, TEV_RECV};
+        int i = 0;
+        for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            char form = k < 3 ? 'D' : kinds[k] == TEV_RECV ? 'D' : 'R';
+            expect(i++, form, E(kinds[k]));
+            expect(i++, form, X(kinds[k]));
+        }
+        expect(i++, 'D', E(TEV_EXIT));
+        CHECK(nevents == i, "%d events, not %d", nevents, i);
+        CHECK(value(&events[1], TEV_DID_MSB) > 0, "initsend's MSB");
+        CHECK(value(&events[2], TEV_DID_PC) == 1 && value(&events[2], TEV_DID_PSD) == 1,
+              "pkint's PC, PSD");
+    } else if (opt == PvmTraceFull && !user) {
         check_full(0);
         CHECK(nmessages == (buf ? 1 : 7) && nbuffered == (buf ? 1 : 0),
               "%d messages, %d buffered", nmessages, nbuffered);
