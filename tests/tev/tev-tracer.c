@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef TEV_UPVM
 #include <upvm.h>
@@ -69,6 +70,7 @@ static void child_send(int to, int tag, int n)
 static int child_main(int argc, char **argv)
 {
     int parent = pvm_parent();
+    fprintf(stderr, "tev-tracer child: pid %d\n", (int)getpid()); /* which node */
     if (argc > 1 && strcmp(argv[argc - 1], "user") == 0) {
         pvm_initsend(PvmDataTrace);
         int v = 42;
@@ -641,6 +643,8 @@ int main(int argc, char **argv)
     set_child_mask(user, nested);
 
     child_tid = spawn_child(argv[0], mode);
+    fprintf(stderr, "tev-tracer %s: tracer t%x (pid %d), child t%x\n", mode,
+            (unsigned)tracer_tid, (int)getpid(), (unsigned)child_tid);
     if (child_tid > 0) {
         CHECK(pvm_recv(child_tid, 10) > 0, "recv 10");
         CHECK(pvm_recv(child_tid, 11) > 0, "recv 11");
