@@ -810,7 +810,7 @@ int pvm_tev_user_event(struct pvm_task *t)
  * What PVM's pvmd sends a task's tracer: newtask when the task starts,
  * spntask when its spawn is done, endtask when it ends, each in the
  * descriptor form the first time a tracer gets that kind from this pvmd
- * (here: this node), and, before the first newtask, the data-id table.
+ * (here: this node), and, before the first of them, the data-id table.
  * The pvmd remembers the last 100 tracers of each kind, as PVM's does.
  */
 #define PVMD_REMEMBERS 100
@@ -868,7 +868,10 @@ static void pvmd_event(const struct pvm_tracer *tr, struct tracers_seen *seen, i
                        const struct pvmd_value *vals, int n)
 {
     msg_buf_t *b;
-    if (tr->tid <= 0 || msg_buf_new(PvmDataDefault, &b) != 0)
+    if (tr->tid <= 0)
+        return;
+    send_table(tr); /* before a tracer's first event of each kind */
+    if (msg_buf_new(PvmDataDefault, &b) != 0)
         return;
     bool desc = !seen_before(seen, tr->tid);
     struct timeval tv = now_tv();
@@ -925,7 +928,6 @@ void pvm_tev_newtask(const struct pvm_tracer *tr, int tid, int ptid, int flags, 
     if (tr->tid <= 0)
         return;
     tsc_rate_start();
-    send_table(tr);
     const struct pvmd_value v[] = {{TEV_DID_TID, tid, NULL}, {TEV_DID_PT, ptid, NULL},
                                    {TEV_DID_TF, flags, NULL}, {TEV_DID_TN, 0, name ? name : ""}};
     pvmd_event(tr, &seen_new, TEV_NEWTASK, v, 4);

@@ -135,8 +135,8 @@ int pvm_tev_user_header(msg_buf_t *b) HIDDEN;
 int pvm_tev_user_pack(msg_buf_t *b, int type, const void *p, int n, int stride) HIDDEN;
 
 /* The pvmd's events to tracer tr (none when tr->tid <= 0), sent from
- * PVM_TID_PVMD as PVM's pvmd sends them: newtask (the node where task tid
- * starts; the data-id table first, once per tracer), spntask (the
+ * PVM_TID_PVMD as PVM's pvmd sends them (the data-id table before the
+ * first, once per tracer): newtask (the node where task tid starts), spntask (the
  * spawner's node, for each task its spawn started), endtask (t ends; its
  * status and CPU time). */
 void pvm_tev_newtask(const struct pvm_tracer *tr, int tid, int ptid, int flags,
