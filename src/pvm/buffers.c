@@ -267,7 +267,7 @@ static int lookup(struct pvm_task *t, const char *fn, int id, msg_buf_t **out)
     return 0;
 }
 
-int pvm_bufinfo(int id, int *bytes, int *tag, int *tid)
+static int bufinfo_body(int id, int *bytes, int *tag, int *tid)
 {
     TASK_OR_FAIL(t, "pvm_bufinfo");
     msg_buf_t *b;
@@ -282,6 +282,27 @@ int pvm_bufinfo(int id, int *bytes, int *tag, int *tid)
     if (tid)
         *tid = h->src;
     return 0;
+}
+
+int pvm_bufinfo(int id, int *bytes, int *tag, int *tid)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_BUFINFO)) {
+        pvm_tev_int(t, TEV_DID_MB, id);
+        pvm_tev_end(t);
+    }
+    int b = 0, g = 0, s = 0; /* the caller's pointers, as they were */
+    int *bp = bytes ? bytes : &b, *gp = tag ? tag : &g, *sp = tid ? tid : &s;
+    int cc = bufinfo_body(id, bp, gp, sp);
+    if (t && pvm_api_leave(t, &a)) { /* as libpvm: the code in all three on failure */
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_int(t, TEV_DID_INB, cc < 0 ? cc : *bp);
+        pvm_tev_int(t, TEV_DID_IMC, cc < 0 ? cc : *gp);
+        pvm_tev_int(t, TEV_DID_IST, cc < 0 ? cc : *sp);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 int pvm_getminfo(int id, struct pvmminfo *mi)

@@ -138,7 +138,7 @@ static char host_names[NODE_MAX][NODE_HOST_MAX + 16];
  * job of MPI ranks has one per machine with a node in the VM, its hi_tid
  * that of the lowest node there.
  */
-int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
+static int config_body(int *nhost, int *narch, struct pvmhostinfo **hostp)
 {
     TASK_OR_FAIL(t, "pvm_config");
     int n = 0;
@@ -163,6 +163,23 @@ int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
     return 0;
 }
 
+int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_CONFIG);
+    int nh = 0, na = 0, *nhp = nhost ? nhost : &nh, *nap = narch ? narch : &na;
+    int cc = config_body(nhp, nap, hostp);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_NH, *nhp);
+        pvm_tev_int(t, TEV_DID_NA, *nap);
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_end(t);
+    }
+    return cc;
+}
+
 /* The host (machine) the task runs on: in PVM bit arithmetic (a tid's host
  * part names its host); here a tid's host part names the node that made
  * it, and the task may run on another node (spawned there, or moved), so
@@ -178,7 +195,7 @@ int pvm_tidtohost(int tid)
     return node >= 0 ? pvm_machine_tid(node) : tid & PVM_TID_HOST_MASK;
 }
 
-int pvm_archcode(char *arch)
+static int archcode_body(char *arch)
 {
     TASK_OR_FAIL(t, "pvm_archcode");
     if (!arch)
@@ -186,6 +203,18 @@ int pvm_archcode(char *arch)
     if (strcmp(arch, ARCH_NAME) == 0)
         return msg_native_dsig();
     return pvm_fail(t, "pvm_archcode", PvmNotFound); /* only archs in the VM */
+}
+
+int pvm_archcode(char *arch)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_ARCHCODE)) {
+        pvm_tev_str(t, TEV_DID_AN, arch);
+        pvm_tev_end(t);
+    }
+    int cc = archcode_body(arch);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_AC, cc) : cc;
 }
 
 static bool is_this_host(const char *name)
@@ -203,7 +232,7 @@ static bool name_up(const char *name)
                                     : false;
 }
 
-int pvm_mstat(char *host)
+static int mstat_body(char *host)
 {
     TASK_OR_FAIL(t, "pvm_mstat");
     if (!host || !*host)
@@ -211,6 +240,18 @@ int pvm_mstat(char *host)
     if (pvm_multi())
         return name_up(host) ? PvmOk : PvmNoHost;
     return is_this_host(host) ? PvmOk : PvmNoHost; /* silent, errno untouched */
+}
+
+int pvm_mstat(char *host)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_MSTAT)) {
+        pvm_tev_str(t, TEV_DID_HN, host);
+        pvm_tev_end(t);
+    }
+    int cc = mstat_body(host);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_HS, cc) : cc;
 }
 
 /* Why host `name` could not be added, on stderr: PVM's infos code says

@@ -914,7 +914,7 @@ static int ctx_add(int c)
     return c;
 }
 
-int pvm_newcontext(void)
+static int newcontext_body(void)
 {
     TASK_OR_FAIL(t, "pvm_newcontext");
     if (pvm_node.next_ctx > PVM_TID_LOCAL_MASK)
@@ -926,7 +926,17 @@ int pvm_newcontext(void)
     return c;
 }
 
-int pvm_setcontext(int ctx)
+int pvm_newcontext(void)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_NEWCONTEXT);
+    int cc = newcontext_body();
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CXN, cc) : cc;
+}
+
+static int setcontext_body(int ctx)
 {
     TASK_OR_FAIL(t, "pvm_setcontext");
     int old = t->ctx;
@@ -934,13 +944,35 @@ int pvm_setcontext(int ctx)
     return old;
 }
 
-int pvm_getcontext(void)
+int pvm_setcontext(int ctx)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_SETCONTEXT)) {
+        pvm_tev_int(t, TEV_DID_CXS, ctx);
+        pvm_tev_end(t);
+    }
+    int cc = setcontext_body(ctx);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CC, cc) : cc;
+}
+
+static int getcontext_body(void)
 {
     TASK_OR_FAIL(t, "pvm_getcontext");
     return t->ctx;
 }
 
-int pvm_freecontext(int ctx)
+int pvm_getcontext(void)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_GETCONTEXT);
+    int cc = getcontext_body();
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CXC, cc) : cc;
+}
+
+static int freecontext_body(int ctx)
 {
     TASK_OR_FAIL(t, "pvm_freecontext");
     if (ctx == 0) /* 0 means "new" in the pvmd protocol: PVM allocates */
@@ -951,4 +983,16 @@ int pvm_freecontext(int ctx)
             return 0;
         }
     return pvm_fail(t, "pvm_freecontext", PvmNotFound);
+}
+
+int pvm_freecontext(int ctx)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_FREECONTEXT)) {
+        pvm_tev_int(t, TEV_DID_CXF, ctx);
+        pvm_tev_end(t);
+    }
+    int cc = freecontext_body(ctx);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CC, cc) : cc;
 }

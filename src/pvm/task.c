@@ -776,7 +776,7 @@ int pvm_parent(void)
     return t->ptid; /* PvmNoParent / PvmParentNotSet: silent, as in PVM */
 }
 
-int pvm_siblings(int **tids)
+static int siblings_body(int **tids)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -796,6 +796,21 @@ int pvm_siblings(int **tids)
     if (tids)
         *tids = t->sibs->tids;
     return t->sibs->n;
+}
+
+int pvm_siblings(int **tids)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_SIBLINGS);
+    int *list = NULL, **lp = tids ? tids : &list; /* the caller's, as it was */
+    int cc = siblings_body(lp);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_ints(t, TEV_DID_SIB, *lp, cc > 0 && *lp ? cc : 0);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 /* ------------------------------------------------------------ spawn */
@@ -1271,7 +1286,7 @@ int pvm_kill(int tid)
 
 /* ------------------------------------------------------------ status */
 
-int pvm_pstat(int tid)
+static int pstat_body(int tid)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -1284,6 +1299,18 @@ int pvm_pstat(int tid)
     if (pvm_multi() && pvm_tid_node(tid) != node_job_self())
         return pvm_remote_pstat(tid);
     return PvmNoTask;
+}
+
+int pvm_pstat(int tid)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_PSTAT)) {
+        pvm_tev_int(t, TEV_DID_TT, tid);
+        pvm_tev_end(t);
+    }
+    int cc = pstat_body(tid);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_TST, cc) : cc;
 }
 
 void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx)
@@ -1330,7 +1357,7 @@ const char *upvm_tasks_waits(int i)
     return w[i];
 }
 
-int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
+static int tasks_body(int where, int *ntaskp, struct pvmtaskinfo **tip)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -1374,6 +1401,24 @@ int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
     if (tip)
         *tip = taskinfo_buf;
     return 0;
+}
+
+int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_TASKS)) {
+        pvm_tev_int(t, TEV_DID_TW, where);
+        pvm_tev_end(t);
+    }
+    int n = 0, *np = ntaskp ? ntaskp : &n; /* the caller's, as it was */
+    int cc = tasks_body(where, np, tip);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_int(t, TEV_DID_TNT, cc < 0 ? 0 : *np);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 /* ------------------------------------------------------------ notify */
@@ -1429,7 +1474,7 @@ static int notify_task_exit(struct pvm_task *t, bool cancel, int tag, int cnt, i
     return 0;
 }
 
-int pvm_notify(int what, int tag, int cnt, int *tids)
+static int notify_body(int what, int tag, int cnt, int *tids)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -1475,6 +1520,20 @@ int pvm_notify(int what, int tag, int cnt, int *tids)
         break;
     }
     return rc < 0 ? pvm_fail(t, "pvm_notify", rc) : rc;
+}
+
+int pvm_notify(int what, int tag, int cnt, int *tids)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_NOTIFY)) {
+        pvm_tev_int(t, TEV_DID_NE, what);
+        pvm_tev_int(t, TEV_DID_NMC, tag);
+        pvm_tev_ints(t, TEV_DID_NTL, tids, what != PvmHostAdd && tids && cnt > 0 ? cnt : 0);
+        pvm_tev_end(t);
+    }
+    int cc = notify_body(what, tag, cnt, tids);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CC, cc) : cc;
 }
 
 bool pvm_watch_exit_here(int watched, int watcher, int tag, int ctx, bool cancel)

@@ -4,12 +4,14 @@
  * and against genuine PVM 3.4.6 (gcc tev-tracer.c -lpvm3) and reads the
  * trace events of both (tests/tev/compare-genuine.sh compares them).
  *
- *   tev-tracer MODE      MODE: full | buffered | count | time | user | nested
+ *   tev-tracer MODE      MODE: full | buffered | count | time | user | nested | misc
  *
  * The tracer (started from the shell) makes itself its children's tracer
  * (PvmTraceTid, PvmTraceCode 77), sets their mask (send, recv, spawn, exit;
  * user_defined in mode user; initsend, mkbuf and pkint in mode nested,
- * where mkbuf, called inside initsend, must not be traced) and their
+ * where mkbuf, called inside initsend, must not be traced; in mode misc
+ * parent, getcontext, bufinfo, pstat, config, siblings, mstat, which the
+ * child then calls too) and their
  * buffering and option for MODE,
  * spawns one child and receives: the child sends it 4 bytes with tag 10
  * and 12 bytes with tag 11, receives one int with tag 12 and exits (in
@@ -67,9 +69,26 @@ static void child_send(int to, int tag, int n)
     pvm_send(to, tag);
 }
 
+/* Mode misc: calls of several kinds, each traced once. */
+static void child_misc(int parent)
+{
+    int n, tag, src, *sibs;
+    struct pvmhostinfo *hi;
+    pvm_getcontext();
+    pvm_bufinfo(pvm_getsbuf(), &n, &tag, &src); /* no buffer yet: an error */
+    pvm_pstat(parent);
+    pvm_config(&n, &tag, &hi);
+    pvm_siblings(&sibs);
+    pvm_mstat("no.such.host.invalid");
+}
+
+static int parent_tid; /* main's pvm_parent(), when main is the child's */
+
 static int child_main(int argc, char **argv)
 {
-    int parent = pvm_parent();
+    int parent = parent_tid > 0 ? parent_tid : pvm_parent(); /* one call */
+    if (argc > 1 && strcmp(argv[argc - 1], "misc") == 0)
+        child_misc(parent);
     fprintf(stderr, "tev-tracer child: pid %d\n", (int)getpid()); /* which node */
     if (argc > 1 && strcmp(argv[argc - 1], "user") == 0) {
         pvm_initsend(PvmDataTrace);
@@ -458,6 +477,16 @@ static const char *did_name(int did)
     case TEV_DID_PDA: return "PDA";
     case TEV_DID_PC: return "PC";
     case TEV_DID_PSD: return "PSD";
+    case TEV_DID_CXC: return "CXC";
+    case TEV_DID_INB: return "INB";
+    case TEV_DID_IMC: return "IMC";
+    case TEV_DID_IST: return "IST";
+    case TEV_DID_TT: return "TT";
+    case TEV_DID_NH: return "NH";
+    case TEV_DID_NA: return "NA";
+    case TEV_DID_SIB: return "SIB";
+    case TEV_DID_HN: return "HN";
+    case TEV_DID_HS: return "HS";
     }
     snprintf(other, sizeof other, "%d", did);
     return other;
@@ -480,6 +509,8 @@ static void print_value(const struct field *f)
         for (int i = 0; i < f->count && i < MAX_ARRAY; i++) {
             if (base == TEV_DATA_STRING)
                 printf("%s%s", i ? "," : "", f->sval[i]);
+            else if (f->ivals[i] == tracer_tid || f->ivals[i] == child_tid)
+                printf("%s%s", i ? "," : "", f->ivals[i] == tracer_tid ? "P" : "C");
             else
                 printf("%s%d", i ? "," : "", f->ivals[i]);
         }
@@ -516,7 +547,7 @@ static void print_events(void)
 
 /* ------------------------------------------------------------ the tracer */
 
-static void set_child_mask(bool user, bool nested)
+static void set_child_mask(bool user, bool nested, bool misc)
 {
     Pvmtmask m;
     TEV_MASK_INIT(m);
@@ -530,6 +561,12 @@ static void set_child_mask(bool user, bool nested)
         TEV_MASK_SET(m, TEV_INITSEND);
         TEV_MASK_SET(m, TEV_MKBUF);
         TEV_MASK_SET(m, TEV_PKINT);
+    }
+    if (misc) {
+        static const int kinds[] = {TEV_PARENT, TEV_GETCONTEXT, TEV_BUFINFO, TEV_GETSBUF,
+                                    TEV_PSTAT, TEV_CONFIG, TEV_SIBLINGS, TEV_MSTAT};
+        for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+            TEV_MASK_SET(m, kinds[k]);
     }
     CHECK(pvm_settmask(PvmTaskChild, m) == 0, "settmask");
     Pvmtmask back;
@@ -626,10 +663,11 @@ static int split_events(void)
 
 int main(int argc, char **argv)
 {
-    if (pvm_parent() != PvmNoParent && pvm_parent() > 0)
+    if ((parent_tid = pvm_parent()) > 0)
         return child_main(argc, argv);
     const char *mode = argc > 1 ? argv[1] : "full";
     bool user = strcmp(mode, "user") == 0, nested = strcmp(mode, "nested") == 0;
+    bool misc = strcmp(mode, "misc") == 0;
     int opt = strcmp(mode, "count") == 0  ? PvmTraceCount
               : strcmp(mode, "time") == 0 ? PvmTraceTime
                                           : PvmTraceFull;
@@ -643,7 +681,7 @@ int main(int argc, char **argv)
     CHECK(pvm_setopt(PvmTraceBuffer, buf) == 0, "PvmTraceBuffer");
     pvm_setopt(PvmTraceOptions, opt);
     CHECK(pvm_getopt(PvmTraceOptions) == opt, "PvmTraceOptions %d", pvm_getopt(PvmTraceOptions));
-    set_child_mask(user, nested);
+    set_child_mask(user, nested, misc);
 
     child_tid = spawn_child(argv[0], mode);
     fprintf(stderr, "tev-tracer %s: tracer t%x (pid %d), child t%x\n", mode,
@@ -662,7 +700,28 @@ int main(int argc, char **argv)
     print_events();
     check_pvmd(children);
     nevents = children; /* the child's, from here on */
-    if (nested) {
+    if (misc) {
+        /* each call's ENTRY and EXIT, described, then the sends, the
+         * receive and the exit as in mode full */
+        static const int kinds[] = {TEV_PARENT, TEV_GETCONTEXT, TEV_GETSBUF, TEV_BUFINFO,
+                                    TEV_PSTAT, TEV_CONFIG, TEV_SIBLINGS, TEV_MSTAT};
+        int i = 0;
+        for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            expect(i++, 'D', E(kinds[k]));
+            expect(i++, 'D', X(kinds[k]));
+        }
+        expect(i++, 'D', E(TEV_SEND));
+        CHECK(nevents == i + 6, "%d events, not %d", nevents, i + 6);
+        CHECK(value(&events[1], TEV_DID_PT) == tracer_tid, "parent's PT");
+        CHECK(field(&events[13], TEV_DID_SIB) && field(&events[13], TEV_DID_SIB)->count == 1 &&
+                  field(&events[13], TEV_DID_SIB)->ivals[0] == child_tid,
+              "siblings' SIB");
+        CHECK(value(&events[7], TEV_DID_CC) < 0 && value(&events[7], TEV_DID_INB) ==
+                  value(&events[7], TEV_DID_CC), "bufinfo of no buffer");
+        CHECK(value(&events[11], TEV_DID_NH) == 1 && value(&events[11], TEV_DID_CC) == 0,
+              "config's NH, CC");
+        CHECK(value(&events[15], TEV_DID_HS) == PvmNoHost, "mstat's HS");
+    } else if (nested) {
         /* per send: initsend, pkint, send (ENTRY, EXIT each; never mkbuf,
          * which initsend calls), then recv and exit */
         static const int kinds[] = {TEV_INITSEND, TEV_PKINT, TEV_SEND, TEV_INITSEND,
