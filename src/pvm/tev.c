@@ -241,7 +241,8 @@ struct tev_tally {
 
 struct pvm_tev {
     struct pvm_tracer self, child;
-    int depth;                /* 1: inside a traced API call (tev.h) */
+    bool inside;              /* in an API call entered while traced: the
+                               * calls it makes are not traced (tev.h) */
     /* the event being packed */
     enum { PACK_NONE, PACK_DESC, PACK_RAW } packing;
     int kind;
@@ -297,7 +298,7 @@ static void tev_update(struct pvm_task *t)
 /* ------------------------------------------------------------ packing */
 
 /* A pack's result, not looked at: as in libpvm, a value that cannot be
- * packed (no memory, a long over 32 bits) is left out of the event. */
+ * packed (no memory) is left out of the event. */
 static inline void unchecked(int rc)
 {
     (void)rc;
@@ -447,9 +448,9 @@ void pvm_tev_end(struct pvm_task *t)
 
 bool pvm_tev_enter(struct pvm_task *t, struct pvm_api *a)
 {
-    if (t->tev->depth > 0)
+    if (t->tev->inside)
         return false; /* inside another traced call */
-    t->tev->depth = 1;
+    t->tev->inside = true;
     a->top = true;
     return tev_begin(t, a->kind, TEV_EVENT_ENTRY);
 }
@@ -458,7 +459,7 @@ bool pvm_tev_leave(struct pvm_task *t, struct pvm_api *a)
 {
     a->top = false;
     if (t->tev)
-        t->tev->depth = 0;
+        t->tev->inside = false;
     return t->tev_on && tev_begin(t, a->kind, TEV_EVENT_EXIT);
 }
 
