@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "pvm/pvm.h"
+#include "pvm/tev.h"
 
 /* ------------------------------------------------------------ the table */
 
@@ -40,7 +41,7 @@ int pvm_buf_install(struct pvm_task *t, msg_buf_t *b)
         id++;
     if (id >= t->nbufs && table_grow(t) != 0)
         return PvmNoMem;
-    t->bufs[id] = (struct pvm_bufslot){b, NULL, false};
+    t->bufs[id] = (struct pvm_bufslot){b, NULL, false, false};
     t->free_hint = id + 1;
     return id;
 }
@@ -55,7 +56,7 @@ void pvm_buf_drop(struct pvm_task *t, int id)
     } else {
         msg_buf_unref(s->buf);
     }
-    *s = (struct pvm_bufslot){NULL, NULL, false};
+    *s = (struct pvm_bufslot){NULL, NULL, false, false};
     if (id < t->free_hint)
         t->free_hint = id;
     if (t->sbuf == id)
@@ -86,9 +87,15 @@ int pvm_buf_make(struct pvm_task *t, int enc)
     msg_hdr_t *h = msg_buf_hdr(b);
     h->src = t->tid;
     h->ctx = t->ctx;
+    if (enc == PvmDataTrace && (rc = pvm_tev_user_header(b)) != 0) {
+        msg_buf_unref(b);
+        return pvm_code_from_errno(rc);
+    }
     int id = pvm_buf_install(t, b);
     if (id < 0)
         msg_buf_unref(b);
+    else
+        t->bufs[id].trace = enc == PvmDataTrace;
     return id;
 }
 
@@ -112,9 +119,8 @@ int pvm_buf_install_as_rbuf(struct pvm_task *t, msg_buf_t *b)
 
 /* ------------------------------------------------------------ the calls */
 
-int pvm_mkbuf(int enc)
+static int mkbuf_body(struct pvm_task *t, int enc)
 {
-    TASK_OR_FAIL(t, "pvm_mkbuf");
     if (enc != PvmDataDefault && enc != PvmDataRaw && enc != PvmDataInPlace &&
         enc != PvmDataTrace)
         return pvm_fail(t, "pvm_mkbuf", PvmBadParam);
@@ -122,9 +128,19 @@ int pvm_mkbuf(int enc)
     return id < 0 ? pvm_fail(t, "pvm_mkbuf", id) : id;
 }
 
-int pvm_freebuf(int id)
+int pvm_mkbuf(int enc)
 {
-    TASK_OR_FAIL(t, "pvm_freebuf");
+    TASK_OR_FAIL(t, "pvm_mkbuf");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_MKBUF)) {
+        pvm_tev_int(t, TEV_DID_ME, enc);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, TEV_DID_MB, mkbuf_body(t, enc));
+}
+
+static int freebuf_body(struct pvm_task *t, int id)
+{
     if (id < 0)
         return pvm_fail(t, "pvm_freebuf", PvmBadParam);
     if (id == 0)
@@ -133,6 +149,17 @@ int pvm_freebuf(int id)
         return pvm_fail(t, "pvm_freebuf", PvmNoSuchBuf);
     pvm_buf_drop(t, id);
     return 0;
+}
+
+int pvm_freebuf(int id)
+{
+    TASK_OR_FAIL(t, "pvm_freebuf");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_FREEBUF)) {
+        pvm_tev_int(t, TEV_DID_MB, id);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, TEV_DID_CC, freebuf_body(t, id));
 }
 
 /* Is every id below id in use (so that a new buffer would get id)?
@@ -149,9 +176,8 @@ static bool no_free_id_below(struct pvm_task *t, int id)
     return true;
 }
 
-int pvm_initsend(int enc)
+static int initsend_body(struct pvm_task *t, int enc)
 {
-    TASK_OR_FAIL(t, "pvm_initsend");
     /* The common case, initsend after send: the old buffer's id and block
      * are reused (PVM frees it and the new one gets the lowest free id,
      * which is the same id unless a lower one is free). */
@@ -164,6 +190,7 @@ int pvm_initsend(int enc)
         h->src = t->tid;
         h->ctx = t->ctx;
         t->bufs[id].ctx_set = false;
+        t->bufs[id].trace = false;
         return id;
     }
     if (t->sbuf)
@@ -175,22 +202,36 @@ int pvm_initsend(int enc)
     return id;
 }
 
+int pvm_initsend(int enc)
+{
+    TASK_OR_FAIL(t, "pvm_initsend");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_INITSEND)) {
+        pvm_tev_int(t, TEV_DID_ME, enc);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, TEV_DID_MSB, initsend_body(t, enc));
+}
+
 int pvm_getsbuf(void)
 {
     TASK_OR_FAIL(t, "pvm_getsbuf");
-    return t->sbuf;
+    struct pvm_api a;
+    pvm_api_enter_bare(t, &a, TEV_GETSBUF);
+    return pvm_api_leave_int(t, &a, TEV_DID_MSB, t->sbuf);
 }
 
 int pvm_getrbuf(void)
 {
     TASK_OR_FAIL(t, "pvm_getrbuf");
-    return t->rbuf;
+    struct pvm_api a;
+    pvm_api_enter_bare(t, &a, TEV_GETRBUF);
+    return pvm_api_leave_int(t, &a, TEV_DID_MRB, t->rbuf);
 }
 
 /* setsbuf/setrbuf: the old one is kept, not freed. */
-static int set_active(const char *fn, int id, bool send)
+static int set_active_body(struct pvm_task *t, const char *fn, int id, bool send)
 {
-    TASK_OR_FAIL(t, fn);
     if (id < 0)
         return pvm_fail(t, fn, PvmBadParam);
     if (id > 0 && !pvm_buf(t, id))
@@ -199,6 +240,18 @@ static int set_active(const char *fn, int id, bool send)
     int old = *slot;
     *slot = id;
     return old;
+}
+
+static int set_active(const char *fn, int id, bool send)
+{
+    TASK_OR_FAIL(t, fn);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, send ? TEV_SETSBUF : TEV_SETRBUF)) {
+        pvm_tev_int(t, TEV_DID_MB, id);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, send ? TEV_DID_MSB : TEV_DID_MRB,
+                             set_active_body(t, fn, id, send));
 }
 
 int pvm_setsbuf(int id) { return set_active("pvm_setsbuf", id, true); }
@@ -214,7 +267,7 @@ static int lookup(struct pvm_task *t, const char *fn, int id, msg_buf_t **out)
     return 0;
 }
 
-int pvm_bufinfo(int id, int *bytes, int *tag, int *tid)
+static int bufinfo_body(int id, int *bytes, int *tag, int *tid)
 {
     TASK_OR_FAIL(t, "pvm_bufinfo");
     msg_buf_t *b;
@@ -229,6 +282,27 @@ int pvm_bufinfo(int id, int *bytes, int *tag, int *tid)
     if (tid)
         *tid = h->src;
     return 0;
+}
+
+int pvm_bufinfo(int id, int *bytes, int *tag, int *tid)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_BUFINFO)) {
+        pvm_tev_int(t, TEV_DID_MB, id);
+        pvm_tev_end(t);
+    }
+    int b = 0, g = 0, s = 0; /* the caller's pointers, as they were */
+    int *bp = bytes ? bytes : &b, *gp = tag ? tag : &g, *sp = tid ? tid : &s;
+    int cc = bufinfo_body(id, bp, gp, sp);
+    if (t && pvm_api_leave(t, &a)) { /* as libpvm: the code in all three on failure */
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_int(t, TEV_DID_INB, cc < 0 ? cc : *bp);
+        pvm_tev_int(t, TEV_DID_IMC, cc < 0 ? cc : *gp);
+        pvm_tev_int(t, TEV_DID_IST, cc < 0 ? cc : *sp);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 int pvm_getminfo(int id, struct pvmminfo *mi)
@@ -291,21 +365,22 @@ static void say_too_large(const char *fn, const msg_buf_t *b, int type, int n)
             fn, MSG_MAX_LEN, would);
 }
 
-static inline int pack(const char *fn, int type, const void *p, int n, int stride)
+static inline int pack_body(struct pvm_task *t, const char *fn, int type, const void *p, int n,
+                            int stride)
 {
-    TASK_OR_FAIL(t, fn);
     msg_buf_t *b = pvm_buf(t, t->sbuf);
     if (unlikely(!b))
         return pvm_fail(t, fn, PvmNoBuf);
-    int rc = msg_pack(b, type, p, n, stride);
+    int rc = likely(!t->bufs[t->sbuf].trace) ? msg_pack(b, type, p, n, stride)
+                                             : pvm_tev_user_pack(b, type, p, n, stride);
     if (unlikely(rc == -ENOMEM))
         say_too_large(fn, b, type, n);
     return unlikely(rc) ? pvm_fail(t, fn, pvm_code_from_errno(rc)) : 0;
 }
 
-static inline int unpack(const char *fn, int type, void *p, int n, int stride)
+static inline int unpack_body(struct pvm_task *t, const char *fn, int type, void *p, int n,
+                              int stride)
 {
-    TASK_OR_FAIL(t, fn);
     msg_buf_t *b = pvm_buf(t, t->rbuf);
     if (unlikely(!b))
         return pvm_fail(t, fn, PvmNoBuf);
@@ -313,41 +388,80 @@ static inline int unpack(const char *fn, int type, void *p, int n, int stride)
     return unlikely(rc) ? pvm_fail(t, fn, pvm_code_from_errno(rc)) : 0;
 }
 
-#define PACK_PAIR(suffix, ctype, TYPE)                                 \
-    int pvm_pk##suffix(ctype *p, int n, int stride)                    \
-    {                                                                  \
-        return pack("pvm_pk" #suffix, TYPE, p, n, stride);             \
-    }                                                                  \
-    int pvm_upk##suffix(ctype *p, int n, int stride)                   \
-    {                                                                  \
-        return unpack("pvm_upk" #suffix, TYPE, p, n, stride);          \
+/* A pk or upk call's ENTRY event (libpvm's: the data's address, count,
+ * stride; for pkstr/upkstr the address only). */
+static void pack_entry(struct pvm_task *t, const void *p, int n, int stride, bool counted)
+{
+    pvm_tev_long(t, TEV_DID_PDA, (long)p);
+    if (counted) {
+        pvm_tev_int(t, TEV_DID_PC, n);
+        pvm_tev_int(t, TEV_DID_PSD, stride);
+    }
+    pvm_tev_end(t);
+}
+
+static inline int pack(const char *fn, int kind, int type, const void *p, int n, int stride)
+{
+    TASK_OR_FAIL(t, fn);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, kind))
+        pack_entry(t, p, n, stride, true);
+    return pvm_api_leave_int(t, &a, TEV_DID_CC, pack_body(t, fn, type, p, n, stride));
+}
+
+static inline int unpack(const char *fn, int kind, int type, void *p, int n, int stride)
+{
+    TASK_OR_FAIL(t, fn);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, kind))
+        pack_entry(t, p, n, stride, true);
+    return pvm_api_leave_int(t, &a, TEV_DID_CC, unpack_body(t, fn, type, p, n, stride));
+}
+
+#define PACK_PAIR(suffix, ctype, TYPE, KIND)                                  \
+    int pvm_pk##suffix(ctype *p, int n, int stride)                           \
+    {                                                                         \
+        return pack("pvm_pk" #suffix, TEV_PK##KIND, TYPE, p, n, stride);      \
+    }                                                                         \
+    int pvm_upk##suffix(ctype *p, int n, int stride)                          \
+    {                                                                         \
+        return unpack("pvm_upk" #suffix, TEV_UPK##KIND, TYPE, p, n, stride);  \
     }
 
-PACK_PAIR(byte, char, PVM_BYTE)
-PACK_PAIR(short, short, PVM_SHORT)
-PACK_PAIR(ushort, unsigned short, PVM_USHORT)
-PACK_PAIR(int, int, PVM_INT)
-PACK_PAIR(uint, unsigned int, PVM_UINT)
-PACK_PAIR(long, long, PVM_LONG)
-PACK_PAIR(ulong, unsigned long, PVM_ULONG)
-PACK_PAIR(float, float, PVM_FLOAT)
-PACK_PAIR(double, double, PVM_DOUBLE)
-PACK_PAIR(cplx, float, PVM_CPLX)
-PACK_PAIR(dcplx, double, PVM_DCPLX)
+PACK_PAIR(byte, char, PVM_BYTE, BYTE)
+PACK_PAIR(short, short, PVM_SHORT, SHORT)
+PACK_PAIR(ushort, unsigned short, PVM_USHORT, USHORT)
+PACK_PAIR(int, int, PVM_INT, INT)
+PACK_PAIR(uint, unsigned int, PVM_UINT, UINT)
+PACK_PAIR(long, long, PVM_LONG, LONG)
+PACK_PAIR(ulong, unsigned long, PVM_ULONG, ULONG)
+PACK_PAIR(float, float, PVM_FLOAT, FLOAT)
+PACK_PAIR(double, double, PVM_DOUBLE, DOUBLE)
+PACK_PAIR(cplx, float, PVM_CPLX, CPLX)
+PACK_PAIR(dcplx, double, PVM_DCPLX, DCPLX)
+
+static int pkstr_body(struct pvm_task *t, char *s)
+{
+    msg_buf_t *b = pvm_buf(t, t->sbuf);
+    if (!b)
+        return pvm_fail(t, "pvm_pkstr", PvmNoBuf);
+    int rc = !t->bufs[t->sbuf].trace ? msg_pack_str(b, s) /* NULL: PvmBadParam (PVM crashes) */
+             : !s ? -EINVAL
+                  : pvm_tev_user_pack(b, PVM_STR, s, (int)strlen(s), 1);
+    return rc ? pvm_fail(t, "pvm_pkstr", pvm_code_from_errno(rc)) : 0;
+}
 
 int pvm_pkstr(char *s)
 {
     TASK_OR_FAIL(t, "pvm_pkstr");
-    msg_buf_t *b = pvm_buf(t, t->sbuf);
-    if (!b)
-        return pvm_fail(t, "pvm_pkstr", PvmNoBuf);
-    int rc = msg_pack_str(b, s); /* NULL: PvmBadParam (PVM crashes) */
-    return rc ? pvm_fail(t, "pvm_pkstr", pvm_code_from_errno(rc)) : 0;
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_PKSTR))
+        pack_entry(t, s, 0, 0, false);
+    return pvm_api_leave_int(t, &a, TEV_DID_CC, pkstr_body(t, s));
 }
 
-int pvm_upkstr(char *s)
+static int upkstr_body(struct pvm_task *t, char *s)
 {
-    TASK_OR_FAIL(t, "pvm_upkstr");
     msg_buf_t *b = pvm_buf(t, t->rbuf);
     if (!b)
         return pvm_fail(t, "pvm_upkstr", PvmNoBuf);
@@ -355,6 +469,15 @@ int pvm_upkstr(char *s)
         return pvm_fail(t, "pvm_upkstr", msg_buf_remaining(b) < 4 ? PvmNoData : PvmBadParam);
     int rc = msg_unpack_str(b, s, SIZE_MAX);
     return rc ? pvm_fail(t, "pvm_upkstr", pvm_code_from_errno(rc)) : 0;
+}
+
+int pvm_upkstr(char *s)
+{
+    TASK_OR_FAIL(t, "pvm_upkstr");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_UPKSTR))
+        pack_entry(t, s, 0, 0, false);
+    return pvm_api_leave_int(t, &a, TEV_DID_CC, upkstr_body(t, s));
 }
 
 int pvm_vpackf(const char *fmt, va_list ap)

@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "pvm/pvm.h"
+#include "pvm/tev.h"
 #include "pvm/remote.h"
 
 /* PVM's SYSCTX_DG: the context of the group library's own messages. */
@@ -701,9 +702,8 @@ static inline void trace_group(int tid, unsigned op, int a, int bytes, const cha
                 trc_str_copy(group ? group : ""));
 }
 
-int pvm_joingroup(char *group)
+static int joingroup_body(struct pvm_task *t, char *group)
 {
-    TASK_OR_SYSERR(t);
     if (!group || !*group)
         return pvm_fail_silent(PvmNullGroup);
     int tid = t->tid;
@@ -713,9 +713,8 @@ int pvm_joingroup(char *group)
     return rc;
 }
 
-int pvm_lvgroup(char *group)
+static int lvgroup_body(struct pvm_task *t, char *group)
 {
-    TASK_OR_SYSERR(t);
     if (!group || !*group)
         return pvm_fail_silent(PvmNullGroup);
     int tid = t->tid;
@@ -726,23 +725,20 @@ int pvm_lvgroup(char *group)
     return rc;
 }
 
-int pvm_getinst(char *group, int tid)
+static int getinst_body(struct pvm_task *t, char *group, int tid)
 {
-    TASK_OR_SYSERR(t);
     pvm_poll_yield(); /* often polled: let the members come */
     return group_rc(lookup_inst(t, group, tid));
 }
 
-int pvm_gettid(char *group, int inst)
+static int gettid_body(struct pvm_task *t, char *group, int inst)
 {
-    TASK_OR_SYSERR(t);
     pvm_poll_yield(); /* often polled: let the members come */
     return group_rc(lookup_tid(t, group, inst));
 }
 
-int pvm_gsize(char *group)
+static int gsize_body(struct pvm_task *t, char *group)
 {
-    TASK_OR_SYSERR(t);
     pvm_poll_yield(); /* often polled: let the members come */
     struct grp *g = NULL;
     int rc = grp_read(t, group, &g);
@@ -751,16 +747,89 @@ int pvm_gsize(char *group)
     return group_rc(rc);
 }
 
-/* ------------------------------------------------------------ barrier, freeze */
+/* ------------------------------------------------------------ traced calls */
+
+static int barrier_body(struct pvm_task *t, char *group, int count); /* below */
+
+/* libgpvm3's trace points (BGN_TRACE, END_TRACE): the group's name and at
+ * most one int when the call starts, one int when it returns. */
+static void grp_enter(struct pvm_task *t, struct pvm_api *a, int kind, const char *group, int did,
+                      const int *v)
+{
+    if (!pvm_api_enter(t, a, kind))
+        return;
+    pvm_tev_str(t, TEV_DID_GN, group ? group : "");
+    if (v)
+        pvm_tev_int(t, did, *v);
+    pvm_tev_end(t);
+}
+
+static int grp_leave(struct pvm_task *t, struct pvm_api *a, int did, int v)
+{
+    if (pvm_api_leave(t, a)) {
+        pvm_tev_int(t, did, v);
+        pvm_tev_end(t);
+    }
+    return v;
+}
+
+int pvm_joingroup(char *group)
+{
+    TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_JOINGROUP, group, 0, NULL);
+    return grp_leave(t, &a, TEV_DID_CC, joingroup_body(t, group));
+}
+
+int pvm_lvgroup(char *group)
+{
+    TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_LVGROUP, group, 0, NULL);
+    return grp_leave(t, &a, TEV_DID_CC, lvgroup_body(t, group));
+}
+
+int pvm_getinst(char *group, int tid)
+{
+    TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_GETINST, group, TEV_DID_GT, &tid);
+    return grp_leave(t, &a, TEV_DID_GI, getinst_body(t, group, tid));
+}
+
+int pvm_gettid(char *group, int inst)
+{
+    TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_GETTID, group, TEV_DID_GI, &inst);
+    return grp_leave(t, &a, TEV_DID_GT, gettid_body(t, group, inst));
+}
+
+int pvm_gsize(char *group)
+{
+    TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_GSIZE, group, 0, NULL);
+    return grp_leave(t, &a, TEV_DID_GS, gsize_body(t, group));
+}
 
 int pvm_barrier(char *group, int count)
 {
     TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_BARRIER, group, TEV_DID_GBC, &count);
     int tid = t->tid;
     trace_group(tid, TRC_GROUP_BARRIER, count, 0, group);
-    int rc = group_rc(round_trip(GRQ_BARRIER, t, group, count));
+    int rc = barrier_body(t, group, count);
     trace_group(tid, TRC_GROUP_BARRIER | TRC_END, rc, 0, group);
-    return rc;
+    return grp_leave(t, &a, TEV_DID_CC, rc);
+}
+
+/* ------------------------------------------------------------ barrier, freeze */
+
+static int barrier_body(struct pvm_task *t, char *group, int count)
+{
+    return group_rc(round_trip(GRQ_BARRIER, t, group, count));
 }
 
 int pvm_freezegroup(char *group, int size)
@@ -805,32 +874,37 @@ static int bcast_list(const struct grp *g, int self, int *n)
     return 0;
 }
 
-static int bcast(struct pvm_task *t, char *group, int msgtag);
-
-int pvm_bcast(char *group, int msgtag)
-{
-    TASK_OR_SYSERR(t);
-    int tid = t->tid;
-    trace_group(tid, TRC_GROUP_BCAST, msgtag, 0, group);
-    int rc = bcast(t, group, msgtag);
-    trace_group(tid, TRC_GROUP_BCAST | TRC_END, rc, 0, group);
-    return rc;
-}
-
-static int bcast(struct pvm_task *t, char *group, int msgtag)
+static int bcast_body(struct pvm_task *t, char *group, int msgtag, int *n)
 {
     struct grp *g = NULL;
-    int n = 0, rc = grp_read(t, group, &g);
+    int rc = grp_read(t, group, &g);
     if (rc == 0 && g->state == GRP_STATIC_DEAD)
         rc = PvmNoGroup;
     if (rc == 0 && g->ntids == 1 && inst_of(g, t->tid) >= 0)
         rc = PvmNoInst; /* the caller is the only member */
     if (rc == 0)
-        rc = bcast_list(g, t->tid, &n);
+        rc = bcast_list(g, t->tid, n);
     grp_done(g);
     if (rc == 0)
-        rc = pvm_mcast(bcast_tids, n, msgtag); /* reports its own errors */
+        rc = pvm_mcast(bcast_tids, *n, msgtag); /* reports its own errors */
     return group_rc(rc > 0 ? 0 : rc);
+}
+
+int pvm_bcast(char *group, int msgtag)
+{
+    TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_BCAST, group, TEV_DID_MC, &msgtag);
+    int tid = t->tid;
+    trace_group(tid, TRC_GROUP_BCAST, msgtag, 0, group);
+    int n = 0, cc = bcast_body(t, group, msgtag, &n);
+    trace_group(tid, TRC_GROUP_BCAST | TRC_END, cc, 0, group);
+    if (pvm_api_leave(t, &a)) { /* as libgpvm3: the tids sent to, none on failure */
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_ints(t, TEV_DID_MDL, bcast_tids, cc < 0 ? 0 : n);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 /* ------------------------------------------------------------ data messages */
@@ -980,11 +1054,14 @@ int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info
                void *data, int count, int datatype, int msgtag, char *group, int rootginst)
 {
     TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_REDUCE, group, TEV_DID_MC, &msgtag);
     int tid = t->tid;
     trace_group(tid, TRC_GROUP_REDUCE, rootginst, count, group);
     int rc = reduce(t, func, data, count, datatype, msgtag, group, rootginst);
     trace_group(tid, TRC_GROUP_REDUCE | TRC_END, rc, count, group);
-    return rc < 0 ? pvm_fail(t, "pvm_reduce", rc) : 0;
+    rc = rc < 0 ? pvm_fail(t, "pvm_reduce", rc) : 0;
+    return grp_leave(t, &a, TEV_DID_CC, rc);
 }
 
 /* ------------------------------------------------------------ gather, scatter */
@@ -1040,11 +1117,14 @@ int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, ch
                int rootginst)
 {
     TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_GATHER, group, TEV_DID_MC, &msgtag);
     int tid = t->tid;
     trace_group(tid, TRC_GROUP_GATHER, rootginst, count, group);
     int rc = gather(t, result, data, count, datatype, msgtag, group, rootginst);
     trace_group(tid, TRC_GROUP_GATHER | TRC_END, rc, count, group);
-    return rc < 0 ? pvm_fail(t, "pvm_gather", rc) : 0;
+    rc = rc < 0 ? pvm_fail(t, "pvm_gather", rc) : 0;
+    return grp_leave(t, &a, TEV_DID_CC, rc);
 }
 
 static int scatter_root(struct pvm_task *t, const int *tids, int n, void *result,
@@ -1084,11 +1164,14 @@ int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag, c
                 int rootginst)
 {
     TASK_OR_SYSERR(t);
+    struct pvm_api a;
+    grp_enter(t, &a, TEV_SCATTER, group, TEV_DID_MC, &msgtag);
     int tid = t->tid;
     trace_group(tid, TRC_GROUP_SCATTER, rootginst, count, group);
     int rc = scatter(t, result, data, count, datatype, msgtag, group, rootginst);
     trace_group(tid, TRC_GROUP_SCATTER | TRC_END, rc, count, group);
-    return rc < 0 ? pvm_fail(t, "pvm_scatter", rc) : 0;
+    rc = rc < 0 ? pvm_fail(t, "pvm_scatter", rc) : 0;
+    return grp_leave(t, &a, TEV_DID_CC, rc);
 }
 
 /* ------------------------------------------------------------ operators */

@@ -19,12 +19,10 @@
 #include "node/job.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 /* The architecture name and data signature PVM gives this platform. */
 #define ARCH_NAME "LINUX64"
-
-/* Trace masks (pvmtev.h): TEV_MASK_LENGTH characters, '@' = no event. */
-#define TEV_MASK_LENGTH 36
 
 void pvm_host_init(void)
 {
@@ -56,12 +54,24 @@ static bool opt_valid(int what)
     return what >= 1 && what < PVM_NOPTS && what != PvmPollType && what != PvmPollTime;
 }
 
+static int getopt_body(struct pvm_task *t, int what)
+{
+    if (!opt_valid(what))
+        return pvm_fail(t, "pvm_getopt", PvmBadParam);
+    bool trace;
+    int val = pvm_tev_getopt(t, what, &trace); /* the trace options: tev.c */
+    return trace ? val : t->opt[what];
+}
+
 int pvm_getopt(int what)
 {
     TASK_OR_FAIL(t, "pvm_getopt");
-    if (!opt_valid(what))
-        return pvm_fail(t, "pvm_getopt", PvmBadParam);
-    return t->opt[what];
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_GETOPT)) {
+        pvm_tev_int(t, TEV_DID_OPT, what);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, TEV_DID_OPV, getopt_body(t, what));
 }
 
 /* Is val acceptable for option what?  0, or the error PVM gives. */
@@ -74,12 +84,7 @@ static int opt_check(struct pvm_task *t, int what, int val)
         return val >= 28 && val <= 1048576 ? 0 : PvmBadParam;
     case PvmOutputTid: /* PVM: 0, the task itself, or its own self tid */
         return val == 0 || val == t->tid || val == t->opt[PvmSelfOutputTid] ? 0 : PvmBadParam;
-    case PvmTraceTid:
-        return val == 0 || val == t->tid || val == t->opt[PvmSelfTraceTid] ? 0 : PvmBadParam;
-    case PvmTraceOptions: /* PvmTraceFull, PvmTraceTime, PvmTraceCount */
-        return val >= 1 && val <= 3 ? 0 : PvmBadParam;
     case PvmSelfOutputContext:
-    case PvmSelfTraceContext:
     case PvmPollType:
     case PvmPollTime:
         return PvmNotImpl;
@@ -87,9 +92,8 @@ static int opt_check(struct pvm_task *t, int what, int val)
     return 0;
 }
 
-int pvm_setopt(int what, int val)
+static int setopt_body(struct pvm_task *t, int what, int val)
 {
-    TASK_OR_FAIL(t, "pvm_setopt");
     if (what < 1 || what >= PVM_NOPTS)
         return pvm_fail(t, "pvm_setopt", PvmBadParam);
     int rc = opt_check(t, what, val);
@@ -97,12 +101,29 @@ int pvm_setopt(int what, int val)
         return pvm_fail(t, "pvm_setopt", rc);
     /* PVM 3.4.6 reports "Error 0" for these without a self output/trace
      * destination, keeps the old value and returns 0; kept as it is. */
+    bool trace;
     if ((what == PvmSelfOutputCode && !t->opt[PvmSelfOutputTid]) ||
-        (what == PvmSelfTraceCode && !t->opt[PvmSelfTraceTid]))
+        (what == PvmSelfTraceCode && pvm_tev_getopt(t, PvmSelfTraceTid, &trace) <= 0))
         return pvm_fail(t, "pvm_setopt", 0);
-    int old = t->opt[what];
+    int old;
+    rc = pvm_tev_setopt(t, what, val, &old); /* the trace options: tev.c */
+    if (rc <= 0)
+        return rc < 0 ? pvm_fail(t, "pvm_setopt", rc) : old;
+    old = t->opt[what];
     t->opt[what] = val;
     return old;
+}
+
+int pvm_setopt(int what, int val)
+{
+    TASK_OR_FAIL(t, "pvm_setopt");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_SETOPT)) {
+        pvm_tev_int(t, TEV_DID_OPT, what);
+        pvm_tev_int(t, TEV_DID_OPV, val);
+        pvm_tev_end(t);
+    }
+    return pvm_api_leave_int(t, &a, TEV_DID_OPV, setopt_body(t, what, val));
 }
 
 /* ------------------------------------------------------------ hosts */
@@ -117,7 +138,7 @@ static char host_names[NODE_MAX][NODE_HOST_MAX + 16];
  * job of MPI ranks has one per machine with a node in the VM, its hi_tid
  * that of the lowest node there.
  */
-int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
+static int config_body(int *nhost, int *narch, struct pvmhostinfo **hostp)
 {
     TASK_OR_FAIL(t, "pvm_config");
     int n = 0;
@@ -142,6 +163,23 @@ int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
     return 0;
 }
 
+int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_CONFIG);
+    int nh = 0, na = 0, *nhp = nhost ? nhost : &nh, *nap = narch ? narch : &na;
+    int cc = config_body(nhp, nap, hostp);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_NH, *nhp);
+        pvm_tev_int(t, TEV_DID_NA, *nap);
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_end(t);
+    }
+    return cc;
+}
+
 /* The host (machine) the task runs on: in PVM bit arithmetic (a tid's host
  * part names its host); here a tid's host part names the node that made
  * it, and the task may run on another node (spawned there, or moved), so
@@ -157,7 +195,7 @@ int pvm_tidtohost(int tid)
     return node >= 0 ? pvm_machine_tid(node) : tid & PVM_TID_HOST_MASK;
 }
 
-int pvm_archcode(char *arch)
+static int archcode_body(char *arch)
 {
     TASK_OR_FAIL(t, "pvm_archcode");
     if (!arch)
@@ -165,6 +203,18 @@ int pvm_archcode(char *arch)
     if (strcmp(arch, ARCH_NAME) == 0)
         return msg_native_dsig();
     return pvm_fail(t, "pvm_archcode", PvmNotFound); /* only archs in the VM */
+}
+
+int pvm_archcode(char *arch)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_ARCHCODE)) {
+        pvm_tev_str(t, TEV_DID_AN, arch);
+        pvm_tev_end(t);
+    }
+    int cc = archcode_body(arch);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_AC, cc) : cc;
 }
 
 static bool is_this_host(const char *name)
@@ -182,7 +232,7 @@ static bool name_up(const char *name)
                                     : false;
 }
 
-int pvm_mstat(char *host)
+static int mstat_body(char *host)
 {
     TASK_OR_FAIL(t, "pvm_mstat");
     if (!host || !*host)
@@ -190,6 +240,18 @@ int pvm_mstat(char *host)
     if (pvm_multi())
         return name_up(host) ? PvmOk : PvmNoHost;
     return is_this_host(host) ? PvmOk : PvmNoHost; /* silent, errno untouched */
+}
+
+int pvm_mstat(char *host)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_MSTAT)) {
+        pvm_tev_str(t, TEV_DID_HN, host);
+        pvm_tev_end(t);
+    }
+    int cc = mstat_body(host);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_HS, cc) : cc;
 }
 
 /* Why host `name` could not be added, on stderr: PVM's infos code says
@@ -498,22 +560,4 @@ int pvm_tickle(int narg, int *argp, int *nres, int *resp)
     return refuse("pvm_tickle", PvmNotImpl);
 }
 
-/* Tracing is not implemented: every mask is empty, setting one is
- * accepted and changes nothing. */
-int pvm_gettmask(int who, char *mask)
-{
-    TASK_OR_FAIL(t, "pvm_gettmask");
-    if ((who != PvmTaskSelf && who != PvmTaskChild) || !mask)
-        return pvm_fail(t, "pvm_gettmask", PvmBadParam);
-    memset(mask, '@', TEV_MASK_LENGTH - 1);
-    mask[TEV_MASK_LENGTH - 1] = '\0';
-    return 0;
-}
-
-int pvm_settmask(int who, char *mask)
-{
-    TASK_OR_FAIL(t, "pvm_settmask");
-    if ((who != PvmTaskSelf && who != PvmTaskChild) || !mask)
-        return pvm_fail(t, "pvm_settmask", PvmBadParam);
-    return 0;
-}
+/* pvm_gettmask, pvm_settmask: tev.c. */

@@ -26,6 +26,7 @@
 #include "pvm/move.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 /* ------------------------------------------------------------ queue entries */
 
@@ -179,6 +180,18 @@ static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
     return rc;
 }
 
+int pvm_send_msg(struct pvm_task *t, msg_buf_t *b, int dst_tid, int tag, int ctx)
+{
+    int src = t ? t->tid : PVM_TID_PVMD;
+    *msg_buf_hdr(b) = (msg_hdr_t){.tag = tag, .ctx = ctx, .src = src, .dst = dst_tid};
+    struct pvm_task *dst = pvm_task_by_tid(dst_tid);
+    if (dst) /* b is the receiver's alone, as psend's */
+        return pvm_deliver(dst, b);
+    int rc = pvm_multi() ? pvm_remote_send(b, dst_tid) : 0;
+    msg_buf_unref(b);
+    return rc;
+}
+
 /* Can tid be a destination?  Reserved (negative, pvmd) tids only with
  * PvmResvTids, as in PVM. */
 static bool dest_ok(const struct pvm_task *t, int tid)
@@ -186,22 +199,47 @@ static bool dest_ok(const struct pvm_task *t, int tid)
     return pvm_is_task_tid(tid) || (t->opt[PvmResvTids] && tid != 0);
 }
 
+/* The bytes of t's send buffer, as pvm_bufinfo says them (-1: none):
+ * the MNB of a send's trace event. */
+static int sbuf_bytes(struct pvm_task *t)
+{
+    msg_buf_t *b = pvm_buf(t, t->sbuf);
+    return !b ? -1 : msg_buf_enc(b) == PvmDataInPlace ? 0 : (int)msg_buf_len(b);
+}
+
+static int send_body(struct pvm_task *t, int tid, int tag)
+{
+    if (unlikely(tid == PVM_TRACE_TID && tag == PVM_TRACE_CODE))
+        return pvm_tev_user_event(t); /* a user-defined trace event */
+    if (unlikely((tag < 0 && !t->opt[PvmResvTids]) || !dest_ok(t, tid)))
+        return PvmBadParam;
+    if (unlikely(!pvm_buf(t, t->sbuf)))
+        return PvmNoBuf;
+    struct pvm_task *dst = pvm_task_by_tid(tid);
+    if (likely(dst))
+        return send_to(t, t->sbuf, dst, tag);
+    if (pvm_multi())
+        return send_remote(t, t->sbuf, tid, tag);
+    return 0; /* PVM drops a message to a task that is gone, silently */
+}
+
 int pvm_send(int tid, int tag)
 {
     TASK_OR_FAIL(t, "pvm_send");
-    if (unlikely((tag < 0 && !t->opt[PvmResvTids]) || !dest_ok(t, tid)))
-        return pvm_fail(t, "pvm_send", PvmBadParam);
-    if (unlikely(!pvm_buf(t, t->sbuf)))
-        return pvm_fail(t, "pvm_send", PvmNoBuf);
-    struct pvm_task *dst = pvm_task_by_tid(tid);
-    int rc;
-    if (likely(dst))
-        rc = send_to(t, t->sbuf, dst, tag);
-    else if (pvm_multi())
-        rc = send_remote(t, t->sbuf, tid, tag);
-    else
-        return 0; /* PVM drops a message to a task that is gone, silently */
-    return unlikely(rc) ? pvm_fail(t, "pvm_send", rc) : 0;
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_SEND)) {
+        pvm_tev_int(t, TEV_DID_MNB, sbuf_bytes(t));
+        pvm_tev_int(t, TEV_DID_DST, tid);
+        pvm_tev_int(t, TEV_DID_MC, tag);
+        pvm_tev_int(t, TEV_DID_MCX, t->ctx);
+        pvm_tev_end(t);
+    }
+    int cc = send_body(t, tid, tag);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_end(t);
+    }
+    return unlikely(cc) ? pvm_fail(t, "pvm_send", cc) : 0;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -210,22 +248,21 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int pvm_mcast(int *tids, int n, int tag)
+static int mcast_body(struct pvm_task *t, int *tids, int n, int tag)
 {
-    TASK_OR_FAIL(t, "pvm_mcast");
     if (n < 0 || (n > 0 && !tids) || (tag < 0 && !t->opt[PvmResvTids]))
-        return pvm_fail(t, "pvm_mcast", PvmBadParam);
+        return PvmBadParam;
     for (int i = 0; i < n; i++)
         if (!dest_ok(t, tids[i]))
-            return pvm_fail(t, "pvm_mcast", PvmBadParam);
+            return PvmBadParam;
     if (!pvm_buf(t, t->sbuf))
-        return pvm_fail(t, "pvm_mcast", PvmNoBuf);
+        return PvmNoBuf;
     if (n == 0)
         return 0;
     /* PVM sends once to each distinct task and never to the sender. */
     int *set = malloc((size_t)n * sizeof *set);
     if (!set)
-        return pvm_fail(t, "pvm_mcast", PvmNoMem);
+        return PvmNoMem;
     memcpy(set, tids, (size_t)n * sizeof *set);
     qsort(set, (size_t)n, sizeof *set, cmp_int);
     int rc = 0;
@@ -239,7 +276,26 @@ int pvm_mcast(int *tids, int n, int tag)
             rc = send_remote(t, t->sbuf, set[i], tag);
     }
     free(set);
-    return rc ? pvm_fail(t, "pvm_mcast", rc) : 0;
+    return rc;
+}
+
+int pvm_mcast(int *tids, int n, int tag)
+{
+    TASK_OR_FAIL(t, "pvm_mcast");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_MCAST)) {
+        pvm_tev_int(t, TEV_DID_MNB, sbuf_bytes(t));
+        pvm_tev_int(t, TEV_DID_MC, tag);
+        pvm_tev_int(t, TEV_DID_MCX, t->ctx);
+        pvm_tev_ints(t, TEV_DID_MDL, tids, tids && n > 0 ? n : 0);
+        pvm_tev_end(t);
+    }
+    int cc = mcast_body(t, tids, n, tag);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_end(t);
+    }
+    return cc ? pvm_fail(t, "pvm_mcast", cc) : 0;
 }
 
 /* Bytes of one item of a PVM data type, or 0 for an unknown type. */
@@ -255,9 +311,9 @@ static int type_size(int type)
     }
 }
 
-int pvm_psend(int tid, int tag, void *buf, int len, int type)
+/* pvm_psend, its errors reported. */
+static int psend_body(struct pvm_task *t, int tid, int tag, void *buf, int len, int type)
 {
-    TASK_OR_FAIL(t, "pvm_psend");
     if ((tag < 0 && !t->opt[PvmResvTids]) || !dest_ok(t, tid)) {
         (void)pvm_fail(t, "pvm_send", PvmBadParam);
         return pvm_fail(t, "pvm_psend", PvmBadParam);
@@ -283,6 +339,27 @@ int pvm_psend(int tid, int tag, void *buf, int len, int type)
     /* b is new and the receiver's alone: no strategy has anything to do */
     rc = pvm_deliver(dst, b);
     return rc ? pvm_fail(t, "pvm_psend", rc) : 0;
+}
+
+int pvm_psend(int tid, int tag, void *buf, int len, int type)
+{
+    TASK_OR_FAIL(t, "pvm_psend");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_PSEND)) {
+        pvm_tev_int(t, TEV_DID_DST, tid);
+        pvm_tev_int(t, TEV_DID_MC, tag);
+        pvm_tev_int(t, TEV_DID_MCX, t->ctx);
+        pvm_tev_long(t, TEV_DID_PDA, (long)buf);
+        pvm_tev_int(t, TEV_DID_PC, len);
+        pvm_tev_int(t, TEV_DID_PDT, type);
+        pvm_tev_end(t);
+    }
+    int cc = psend_body(t, tid, tag, buf, len, type);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 /* ------------------------------------------------------------ handlers */
@@ -665,10 +742,54 @@ static int nothing_received(struct pvm_task *t)
     return 0;
 }
 
+/* A receive's ENTRY event: what it waits for (and trecv's timeout). */
+static void recv_entry(struct pvm_task *t, int tid, int tag, const struct timeval *tmout)
+{
+    pvm_tev_int(t, TEV_DID_RST, tid);
+    pvm_tev_int(t, TEV_DID_RMC, tag);
+    pvm_tev_int(t, TEV_DID_RCX, t->ctx);
+    if (tmout) {
+        pvm_tev_int(t, TEV_DID_MTS, (int)tmout->tv_sec);
+        pvm_tev_int(t, TEV_DID_MTU, (int)tmout->tv_usec);
+    }
+    pvm_tev_end(t);
+}
+
+/* A receive's EXIT event: the buffer id it returned (or its error), then
+ * the message's bytes, tag, context and source (-1 when none came). */
+static void recv_exit(struct pvm_task *t, int id)
+{
+    msg_buf_t *b = id > 0 ? pvm_buf(t, id) : NULL;
+    const msg_hdr_t *h = b ? msg_buf_hdr(b) : NULL;
+    pvm_tev_int(t, TEV_DID_MB, id);
+    pvm_tev_int(t, TEV_DID_MNB, b ? (int)msg_buf_len(b) : -1);
+    pvm_tev_int(t, TEV_DID_MC, h ? h->tag : -1);
+    pvm_tev_int(t, TEV_DID_MCX, t->ctx);
+    pvm_tev_int(t, TEV_DID_SRC, h ? h->src : -1);
+    pvm_tev_end(t);
+}
+
+/* pvm_recv, pvm_nrecv, pvm_trecv: the receive and its trace points. */
+static int recv_traced(struct pvm_task *t, int kind, const char *fn, int tid, int tag,
+                       const struct timeval *tmout)
+{
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, kind))
+        recv_entry(t, tid, tag, kind == TEV_TRECV ? tmout : NULL);
+    int id = receive(t, fn, tid, tag, tmout, RECV_TAKE);
+    if (kind == TEV_NRECV && id == 0)
+        id = nothing_received(t);
+    else if (kind == TEV_TRECV && id <= 0) /* PVM frees it first, whatever comes */
+        (void)nothing_received(t);
+    if (pvm_api_leave(t, &a))
+        recv_exit(t, id);
+    return id;
+}
+
 int pvm_recv(int tid, int tag)
 {
     TASK_OR_FAIL(t, "pvm_recv");
-    return receive(t, "pvm_recv", tid, tag, NULL, RECV_TAKE);
+    return recv_traced(t, TEV_RECV, "pvm_recv", tid, tag, NULL);
 }
 
 static const struct timeval poll_now = {0, 0};
@@ -676,29 +797,33 @@ static const struct timeval poll_now = {0, 0};
 int pvm_nrecv(int tid, int tag)
 {
     TASK_OR_FAIL(t, "pvm_nrecv");
-    int id = receive(t, "pvm_nrecv", tid, tag, &poll_now, RECV_TAKE);
-    return id == 0 ? nothing_received(t) : id;
+    return recv_traced(t, TEV_NRECV, "pvm_nrecv", tid, tag, &poll_now);
 }
 
 int pvm_trecv(int tid, int tag, struct timeval *tmout)
 {
     TASK_OR_FAIL(t, "pvm_trecv");
-    int id = receive(t, "pvm_trecv", tid, tag, tmout, RECV_TAKE);
-    if (id <= 0) /* PVM frees it first, whatever comes (PvmSysErr too) */
-        (void)nothing_received(t);
-    return id;
+    return recv_traced(t, TEV_TRECV, "pvm_trecv", tid, tag, tmout);
 }
 
 int pvm_probe(int tid, int tag)
 {
     TASK_OR_FAIL(t, "pvm_probe");
-    return receive(t, "pvm_probe", tid, tag, &poll_now, RECV_PROBE);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_PROBE))
+        recv_entry(t, tid, tag, NULL);
+    int cc = receive(t, "pvm_probe", tid, tag, &poll_now, RECV_PROBE);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
-int pvm_precv(int tid, int tag, void *buf, int len, int type, int *rtid, int *rtag,
-              int *rlen)
+/* pvm_precv, its errors reported; what came in *src, *tag, *len (-1: none). */
+static int precv_body(struct pvm_task *t, int tid, int tag, void *buf, int len, int type,
+                      int got[3])
 {
-    TASK_OR_FAIL(t, "pvm_precv");
     if (type == PVM_STR)
         return pvm_fail(t, "pvm_precv", PvmNotImpl);
     int size = type_size(type);
@@ -720,15 +845,48 @@ int pvm_precv(int tid, int tag, void *buf, int len, int type, int *rtid, int *rt
     if (want && have) /* the bytes as they are: PVM does not decode them */
         rc = pvm_code_from_errno(
             msg_unpack(b, PVM_BYTE, buf, (int)(want < have ? want : have), 1));
-    if (rtid)
-        *rtid = h->src;
-    if (rtag)
-        *rtag = h->tag;
-    if (rlen)
-        *rlen = (int)msg_buf_len(b);
+    got[0] = h->src;
+    got[1] = h->tag;
+    got[2] = (int)msg_buf_len(b);
     pvm_buf_drop(t, id);
     t->rbuf = pvm_buf(t, saved) ? saved : 0;
     return rc ? pvm_fail(t, "pvm_precv", rc) : 0;
+}
+
+int pvm_precv(int tid, int tag, void *buf, int len, int type, int *rtid, int *rtag,
+              int *rlen)
+{
+    TASK_OR_FAIL(t, "pvm_precv");
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_PRECV)) {
+        pvm_tev_int(t, TEV_DID_RST, tid);
+        pvm_tev_int(t, TEV_DID_RMC, tag);
+        pvm_tev_int(t, TEV_DID_RCX, t->ctx);
+        pvm_tev_long(t, TEV_DID_PDA, (long)buf);
+        pvm_tev_int(t, TEV_DID_PC, len);
+        pvm_tev_int(t, TEV_DID_PDT, type);
+        pvm_tev_end(t);
+    }
+    int got[3] = {-1, -1, -1}; /* source, tag, bytes */
+    int cc = precv_body(t, tid, tag, buf, len, type, got);
+    if (got[0] != -1 || got[1] != -1 || got[2] != -1) {
+        if (rtid)
+            *rtid = got[0];
+        if (rtag)
+            *rtag = got[1];
+        if (rlen)
+            *rlen = got[2];
+    }
+    if (pvm_api_leave(t, &a)) {
+        bool none = cc < 0;
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_int(t, TEV_DID_MNB, none ? -1 : got[2]);
+        pvm_tev_int(t, TEV_DID_MC, none ? -1 : got[1]);
+        pvm_tev_int(t, TEV_DID_MCX, t->ctx);
+        pvm_tev_int(t, TEV_DID_SRC, none ? -1 : got[0]);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 /* The matcher PVM installs by default; returned by pvm_recvf so that a
@@ -773,7 +931,7 @@ static int ctx_add(int c)
     return c;
 }
 
-int pvm_newcontext(void)
+static int newcontext_body(void)
 {
     TASK_OR_FAIL(t, "pvm_newcontext");
     if (pvm_node.next_ctx > PVM_TID_LOCAL_MASK)
@@ -785,7 +943,17 @@ int pvm_newcontext(void)
     return c;
 }
 
-int pvm_setcontext(int ctx)
+int pvm_newcontext(void)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_NEWCONTEXT);
+    int cc = newcontext_body();
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CXN, cc) : cc;
+}
+
+static int setcontext_body(int ctx)
 {
     TASK_OR_FAIL(t, "pvm_setcontext");
     int old = t->ctx;
@@ -793,13 +961,35 @@ int pvm_setcontext(int ctx)
     return old;
 }
 
-int pvm_getcontext(void)
+int pvm_setcontext(int ctx)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_SETCONTEXT)) {
+        pvm_tev_int(t, TEV_DID_CXS, ctx);
+        pvm_tev_end(t);
+    }
+    int cc = setcontext_body(ctx);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CC, cc) : cc;
+}
+
+static int getcontext_body(void)
 {
     TASK_OR_FAIL(t, "pvm_getcontext");
     return t->ctx;
 }
 
-int pvm_freecontext(int ctx)
+int pvm_getcontext(void)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_GETCONTEXT);
+    int cc = getcontext_body();
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CXC, cc) : cc;
+}
+
+static int freecontext_body(int ctx)
 {
     TASK_OR_FAIL(t, "pvm_freecontext");
     if (ctx == 0) /* 0 means "new" in the pvmd protocol: PVM allocates */
@@ -810,4 +1000,16 @@ int pvm_freecontext(int ctx)
             return 0;
         }
     return pvm_fail(t, "pvm_freecontext", PvmNotFound);
+}
+
+int pvm_freecontext(int ctx)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_FREECONTEXT)) {
+        pvm_tev_int(t, TEV_DID_CXF, ctx);
+        pvm_tev_end(t);
+    }
+    int cc = freecontext_body(ctx);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CC, cc) : cc;
 }

@@ -19,6 +19,7 @@
 
 #include "pvm/move.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 /* A message: its serialised form, length first. */
 static void put_msg(struct bytes_out *w, const msg_buf_t *b)
@@ -70,6 +71,7 @@ static int queue_index(const struct pvm_task *t, const struct pvm_qmsg *q)
 
 int pvm_move_pack(struct pvm_task *t, struct bytes_out *w)
 {
+    pvm_tev_moving(t); /* its trace buffer is this node's: sent before it goes */
     if (pvm_task_own_sibs(t) != 0)
         return PvmNoMem;
     size_t nlen = strlen(t->name) + 1;
@@ -95,7 +97,7 @@ int pvm_move_pack(struct pvm_task *t, struct bytes_out *w)
         if (!s->buf)
             continue;
         bytes_put32(w, id);
-        bytes_put32(w, s->ctx_set);
+        bytes_put32(w, s->ctx_set | s->trace << 1);
         int qi = s->queued ? queue_index(t, s->queued) : -1;
         bytes_put32(w, qi);
         if (qi < 0) {
@@ -181,7 +183,8 @@ static int unpack_bufs(struct pvm_task *t, struct bytes_in *r, struct pvm_qmsg *
         if (r->bad || id <= 0 || id >= t->nbufs || qi >= nq)
             return PvmBadMsg;
         struct pvm_bufslot *s = &t->bufs[id];
-        s->ctx_set = ctx_set != 0;
+        s->ctx_set = ctx_set & 1;
+        s->trace = ctx_set & 2;
         if (qi >= 0) {
             s->queued = byindex[qi];
             s->buf = byindex[qi]->buf;
@@ -231,7 +234,7 @@ int pvm_move_unpack(struct pvm_task *t, struct ulp *u, const void *p, size_t len
     list_init(&t->inq);
     list_init(&t->watchers);
     for (int id = 1; id < t->nbufs; id++)
-        t->bufs[id] = (struct pvm_bufslot){NULL, NULL, false};
+        t->bufs[id] = (struct pvm_bufslot){NULL, NULL, false, false};
     int rc = pvm_task_register(t, u);
     if (rc != 0)
         return rc;

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pvm3.h>
+#include <pvmtev.h>
 
 #include "core/core.h"
 #include "mem/mem.h"
@@ -66,6 +67,7 @@ struct pvm_bufslot {
     msg_buf_t *buf;
     struct pvm_qmsg *queued;
     bool ctx_set; /* pvm_setminfo gave it a context: sends use that one */
+    bool trace;   /* PvmDataTrace: a user-defined trace event (tev.h) */
 };
 
 /* The tasks started by one pvm_spawn: shared, freed with the last. */
@@ -104,6 +106,21 @@ enum pvm_result {
     PVM_RESULT_BINDING,      /* a language binding's state: pvm_task_binding */
     PVM_RESULT_COUNT
 };
+
+/* ------------------------------------------------------------ tracing */
+
+/* One tracer's settings (pvmtev.h's struct Pvmtracer less the output
+ * fields): where a task's trace events go and which.  Plain data: it
+ * travels in spawn frames as it is. */
+struct pvm_tracer {
+    int32_t tid, ctx, tag;  /* trace messages go to tid, in ctx, with tag */
+    int32_t buf;            /* buffer events up to this many bytes; 0: none */
+    int32_t opt;            /* PvmTraceFull, PvmTraceTime, PvmTraceCount */
+    char mask[TEV_MASK_LENGTH];
+};
+
+/* A task's PVM tracing (tev.c), made the first time it is asked for. */
+struct pvm_tev;
 
 /* ------------------------------------------------------------ traffic */
 
@@ -162,6 +179,9 @@ struct pvm_task {
     bool hold_local;           /* just arrived: this node's own sends to it
                                 * wait for the flush (pvm/move.h) */
     bool exiting;              /* pvm_exit in progress */
+    bool tev_on;               /* its calls send trace events (tev.h) */
+    uint16_t trc_depth;        /* UPVM trace: timeline calls in progress (tev.h) */
+    struct pvm_tev *tev;       /* its tracers, NULL: none set (tev.c) */
 
     /* its heaviest partners (pvm_count_send) */
     struct pvm_traffic traffic[PVM_TRAFFIC_PEERS];
@@ -440,6 +460,12 @@ int pvm_deliver(struct pvm_task *dst, msg_buf_t *b) HIDDEN;
  */
 int pvm_buf_for_receiver(msg_buf_t *src, msg_buf_t **out) HIDDEN;
 
+/* Send b, a message t made (consumed), to dst_tid with tag and ctx, as
+ * t's ordinary messages go: the trace messages (tev.c); t NULL: from the
+ * "pvmd" (PVM_TID_PVMD).  0 or a PVM error; nothing is sent, silently,
+ * to a task that is gone. */
+int pvm_send_msg(struct pvm_task *t, msg_buf_t *b, int dst_tid, int tag, int ctx) HIDDEN;
+
 /* Send the int `value` from the pvmd (source PVM_TID_PVMD) to tid with
  * tag and ctx: notify messages.  Silently nothing if tid is gone. */
 void pvm_send_pvmd_int(int tid, int tag, int ctx, int value) HIDDEN;
@@ -450,9 +476,6 @@ void pvm_qmsg_free(struct pvm_qmsg *q) HIDDEN;
 /* Exported, not declared in pvm3.h (nor in PVM's): the va_list forms. */
 UPVM_API int pvm_vpackf(const char *fmt, va_list ap);
 UPVM_API int pvm_vunpackf(const char *fmt, va_list ap);
-/* pvmtev.h's trace masks (tracing is not implemented: masks are empty). */
-UPVM_API int pvm_gettmask(int who, char *mask);
-UPVM_API int pvm_settmask(int who, char *mask);
 /* Declared by pvm3.h only under NOTMPNAM, exported always (as by PVM). */
 UPVM_API char *pvmtmpnam(char *buf);
 

@@ -29,6 +29,7 @@
 #include "pvm/move.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 
 struct node_dir pvm_dir;
@@ -238,6 +239,7 @@ static void on_msg(int src, const struct node_frame *f, const void *p, size_t le
 
 struct spawn_spec {
     int32_t flag, ptid, ctx, program, nargs, out;
+    struct pvm_tracer trc; /* the spawner's child tracer (tev.h) */
 };
 
 /* Where task i of n spawned with flag/where goes: a node, or a PVM error.
@@ -330,7 +332,8 @@ int pvm_remote_spawn(struct pvm_task *t, int node, int flag, const char *name,
     if (!buf)
         return PvmOutOfRes;
     struct spawn_spec spec = {flag, (flag & PvmNoSpawnParent) ? PvmParentNotSet : t->tid,
-                              t->ctx, path != NULL, nargs, t->opt[PvmOutputTid]};
+                              t->ctx, path != NULL, nargs, t->opt[PvmOutputTid], {0}};
+    pvm_tev_child_tracer(t, &spec.trc);
     memcpy(p, &spec, sizeof spec);
     p += sizeof spec;
     memcpy(p, given, (size_t)count * sizeof(int32_t));
@@ -479,7 +482,7 @@ static void on_spawn(int src, const struct node_frame *f, const void *payload, s
     if (!tids || !argv || !name || !path) {
         node_rpc_reply(src, f->b, PvmOutOfRes, NULL, 0);
     } else {
-        struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src, spec.out};
+        struct pvm_spawn_origin o = {spec.ptid, spec.ctx, src, spec.out, spec.trc};
         pvm_spawn_here(&o, spec.flag, name, spec.program ? path : NULL, argv, count, tids,
                        true);
         tell_located(src, tids, count);

@@ -178,6 +178,7 @@ struct pvm_spawn_origin {
     int ptid, ctx;
     int node;                 /* the spawner's */
     int out;                  /* its PvmOutputTid: where the children's output goes */
+    struct pvm_tracer trc;    /* its child tracer: the children's own (tev.h) */
 };
 
 /* Start count tasks here (program: a file, else name is registered);

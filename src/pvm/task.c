@@ -29,6 +29,7 @@
 #include "net/net.h"
 #include "pvm/pvm.h"
 #include "pvm/remote.h"
+#include "pvm/tev.h"
 
 struct pvm_node pvm_node;
 
@@ -551,7 +552,12 @@ static struct pvm_task *task_new(struct ulp *u, int ptid, int ctx, int given)
 
 struct pvm_task *pvm_enroll(struct ulp *u)
 {
-    return task_new(u, PvmNoParent, 0, 0);
+    struct pvm_task *t = task_new(u, PvmNoParent, 0, 0);
+    if (t && pvm_tev_task_init(t, NULL) != 0) { /* PVMTMASK ... (tev.h) */
+        pvm_task_leave(t);
+        return NULL;
+    }
+    return t;
 }
 
 static void sibs_unref(struct pvm_sibs *s)
@@ -598,6 +604,10 @@ static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *
 {
     int ptid = (flag & PvmNoSpawnParent) ? PvmParentNotSet : o->ptid;
     struct pvm_task *t = task_new(u, ptid, o->ctx, given);
+    if (t && pvm_tev_task_init(t, &o->trc) != 0) { /* the spawner's child tracer */
+        pvm_task_leave(t);
+        return NULL;
+    }
     if (t && sibs) {
         t->sibs = sibs;
         sibs->refs++;
@@ -616,7 +626,9 @@ static struct pvm_task *child_new(const struct pvm_spawn_origin *o, struct ulp *
 
 static struct pvm_spawn_origin origin_of(const struct pvm_task *t)
 {
-    return (struct pvm_spawn_origin){t->tid, t->ctx, node_job_self(), t->opt[PvmOutputTid]};
+    struct pvm_spawn_origin o = {t->tid, t->ctx, node_job_self(), t->opt[PvmOutputTid], {0}};
+    pvm_tev_child_tracer(t, &o.trc);
+    return o;
 }
 
 /* Deliver every PvmTaskExit notification waiting on t. */
@@ -655,12 +667,16 @@ void pvm_task_leave(struct pvm_task *t)
     t->exiting = true;
     pvm_groups_task_leave(t);
     pvm_mbox_task_leave(t);
+    pvm_tev_release(t); /* what pvm_exit did not send is lost, as in PVM */
     pvm_bufs_release(t);
     /* Gone from the tables before anyone is told, so a notified task that
      * asks (pvm_pstat) already sees it dead. */
     task_tables_remove(t, false);
     proc_output_keep_name(t->ulp); /* what it writes later: still its tid */
     pvm_output_left(t);
+    struct pvm_tracer tr;
+    pvm_tev_self_tracer(t, &tr);
+    pvm_tev_endtask(&tr, t, 0); /* the pvmd tells its tracer */
     if (pvm_multi() && !is_home(t->tid))
         pvm_remote_task_gone(t->tid); /* its home frees its tid */
     t->ulp->ext[ULP_EXT_PVM] = NULL;
@@ -668,6 +684,7 @@ void pvm_task_leave(struct pvm_task *t)
     sibs_drop(t);
     free(t->argv);
     pvm_task_free(t, t->mhfs);
+    pvm_task_free(t, t->tev);
     for (int i = 0; i < PVM_RESULT_COUNT; i++)
         pvm_task_free(t, t->results[i]);
     pvm_task_free(t, t);
@@ -728,6 +745,10 @@ int pvm_exit(void)
     struct pvm_task *t = pvm_current();
     if (!t)
         return PvmSysErr;
+    struct pvm_api a; /* only its ENTRY event: the task ends */
+    if (pvm_api_enter(t, &a, TEV_EXIT))
+        pvm_tev_end(t);
+    pvm_tev_flush(t); /* what it held back, or its summary, as libpvm */
     pvm_output_wait(t); /* the output it catches, to its end */
     pvm_task_leave(t);
     return 0;
@@ -736,7 +757,16 @@ int pvm_exit(void)
 int pvm_mytid(void)
 {
     struct pvm_task *t = pvm_current();
-    return t ? t->tid : pvm_fail(NULL, "pvm_mytid", PvmSysErr);
+    if (!t)
+        return pvm_fail(NULL, "pvm_mytid", PvmSysErr);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_MYTID))
+        pvm_tev_end(t);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_MT, t->tid);
+        pvm_tev_end(t);
+    }
+    return t->tid;
 }
 
 int pvm_parent(void)
@@ -744,10 +774,17 @@ int pvm_parent(void)
     struct pvm_task *t = pvm_current();
     if (!t)
         return pvm_fail(NULL, "pvm_parent", PvmSysErr);
+    struct pvm_api a;
+    if (pvm_api_enter(t, &a, TEV_PARENT))
+        pvm_tev_end(t);
+    if (pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_PT, t->ptid);
+        pvm_tev_end(t);
+    }
     return t->ptid; /* PvmNoParent / PvmParentNotSet: silent, as in PVM */
 }
 
-int pvm_siblings(int **tids)
+static int siblings_body(int **tids)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -767,6 +804,21 @@ int pvm_siblings(int **tids)
     if (tids)
         *tids = t->sibs->tids;
     return t->sibs->n;
+}
+
+int pvm_siblings(int **tids)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t)
+        pvm_api_enter_bare(t, &a, TEV_SIBLINGS);
+    int *list = NULL, **lp = tids ? tids : &list; /* the caller's, as it was */
+    int cc = siblings_body(lp);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_ints(t, TEV_DID_SIB, *lp, cc > 0 && *lp ? cc : 0);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 /* ------------------------------------------------------------ spawn */
@@ -853,6 +905,8 @@ static int spawn_one(const struct pvm_spawn_origin *parent, int flag, const stru
     t->argc = argc;
     t->argv = v;
     *tid_out = t->tid;
+    pvm_tev_newtask(&parent->trc, t->tid, parent->ptid, flag & ~PVM_SPAWN_REPORT_STATUS,
+                    e->name);
     return 0;
 }
 
@@ -897,6 +951,7 @@ static int spawn_program(const struct pvm_spawn_origin *parent, int flag, const 
     const char *slash = strrchr(file, '/');
     t->name = pvm_intern(slash ? slash + 1 : file);
     *tid_out = t->tid;
+    pvm_tev_newtask(&parent->trc, t->tid, parent->ptid, flag & ~PVM_SPAWN_REPORT_STATUS, file);
     return 0;
 }
 
@@ -1007,7 +1062,26 @@ static int spawn_placed(struct pvm_task *t, int flag, const char *where,
 
 int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
 {
-    return pvm_spawn_flagged(file, argv, flag & ~PVM_SPAWN_REPORT_STATUS, where, ntask, tids);
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_SPAWN)) {
+        pvm_tev_str(t, TEV_DID_SE, file);
+        pvm_tev_str(t, TEV_DID_SW, where);
+        pvm_tev_int(t, TEV_DID_SF, flag);
+        pvm_tev_int(t, TEV_DID_SC, ntask);
+        pvm_tev_end(t);
+    }
+    /* traced: the tids are in the EXIT event even if the caller wants none */
+    int *own = a.top && !tids && ntask > 0 ? malloc((size_t)ntask * sizeof *own) : NULL;
+    int *list = own ? own : tids;
+    int cc = pvm_spawn_flagged(file, argv, flag & ~PVM_SPAWN_REPORT_STATUS, where, ntask, list);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_ints(t, TEV_DID_STL, list, list && cc > 0 ? cc : 0); /* as libpvm: cc of them */
+        pvm_tev_end(t);
+    }
+    free(own);
+    return cc;
 }
 
 int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask, int *tids)
@@ -1078,9 +1152,12 @@ int pvm_spawn_flagged(char *file, char **argv, int flag, char *where, int ntask,
                                      sibs, ntask, given, result)
                       : spawn_local(&o, flag, &entry, file, program ? path : NULL, argv, sibs,
                                     ntask, given, result);
-    for (int i = 0; i < ntask; i++)
+    for (int i = 0; i < ntask; i++) {
         if (result[i] < 0 && given[i] > 0)
             pvm_tid_release(given[i]); /* that copy did not start */
+        if (result[i] > 0) /* the pvmd tells the children's tracer */
+            pvm_tev_spntask(&o.trc, result[i], t->tid);
+    }
     free(given);
     if (pvm_multi()) {
         pvm_sibs_arrived(sibs);
@@ -1221,7 +1298,7 @@ int pvm_kill(int tid)
 
 /* ------------------------------------------------------------ status */
 
-int pvm_pstat(int tid)
+static int pstat_body(int tid)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -1234,6 +1311,18 @@ int pvm_pstat(int tid)
     if (pvm_multi() && pvm_tid_node(tid) != node_job_self())
         return pvm_remote_pstat(tid);
     return PvmNoTask;
+}
+
+int pvm_pstat(int tid)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_PSTAT)) {
+        pvm_tev_int(t, TEV_DID_TT, tid);
+        pvm_tev_end(t);
+    }
+    int cc = pstat_body(tid);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_TST, cc) : cc;
 }
 
 void pvm_tasks_visit(pvm_task_visit_fn fn, void *ctx)
@@ -1280,7 +1369,7 @@ const char *upvm_tasks_waits(int i)
     return w[i];
 }
 
-int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
+static int tasks_body(int where, int *ntaskp, struct pvmtaskinfo **tip)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -1324,6 +1413,24 @@ int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
     if (tip)
         *tip = taskinfo_buf;
     return 0;
+}
+
+int pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **tip)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_TASKS)) {
+        pvm_tev_int(t, TEV_DID_TW, where);
+        pvm_tev_end(t);
+    }
+    int n = 0, *np = ntaskp ? ntaskp : &n; /* the caller's, as it was */
+    int cc = tasks_body(where, np, tip);
+    if (t && pvm_api_leave(t, &a)) {
+        pvm_tev_int(t, TEV_DID_CC, cc);
+        pvm_tev_int(t, TEV_DID_TNT, cc < 0 ? 0 : *np);
+        pvm_tev_end(t);
+    }
+    return cc;
 }
 
 /* ------------------------------------------------------------ notify */
@@ -1379,7 +1486,7 @@ static int notify_task_exit(struct pvm_task *t, bool cancel, int tag, int cnt, i
     return 0;
 }
 
-int pvm_notify(int what, int tag, int cnt, int *tids)
+static int notify_body(int what, int tag, int cnt, int *tids)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -1425,6 +1532,20 @@ int pvm_notify(int what, int tag, int cnt, int *tids)
         break;
     }
     return rc < 0 ? pvm_fail(t, "pvm_notify", rc) : rc;
+}
+
+int pvm_notify(int what, int tag, int cnt, int *tids)
+{
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_NOTIFY)) {
+        pvm_tev_int(t, TEV_DID_NE, what);
+        pvm_tev_int(t, TEV_DID_NMC, tag);
+        pvm_tev_ints(t, TEV_DID_NTL, tids, what != PvmHostAdd && tids && cnt > 0 ? cnt : 0);
+        pvm_tev_end(t);
+    }
+    int cc = notify_body(what, tag, cnt, tids);
+    return t ? pvm_api_leave_int(t, &a, TEV_DID_CC, cc) : cc;
 }
 
 bool pvm_watch_exit_here(int watched, int watcher, int tag, int ctx, bool cancel)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""check-pvm3h.py - compare UPVM's include/pvm3.h with a real PVM pvm3.h.
+"""check-pvm3h.py - compare UPVM's include/pvm3.h (or pvmtev.h) with a real
+PVM header of the same name.
 
 Checks, using the C compiler on both headers:
   1. functions: every function the reference declares is declared in ours
@@ -14,6 +15,7 @@ Exits 0 when ours matches, 1 (listing every difference) when not, and 77
 
 Usage: check-pvm3h.py --ours include/pvm3.h [--ref /usr/include/pvm3.h]
                       [--cc cc]
+       check-pvm3h.py --ours include/pvmtev.h --ref /usr/include/pvmtev.h
 """
 import argparse
 import os
@@ -30,10 +32,24 @@ SKIP = 77
 DEFINES = ["-DNOTMPNAM", "-DPVM33COMPAT"]
 PRELUDE = "#include <stdio.h>\n#include <sys/time.h>\n"
 
-# Function-like macros and the arguments to try them with.
+# A value of a trace mask (pvmtev.h): a mask made by TEV_MASK_INIT, the
+# statement %s done on it, then its character number %d.
+MASK_EXPR = "({ Pvmtmask m_; TEV_MASK_INIT(m_); %s; (int)m_[%d]; })"
+
+# Function-like macros and the arguments to try them with (for pvmtev.h's
+# mask macros: whole expressions, which start with "({").
 MACRO_CALLS = {
     "PvmMboxDirectIndexOf": ["0", "0x7fffffff", "(5 << 10) | 0x3ff"],
     "PvmMboxDirectIndex": ["0", "3", "1000"],
+    # pvmtev.h's mask macros: a statement expression each (a GNU C
+    # extension), on a mask TEV_MASK_INIT made; the value is the characters
+    # that the call touched (or the check), so both headers must agree
+    "TEV_MASK_SET": [MASK_EXPR % ("TEV_MASK_SET(m_, %d)" % k, k // 4)
+                     for k in (0, 47, 108)],
+    "TEV_MASK_UNSET": [MASK_EXPR % ("TEV_MASK_SET(m_, 45); TEV_MASK_UNSET(m_, 45)", 11)],
+    "TEV_MASK_CHECK": [MASK_EXPR % ("m_[11] = 0x4f; m_[0] = TEV_MASK_CHECK(m_, 47) != 0", 0)],
+    "TEV_MASK_INIT": [MASK_EXPR % ("(void)0", 34) + " * 1000 + " +
+                      MASK_EXPR % ("(void)0", 35)],
 }
 
 
@@ -154,7 +170,7 @@ def main():
 
         # 2. macros
         ref_m, our_m = macros(a.cc, a.ref, tmp), macros(a.cc, a.ours, tmp)
-        ignore = {"_PVM3_H_", "__ProtoGlarp__"}
+        ignore = {"_PVM3_H_", "_PVMTEV_H_", "__ProtoGlarp__"}
         exprs = []
         for name, (params, body) in sorted(ref_m.items()):
             if name in ignore:
@@ -168,8 +184,8 @@ def main():
                 continue
             if params:
                 for arg in MACRO_CALLS.get(name, []):
-                    exprs.append(("%s(%s)" % (name, arg),
-                                  "%s(%s)" % (name, arg), "int"))
+                    expr = arg if arg.startswith("({") else "%s(%s)" % (name, arg)
+                    exprs.append((expr, expr, "int"))
             elif body.startswith('"'):
                 exprs.append((name, name, "str"))
             elif re.search(r"\(\s*x\s*\)|tmpnam", body):
