@@ -8,9 +8,10 @@
 #             hand-off ping-pong, this build (the trace compiled in, off)
 #             against BASE_REV's: the cost of the flag checks on the
 #             switch path.  Target: off <= 1 %.
-#   pingpong  ../shared/baseline/pvm/pingpong.c (the PVM baseline
-#             ping-pong, 0 and 1000 bytes, PvmDataRaw, one node: the path
-#             where UPVM is fastest and the trace's share largest):
+#   pingpong  build/bench/bench_pvm pingpong (the PVM baseline ping-pong
+#             of ../shared/baseline/pvm/pingpong.c with UPVM's thread-mode
+#             tasks, 0 and 1000 bytes, PvmDataRaw, one node: the path where
+#             UPVM is fastest and the trace's share largest; 4 decimals):
 #             BASE_REV, off, on.  Off <= 1 %; on: reported.
 #   lgs       tests/gs/lgs.c -v 32 -i 40 -w WORK -b on 2 nodes, no
 #             balancer: BASE_REV, off, on (upvm run --trace, conversion
@@ -41,12 +42,11 @@ HERE=$ROOT/bench
 # shellcheck source=bench/lib.sh
 . "$HERE/lib.sh"
 BUILD=${BUILD:-$ROOT/build-bench}
-REPS=${REPS:-5}
+REPS=${REPS:-7}
 QUICK=${QUICK:-0}
 CPUS=${CPUS:-0,1}
 WORK=${WORK:-400000}
 [ "$QUICK" = 1 ] && REPS=1
-BASELINE=${PVM_BASELINE_DIR:-$ROOT/../shared/baseline/pvm}
 PFLAGS=(-O2)
 
 die() { echo "trace-compare: $*" >&2; exit 1; }
@@ -76,15 +76,13 @@ build_tree() {
 # progs BUILDDIR OUT: the benchmark's programs built with that tree's upvmcc
 progs() {
     local cc=$1/tools/upvmcc/upvmcc
-    "$cc" "${PFLAGS[@]}" -o "$2/pingpong" "$BASELINE/pingpong.c" &&
-        "$cc" "${PFLAGS[@]}" -o "$2/lgs" "$ROOT/tests/gs/lgs.c" &&
+    "$cc" "${PFLAGS[@]}" -o "$2/lgs" "$ROOT/tests/gs/lgs.c" &&
         "$cc" "${PFLAGS[@]}" -o "$2/yield" "$HERE/trace/yield.c"
 }
 
 note "building this tree (Release) in $BUILD"
 build_tree "$ROOT" "$BUILD" "$WORKDIR/build.log" || { tail -20 "$WORKDIR/build.log"; die "the build failed"; }
 progs "$BUILD" "$WORKDIR/now" || die "upvmcc could not build the programs"
-[ -f "$BASELINE/pingpong.c" ] || die "no $BASELINE/pingpong.c (set PVM_BASELINE_DIR)"
 rev=$(git -C "$ROOT" rev-parse --short "${BASE_REV:-$(git -C "$ROOT" log --format=%h -1 \
     --grep='^util/trace.h: the trace record')^}" 2>/dev/null) || die "no BASE_REV in git"
 BASE=/tmp/upvm-trace-base-$rev
@@ -111,16 +109,18 @@ trace_env() { echo "UPVM_TRACE_FILE=$TRACE_DIR/$1" "UPVM_TRACE_TOOL=/bin/true"; 
 for rep in $(seq "$REPS"); do
     note "round $rep of $REPS"
     for which in base now; do
-        (taskset -c "$C0" "${PRIO[@]}" "$([ $which = base ] && echo "$BASE/build" || echo "$BUILD")/bench/bench_core" -q -r 7 |
-            awk -v w=$which '/ULP yield, 2 ULPs/ {print "RESULT " w " core y2 ns=" $(NF-4)}
-                             /ULP yield, 64 ULPs/ {print "RESULT " w " core y64 ns=" $(NF-4)}
-                             /hand-off ping-pong, yield_to/ {print "RESULT " w " core handoff ns=" $(NF-4)}') >>"$RES"
+        core=$([ $which = base ] && echo "$BASE/build" || echo "$BUILD")/bench/bench_core
+        taskset -c "$C0" "${PRIO[@]}" "$core" -q -r 7 | awk -F'|' -v w=$which '
+            function ns(f) { sub(/ns/, "", f); return f + 0 }
+            /ULP yield, 2 ULPs/ {print "RESULT " w " core y2 ns=" ns($3) " p10=" ns($4)}
+            /ULP yield, 64 ULPs/ {print "RESULT " w " core y64 ns=" ns($3) " p10=" ns($4)}
+            /hand-off ping-pong, yield_to/ {print "RESULT " w " core handoff ns=" ns($3) " p10=" ns($4)}' >>"$RES"
     done
     for size in 0 1000; do
-        run base "pp$size" UPVM_NODES=1 "$WORKDIR/base/pingpong" -e raw -i 20 $size
-        run now "pp$size" UPVM_NODES=1 "$WORKDIR/now/pingpong" -e raw -i 20 $size
+        run base "pp$size" "$BASE/build/bench/bench_pvm" pingpong -e raw $size
+        run now "pp$size" "$BUILD/bench/bench_pvm" pingpong -e raw $size
         # shellcheck disable=SC2046
-        run on "pp$size" UPVM_NODES=1 $(trace_env pp) "$WORKDIR/now/pingpong" -e raw -i 20 $size
+        run on "pp$size" $(trace_env pp) "$BUILD/bench/bench_pvm" pingpong -e raw $size
     done
     lgs=(-v 32 -i 40 -w "$WORK" -b)
     run base lgs UPVM_NODES=2 UPVM_BALANCE=none "$WORKDIR/base/lgs" "${lgs[@]}"
@@ -163,7 +163,7 @@ echo
 echo "| what | base ($rev) | off | on | off / base | on / off | target |"
 echo "|---|---:|---:|---:|---:|---:|---|"
 for k in y2 y64 handoff; do
-    echo "| bench_core $k (ns per switch) | $(med base core $k ns) | $(med now core $k ns) | - | $(ratio now base "core $k" ns) | - | off ≤ 1.01 |"
+    echo "| bench_core $k (ns per switch; p10) | $(med base "core $k" ns) ($(med base "core $k" p10)) | $(med now "core $k" ns) ($(med now "core $k" p10)) | - | $(ratio now base "core $k" ns) ($(ratio now base "core $k" p10)) | - | off ≤ 1.01 |"
 done
 for s in 0 1000; do
     echo "| ping-pong $s B, 1 node (half RTT µs) | $(med base pp$s half_rtt_us) | $(med now pp$s half_rtt_us) | $(med on pp$s half_rtt_us) | $(ratio now base pp$s half_rtt_us) | $(ratio on now pp$s half_rtt_us) | off ≤ 1.01 |"

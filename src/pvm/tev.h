@@ -33,12 +33,19 @@
 
 #include "pvm/pvm.h"
 
-/* One API call in progress: a local of the API function. */
+/* One API call in progress: a local of the API function.  The flags are
+ * one word, cleared with one store on entry and tested with one load on
+ * the way out, so that a call traced by neither tracing costs that. */
 struct pvm_api {
-    int kind;     /* TEV_SEND ... */
-    bool top;     /* entered while traced, outermost: its exit is traced too */
-    bool counted; /* UPVM trace: a timeline call, counted in t->trc_depth */
-    bool shown;   /* ... and the outermost one: API_ENTER recorded */
+    int kind; /* TEV_SEND ... */
+    union {
+        struct {
+            bool top;     /* entered while traced, outermost: its exit is traced too */
+            bool counted; /* UPVM trace: a timeline call, counted in t->trc_depth */
+            bool shown;   /* ... and the outermost one: API_ENTER recorded */
+        };
+        uint32_t any; /* any of them */
+    };
 };
 
 bool pvm_tev_enter(struct pvm_task *t, struct pvm_api *a) HIDDEN;
@@ -54,24 +61,23 @@ void pvm_trc_leave(struct pvm_task *t, struct pvm_api *a) HIDDEN;
 static inline bool pvm_api_enter(struct pvm_task *t, struct pvm_api *a, int kind)
 {
     a->kind = kind;
-    a->top = false;
-    a->counted = false;
-    if (unlikely(trc_on))
-        pvm_trc_enter(t, a);
-    if (likely(!t->tev_on))
+    a->any = 0;
+    if (likely(!(trc_on | t->tev_on)))
         return false;
-    return pvm_tev_enter(t, a);
+    if (trc_on)
+        pvm_trc_enter(t, a);
+    return t->tev_on && pvm_tev_enter(t, a);
 }
 
 /* The call returns: true when its EXIT event is open.  Not called on the
  * paths that end the task (pvm_exit). */
 static inline bool pvm_api_leave(struct pvm_task *t, struct pvm_api *a)
 {
-    if (unlikely(a->counted))
-        pvm_trc_leave(t, a);
-    if (likely(!a->top))
+    if (likely(!a->any))
         return false;
-    return pvm_tev_leave(t, a);
+    if (a->counted)
+        pvm_trc_leave(t, a);
+    return a->top && pvm_tev_leave(t, a);
 }
 
 /* The common shapes: an ENTRY event without values; an EXIT event of one

@@ -8,9 +8,9 @@
  * chunk of the node's memory-mapped trace file, with no lock.  The trace
  * layer (src/trace) maps the file, registers trc_refill_fn (a new chunk
  * when this thread's is full) and sets trc_on before any ULP runs; util
- * calls nothing above it.  Why not a hook list in core and node (architecture
- * decision 14): an
- * indirect call per event would cost more than the record.
+ * calls nothing above it.  Why not a hook list in core and node
+ * (architecture decision 14): an indirect call per event would cost more
+ * than the record.
  *
  * A record is stored field by field with `kind` last, after a compiler
  * fence: x86 makes stores visible in program order, so a reader of the
