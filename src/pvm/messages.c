@@ -138,14 +138,20 @@ static inline void address(msg_buf_t *out, const struct pvm_task *t,
         h->ctx = t->ctx;
 }
 
-/* The trace's record of a message out (util/trace.h: TRC_SEND). */
+/* The trace's records of a message out and in (util/trace.h: TRC_SEND,
+ * TRC_RECV), out of line: one load and a branch when tracing is off. */
+static COLD void trace_msg(unsigned kind, const struct pvm_task *t, msg_buf_t *b, int peer,
+                           int tag)
+{
+    const msg_hdr_t *h = msg_buf_hdr(b);
+    trc_put((uint16_t)kind, 0, (uint32_t)t->tid, (uint32_t)peer, (uint32_t)tag,
+            (uint64_t)(uint32_t)h->ctx << 32 | (uint32_t)msg_buf_len(b));
+}
+
 static inline void trace_send(const struct pvm_task *t, msg_buf_t *out, int dst_tid, int tag)
 {
-    if (unlikely(trc_on)) {
-        const msg_hdr_t *h = msg_buf_hdr(out);
-        trc_put(TRC_SEND, 0, (uint32_t)t->tid, (uint32_t)dst_tid, (uint32_t)tag,
-                (uint64_t)(uint32_t)h->ctx << 32 | (uint32_t)msg_buf_len(out));
-    }
+    if (unlikely(trc_on))
+        trace_msg(TRC_SEND, t, out, dst_tid, tag);
 }
 
 /* One receiver's copy of t's send buffer `id`, addressed and delivered. */
@@ -527,11 +533,8 @@ static inline struct pvm_qmsg *find(struct pvm_task *t, int tid, int tag, int *e
  * id if it has one); the old receive buffer is freed. */
 static int take(struct pvm_task *t, struct pvm_qmsg *q)
 {
-    if (unlikely(trc_on)) {
-        const msg_hdr_t *h = msg_buf_hdr(q->buf);
-        trc_put(TRC_RECV, 0, (uint32_t)t->tid, (uint32_t)h->src, (uint32_t)h->tag,
-                (uint64_t)(uint32_t)h->ctx << 32 | (uint32_t)msg_buf_len(q->buf));
-    }
+    if (unlikely(trc_on))
+        trace_msg(TRC_RECV, t, q->buf, msg_buf_hdr(q->buf)->src, msg_buf_hdr(q->buf)->tag);
     int id = q->lbid;
     if (id) {
         t->bufs[id].queued = NULL;

@@ -4,7 +4,10 @@
  * events per second and lost records per node; clock violations.
  *
  * The times, per residency then added up:
- *   running     SWITCH to it .. SWITCH away from it
+ *   running     SWITCH to it .. SWITCH away from it or BLOCK; a ULP that
+ *               blocks when nothing else can run stays the node's current
+ *               one (the idle loop runs on its stack: no SWITCH), so its
+ *               WAKE, with no SWITCH away since, starts it running again
  *   wait_msg    wait slices (BLOCK .. WAKE) on a receive's wait queue
  *   wait_other  the other wait slices, also by queue name
  *   ready       WAKE .. the SWITCH to it
@@ -105,6 +108,7 @@ static void scheduling(struct sum *s)
 {
     const struct trace_model *m = s->m;
     int64_t *run = xcalloc(m->nres, sizeof *run), *ready = xcalloc(m->nres, sizeof *ready);
+    bool *idle_on = xcalloc(m->nres, sizeof *idle_on); /* blocked, still current */
     for (size_t r = 0; r < m->nres; r++)
         run[r] = ready[r] = -1;
     for (size_t i = 0; i < m->t->nev; i++) {
@@ -115,12 +119,21 @@ static void scheduling(struct sum *s)
                 add_running(s, out, run[out], e->ns);
                 run[out] = -1;
             }
+            if (out >= 0)
+                idle_on[out] = false;
             if (in >= 0) {
                 if (ready[in] >= 0)
                     s->res[in].ready += e->ns - ready[in];
                 ready[in] = -1;
                 run[in] = e->ns;
             }
+        } else if (e->r.kind == TRC_BLOCK && in >= 0 && run[in] >= 0) {
+            add_running(s, in, run[in], e->ns);
+            run[in] = -1;
+            idle_on[in] = true;
+        } else if (e->r.kind == TRC_WAKE && in >= 0 && run[in] < 0 && idle_on[in]) {
+            idle_on[in] = false; /* the idle loop returns to it */
+            run[in] = e->ns;
         } else if (e->r.kind == TRC_WAKE && in >= 0 && run[in] < 0) {
             ready[in] = e->ns;
         } else if (e->r.kind == TRC_TASK_END && in >= 0) {
@@ -132,6 +145,7 @@ static void scheduling(struct sum *s)
             add_running(s, (int)r, run[r], m->res[r].last_ns);
     free(run);
     free(ready);
+    free(idle_on);
 }
 
 static int cmp_slice_ptr(const void *a, const void *b)

@@ -27,6 +27,12 @@
 #   fire           (2 hosts) migration under fire (tests/migrate/fire.c) on 3
 #                  nodes, 2 on host 1 and 1 on host 2: hundreds of moves,
 #                  many between hosts; the results equal a run without moves
+#   trace          (2 hosts) upvm run --hosts ... --trace of
+#                  tests/trace/pattern.c on 3 nodes (2 on host 1, 1 on
+#                  host 2; one task moves): host 2's node measured its
+#                  clock's offset (an OFFSET record), the converted trace
+#                  has every message once, matched, none received before
+#                  it was sent (tests/trace/check_trace.py)
 #   migrate-build  (2 hosts) host 2 has another build of the program at the
 #                  same path: a move of a task of host 1 there is refused
 #                  with the reason, a move between host 1's nodes is not
@@ -319,6 +325,24 @@ case_fire() {
     [ "$(grep -c '^RESULT' "$work/mig.out")" -gt 2 ] || fail "fire: no results"
 }
 
+case_trace() {
+    local prog=$build/tests/trace/pattern st
+    (cd "$work" && UPVM_MPIRUN="${mpirun[*]}" timeout -k 5 120 "$build/tools/upvm/upvm" run \
+        --hosts "${addr[0]}:2,${addr[1]}:1" --trace "$work/tr" "$prog" migrate) >"$out" 2>&1
+    st=$?
+    sed 's/^/     /' "$out"
+    [ $st = 0 ] || fail "upvm run --hosts ... --trace pattern migrate: exit status $st"
+    grep -qx "pattern ok" "$out" || fail "pattern did not say ok"
+    grep -q "clock violations: 0 " "$out" || fail "the converter found receives before their sends"
+    "$build/tools/upvm/upvm" trace dump "$work/tr" >"$work/dump" 2>&1 || fail "upvm trace dump"
+    grep -q "OFFSET" "$work/dump" || fail "no clock offset measured (no OFFSET record)"
+    grep "OFFSET" "$work/dump" | sed 's/^/     /'
+    python3 "$repo/tests/trace/check_trace.py" "$work/tr" --upvm "$build/tools/upvm/upvm" \
+        --expect-sends 5 --expect-barriers 3 --expect-migrations 1 --expect-location-groups 3 \
+        --msg t40001:t40002:7:1024 --msg t40001:t40003:8:16 >"$work/check" 2>&1 ||
+        { sed 's/^/     /' "$work/check"; fail "check_trace.py"; }
+}
+
 case_migrate_build() {
     local prog=$work/ctl-job st
     cp "$build/tests/tools/ctl-job" "$prog" || { fail "no tests/tools/ctl-job"; return; }
@@ -409,6 +433,7 @@ case $case in
     addhost) case_addhost ;;
     fire) case_fire ;;
     migrate-build) case_migrate_build ;;
+    trace) case_trace ;;
     pvm-examples) case_pvm_examples "$@" ;;
     kill) case_kill ;;
     *) echo "test-hosts: no case '$case'" >&2; exit 2 ;;

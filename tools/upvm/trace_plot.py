@@ -5,12 +5,74 @@ FILE --plot OUT.png` (the upvm tool runs it with the summary's JSON).
 Two panels: the utilization over time, stacked per task (each task's
 running time per time bin over the bin's length: 1.0 = one core busy),
 and the communication matrix (bytes from sender to receiver, the message
-count written in each cell).  Needs matplotlib (Debian python3-matplotlib);
+count written in each cell).  When the converted trace FILE.json is there
+too (upvm trace convert), a third panel above them: the timeline, one row
+per task on a node (a task that moved has a row on each node it ran on),
+its calls and waits as bars, each message a line from its send to its
+receive, each migration a dashed arrow; as XPVM's space-time view, for
+the first 64 rows.  Needs matplotlib (Debian python3-matplotlib);
 without it says so on one line and exits 1.
 """
 
 import json
 import sys
+
+
+MAX_ROWS = 64
+COLOURS = {"api": "#4878d0", "wait": "#d0d0d0", "group": "#ee854a", "migrate": "#d65f5f",
+           "coupled": "#956cb4"}
+
+
+def load_timeline(path):
+    """The rows, slices, messages and migrations of FILE.json, or None."""
+    try:
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+    except (OSError, ValueError, KeyError):
+        return None
+    names, nodes, rows = {}, {}, []
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            names[(e["pid"], e["tid"])] = e["args"]["name"]
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            nodes[e["pid"]] = e["args"]["name"]
+    for key in sorted(names):
+        if names[key] != "node" and len(rows) < MAX_ROWS:
+            rows.append(key)
+    row_of = {k: i for i, k in enumerate(rows)}
+    slices, starts, ends = [], {}, {}
+    for e in events:
+        key = (e.get("pid"), e.get("tid"))
+        if key not in row_of:
+            continue
+        if e.get("ph") == "X" and e.get("cat") != "task":
+            slices.append((row_of[key], e["ts"], e.get("dur", 0), e.get("cat")))
+        elif e.get("ph") == "s":
+            starts[(e["cat"], e["id"])] = (row_of[key], e["ts"])
+        elif e.get("ph") == "f":
+            ends[(e["cat"], e["id"])] = (row_of[key], e["ts"])
+    arrows = [(c, starts[k], ends[k]) for k in starts if k in ends for c in [k[0]]]
+    labels = ["%s  %s" % (names[k], nodes.get(k[0], "").split(" @")[0]) for k in rows]
+    return {"labels": labels, "slices": slices, "arrows": arrows}
+
+
+def draw_timeline(ax, t):
+    """XPVM's space-time view: a row per task and node, time across."""
+    for row, ts, dur, cat in t["slices"]:
+        h = 0.3 if cat == "wait" else 0.6
+        ax.broken_barh([(ts / 1e3, max(dur / 1e3, 1e-4))], (row - h / 2, h),
+                       facecolors=COLOURS.get(cat, "#8c8c8c"))
+    for cat, (r0, t0), (r1, t1) in t["arrows"]:
+        ax.annotate("", xy=(t1 / 1e3, r1), xytext=(t0 / 1e3, r0),
+                    arrowprops={"arrowstyle": "->", "lw": 0.6,
+                                "color": "#d65f5f" if cat == "migrate" else "black",
+                                "linestyle": "--" if cat == "migrate" else "-"})
+    ax.set_yticks(range(len(t["labels"])))
+    ax.set_yticklabels(t["labels"], fontsize="small")
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.set_title("timeline: calls (blue), waits (grey), groups (orange), migrating (red); "
+                 "messages as arrows, migrations dashed")
 
 
 def main():
@@ -29,8 +91,15 @@ def main():
         s = json.load(f)
     tasks = s["tasks"]
     bin_ns = max(s.get("bin_ns", 1), 1)
-    fig, (ax_u, ax_m) = plt.subplots(1, 2, figsize=(14, 5.5),
-                                     gridspec_kw={"width_ratios": [3, 2]})
+    timeline = load_timeline(s.get("trace", "") + ".json")
+    if timeline:
+        fig = plt.figure(figsize=(14, 11))
+        grid = fig.add_gridspec(2, 2, height_ratios=[1.2, 1], width_ratios=[3, 2])
+        draw_timeline(fig.add_subplot(grid[0, :]), timeline)
+        ax_u, ax_m = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 1])
+    else:
+        fig, (ax_u, ax_m) = plt.subplots(1, 2, figsize=(14, 5.5),
+                                         gridspec_kw={"width_ratios": [3, 2]})
     # utilization, stacked per task
     if tasks:
         nbins = len(tasks[0]["running_bins_ns"])
