@@ -328,8 +328,15 @@ static void forked_child(void)
     trc_cur = trc_end = NULL;
 }
 
-static void close_at_exit(void)
+/* The process exits (exit(), main returned): a destructor, not an atexit
+ * handler, so that it runs after every atexit handler, whenever each was
+ * registered: the PVM layer's runs the tasks still there to their end
+ * (their records come first), and in thread mode it is registered before
+ * the trace starts. */
+__attribute__((destructor)) static void close_at_exit(void)
 {
+    if (!trace.hdr)
+        return;
     trace_node_end(0, 0);
     if (trace.launcher && trace.nodes == 1)
         trace_job_ended(0);
@@ -362,7 +369,6 @@ void trace_node_start(int node, int nodes, const char *program)
     trc_refill_fn = refill;
     trc_str_fn = string_key;
     (void)pthread_atfork(NULL, NULL, forked_child);
-    (void)atexit(close_at_exit);
     node_job_set_ending_hook(node_ending);
     core_set_crash_hook(crashed);
     atomic_signal_fence(memory_order_seq_cst);
