@@ -36,15 +36,6 @@ struct out {
     int64_t end_ts; /* for the next add() */
 };
 
-static void *xrealloc(void *p, size_t size)
-{
-    p = realloc(p, size);
-    if (!p) {
-        fprintf(stderr, "upvm trace: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 /* s as a JSON string's contents (no quotes) into buf. */
 static void escape(const char *s, char *buf, size_t len)
@@ -79,7 +70,7 @@ static void add(struct out *o, int pid, int tid, int64_t ts, int64_t dur, const 
 {
     if (o->n == o->cap) {
         o->cap = o->cap ? o->cap * 2 : 1024;
-        o->it = xrealloc(o->it, o->cap * sizeof *o->it);
+        o->it = trace_xrealloc(o->it, o->cap * sizeof *o->it);
     }
     char *body, t[32], d[32];
     va_list ap;

@@ -10,15 +10,6 @@
 
 /* ------------------------------------------------------------ a small map */
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "upvm trace: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 static uint64_t mix(uint64_t k1, uint64_t k2)
 {
@@ -30,7 +21,7 @@ static void map_grow(struct trace_map *m)
 {
     struct trace_map old = *m;
     m->cap = old.cap ? old.cap * 2 : 256;
-    m->s = xcalloc(m->cap, sizeof *m->s);
+    m->s = trace_xcalloc(m->cap, sizeof *m->s);
     m->n = 0;
     for (size_t i = 0; i < old.cap; i++)
         if (old.s[i].used) {
@@ -137,11 +128,7 @@ static int new_res(struct build *b, uint32_t tid, const struct trace_event *e)
     struct trace_model *m = b->m;
     if (m->nres == b->cap_res) {
         b->cap_res = b->cap_res ? b->cap_res * 2 : 64;
-        m->res = realloc(m->res, b->cap_res * sizeof *m->res);
-        if (!m->res) {
-            fprintf(stderr, "upvm trace: out of memory\n");
-            exit(1);
-        }
+        m->res = trace_xrealloc(m->res, b->cap_res * sizeof *m->res);
     }
     struct trace_map_slot *c = trace_map_find(&b->cur, tid, 0, true);
     int node = m->t->files[e->file].node;
@@ -207,7 +194,7 @@ static void match_messages(struct trace_model *m)
 {
     struct trace *t = m->t;
     struct trace_map q = {0}; /* (src, dst, ctx, tag) -> (oldest send, newest) */
-    size_t *next = xcalloc(t->nev, sizeof *next), cap = 0;
+    size_t *next = trace_xcalloc(t->nev, sizeof *next), cap = 0;
     for (size_t i = 0; i < t->nev; i++) {
         const struct trc_rec *r = &t->ev[i].r;
         m->peer[i] = TRACE_NONE;
@@ -486,7 +473,7 @@ static void slice_event(struct slicer *sl, size_t i)
 
 static void make_slices(struct trace_model *m)
 {
-    struct slicer sl = {.m = m, .st = xcalloc(m->nres, sizeof *sl.st)};
+    struct slicer sl = {.m = m, .st = trace_xcalloc(m->nres, sizeof *sl.st)};
     for (size_t i = 0; i < m->t->nev; i++)
         slice_event(&sl, i);
     for (size_t r = 0; r < m->nres; r++) { /* no end in the trace */
@@ -504,10 +491,10 @@ int trace_model_build(struct trace *t, struct trace_model *m)
 {
     memset(m, 0, sizeof *m);
     m->t = t;
-    m->res_of = xcalloc(t->nev, sizeof *m->res_of);
-    m->res_prev = xcalloc(t->nev, sizeof *m->res_prev);
-    m->peer = xcalloc(t->nev, sizeof *m->peer);
-    m->peer_mig = xcalloc(t->nev, sizeof *m->peer_mig);
+    m->res_of = trace_xcalloc(t->nev, sizeof *m->res_of);
+    m->res_prev = trace_xcalloc(t->nev, sizeof *m->res_prev);
+    m->peer = trace_xcalloc(t->nev, sizeof *m->peer);
+    m->peer_mig = trace_xcalloc(t->nev, sizeof *m->peer_mig);
     struct build b = {.m = m};
     assign_residencies(&b);
     free(b.cur.s);

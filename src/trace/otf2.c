@@ -55,15 +55,6 @@ struct names {
     struct trace_map index; /* (hash, 0) -> the first name of that hash */
 };
 
-static void *xrealloc(void *p, size_t size)
-{
-    p = realloc(p, size ? size : 1);
-    if (!p) {
-        fprintf(stderr, "upvm trace: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 /* The index of s in the table, added when new. */
 static uint32_t intern(struct names *t, const char *s)
@@ -76,7 +67,7 @@ static uint32_t intern(struct names *t, const char *s)
             return (uint32_t)i;
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 64;
-        t->s = xrealloc(t->s, t->cap * sizeof *t->s);
+        t->s = trace_xrealloc(t->s, t->cap * sizeof *t->s);
     }
     t->s[t->n] = strdup(s);
     if (!t->s[t->n])
@@ -111,7 +102,7 @@ static uint32_t group_of(struct pvm_groups *g, const char *name, size_t nres, in
     uint32_t k = intern(&g->names, name ? name : "?");
     if (k >= g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 8;
-        g->member = xrealloc(g->member, cap * nres * sizeof *g->member);
+        g->member = trace_xrealloc(g->member, cap * nres * sizeof *g->member);
         memset(g->member + g->cap * nres, 0, (cap - g->cap) * nres * sizeof *g->member);
         g->cap = cap;
     }
@@ -145,7 +136,7 @@ static void add_rec(struct loc *l, struct orec r)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
-        l->r = xrealloc(l->r, l->cap * sizeof *l->r);
+        l->r = trace_xrealloc(l->r, l->cap * sizeof *l->r);
     }
     l->r[l->n++] = r;
 }
@@ -357,25 +348,25 @@ static void intern_all(const struct trace_model *m, const struct names *regions,
     d->s_pvm = intern(&d->str, "PVM");
     d->s_migration = intern(&d->str, "migration");
     d->s_all = intern(&d->str, "all residencies");
-    d->host_node = xrealloc(NULL, (size_t)t->nfiles * sizeof *d->host_node);
-    d->file_name = xrealloc(NULL, (size_t)t->nfiles * sizeof *d->file_name);
+    d->host_node = trace_xrealloc(NULL, (size_t)t->nfiles * sizeof *d->host_node);
+    d->file_name = trace_xrealloc(NULL, (size_t)t->nfiles * sizeof *d->file_name);
     for (int f = 0; f < t->nfiles; f++) {
         snprintf(buf, sizeof buf, "node %d", t->files[f].node);
         d->file_name[f] = intern(&d->str, buf);
         d->host_node[f] = intern(&d->str, t->files[f].h.host);
     }
-    d->loc_name = xrealloc(NULL, m->nres * sizeof *d->loc_name);
+    d->loc_name = trace_xrealloc(NULL, m->nres * sizeof *d->loc_name);
     for (size_t r = 0; r < m->nres; r++) {
         trace_res_name(&m->res[r], buf, sizeof buf);
         d->loc_name[r] = intern(&d->str, buf);
     }
-    d->group_name = xrealloc(NULL, d->groups->names.n * sizeof *d->group_name);
+    d->group_name = trace_xrealloc(NULL, d->groups->names.n * sizeof *d->group_name);
     for (size_t k = 0; k < d->groups->names.n; k++) {
         snprintf(buf, sizeof buf, "group %s", d->groups->names.s[k]);
         d->group_name[k] = intern(&d->str, buf);
     }
     d->nregions = regions->n;
-    d->region_name = xrealloc(NULL, regions->n * sizeof *d->region_name);
+    d->region_name = trace_xrealloc(NULL, regions->n * sizeof *d->region_name);
     for (size_t i = 0; i < regions->n; i++)
         d->region_name[i] = intern(&d->str, regions->s[i]);
 }
@@ -388,7 +379,7 @@ static int write_tree(OTF2_GlobalDefWriter *g, const char *dir, const struct tra
     TRY("the system tree", OTF2_GlobalDefWriter_WriteSystemTreeNode(
                                g, 0, d->s_job, d->s_machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE));
     uint32_t next = 1;
-    uint32_t *host_tree = xrealloc(NULL, (size_t)t->nfiles * sizeof *host_tree);
+    uint32_t *host_tree = trace_xrealloc(NULL, (size_t)t->nfiles * sizeof *host_tree);
     for (int f = 0; f < t->nfiles; f++) {
         host_tree[f] = OTF2_UNDEFINED_UINT32;
         for (int j = 0; j < f; j++)
@@ -458,7 +449,7 @@ static int write_regions(OTF2_GlobalDefWriter *g, const char *dir, const struct 
 static int write_comms(OTF2_GlobalDefWriter *g, const char *dir, const struct trace_model *m,
                        const struct defs *d)
 {
-    uint64_t *members = xrealloc(NULL, m->nres * sizeof *members);
+    uint64_t *members = trace_xrealloc(NULL, m->nres * sizeof *members);
     for (size_t r = 0; r < m->nres; r++)
         members[r] = r;
     OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, d->s_pvm,
@@ -479,7 +470,7 @@ static int write_comms(OTF2_GlobalDefWriter *g, const char *dir, const struct tr
         e = OTF2_GlobalDefWriter_WriteComm(g, COMM_MIGRATION, d->s_migration, 1,
                                            OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
     for (size_t k = 0; k < d->groups->names.n && e == OTF2_SUCCESS; k++) {
-        uint64_t *mem = xrealloc(NULL, m->nres * sizeof *mem);
+        uint64_t *mem = trace_xrealloc(NULL, m->nres * sizeof *mem);
         uint32_t n = 0;
         for (size_t r = 0; r < m->nres; r++)
             if (d->groups->member[k * m->nres + r])
@@ -508,7 +499,7 @@ static int write_definitions(OTF2_Archive *ar, const char *dir, const struct tra
                          g, 1000000000u, (uint64_t)t->first_ns, length, t->realtime_at_first));
     struct defs d = {.groups = groups};
     intern_all(m, regions, &d);
-    uint32_t *tree_of_file = xrealloc(NULL, (size_t)t->nfiles * sizeof *tree_of_file);
+    uint32_t *tree_of_file = trace_xrealloc(NULL, (size_t)t->nfiles * sizeof *tree_of_file);
     int rc = write_strings(g, dir, &d.str);
     if (!rc)
         rc = write_tree(g, dir, t, &d, tree_of_file);
@@ -569,7 +560,7 @@ static int write_archive(const struct trace_model *m, const char *dir, struct lo
         return failed(dir, "opening the archive", OTF2_ERROR_FILE_CAN_NOT_OPEN);
     static const OTF2_FlushCallbacks flush = {.otf2_pre_flush = pre_flush,
                                               .otf2_post_flush = post_flush};
-    uint64_t *counts = xrealloc(NULL, m->nres * sizeof *counts);
+    uint64_t *counts = trace_xrealloc(NULL, m->nres * sizeof *counts);
     int rc = -1;
     if (OTF2_Archive_SetFlushCallbacks(ar, &flush, NULL) != OTF2_SUCCESS ||
         OTF2_Archive_SetSerialCollectiveCallbacks(ar) != OTF2_SUCCESS)

@@ -89,6 +89,28 @@ void trace_paths(const char *file, char *base, size_t blen, char *dir, size_t dl
 
 /* ------------------------------------------------------------ growing arrays */
 
+static _Noreturn void out_of_memory(void)
+{
+    fprintf(stderr, "upvm trace: out of memory\n");
+    exit(1);
+}
+
+void *trace_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
+void *trace_xrealloc(void *p, size_t size)
+{
+    p = realloc(p, size ? size : 1);
+    if (!p)
+        out_of_memory();
+    return p;
+}
+
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
@@ -96,11 +118,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
     size_t c = *cap ? *cap : 64;
     while (c < need)
         c *= 2;
-    void *q = realloc(p, c * size);
-    if (!q) {
-        fprintf(stderr, "upvm trace: out of memory\n");
-        exit(1);
-    }
+    void *q = trace_xrealloc(p, c * size);
     *cap = c;
     return q;
 }
@@ -302,12 +320,8 @@ static void read_writer(struct file_read *fr, const struct chunk_ref *ch, size_t
  * sequence. */
 static void read_chunks(struct file_read *fr, uint64_t nchunks)
 {
-    struct chunk_ref *ch = calloc(nchunks ? nchunks : 1, sizeof *ch);
+    struct chunk_ref *ch = trace_xcalloc(nchunks, sizeof *ch);
     size_t n = 0;
-    if (!ch) {
-        fprintf(stderr, "upvm trace: out of memory\n");
-        exit(1);
-    }
     for (uint64_t k = 0; k < nchunks; k++) {
         const struct trc_rec *first =
             (const struct trc_rec *)((const char *)fr->base + TRC_HEADER_SIZE +

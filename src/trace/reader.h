@@ -97,6 +97,11 @@ struct trace {
  * Notes (a file left open, a crash, lost records, a borrowed clock) are
  * printed on stderr as "upvm trace: ..." lines unless quiet.
  */
+/* calloc and realloc for the reading side: on failure "upvm trace: out of
+ * memory" and exit status 1 (a converter has nothing to fall back on). */
+void *trace_xcalloc(size_t n, size_t size);
+void *trace_xrealloc(void *p, size_t size);
+
 int trace_read(const char *file, struct trace *t, bool quiet);
 void trace_free(struct trace *t);
 

@@ -56,15 +56,6 @@ struct sum {
     struct trace_map pair_map; /* (src, dst) -> index in pairs */
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "upvm trace: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 static void add_qtime(struct sum *s, uint32_t tid, const char *name, int64_t ns)
 {
@@ -107,8 +98,8 @@ static void add_running(struct sum *s, int r, int64_t b, int64_t e)
 static void scheduling(struct sum *s)
 {
     const struct trace_model *m = s->m;
-    int64_t *run = xcalloc(m->nres, sizeof *run), *ready = xcalloc(m->nres, sizeof *ready);
-    bool *idle_on = xcalloc(m->nres, sizeof *idle_on); /* blocked, still current */
+    int64_t *run = trace_xcalloc(m->nres, sizeof *run), *ready = trace_xcalloc(m->nres, sizeof *ready);
+    bool *idle_on = trace_xcalloc(m->nres, sizeof *idle_on); /* blocked, still current */
     for (size_t r = 0; r < m->nres; r++)
         run[r] = ready[r] = -1;
     for (size_t i = 0; i < m->t->nev; i++) {
@@ -165,7 +156,7 @@ static int cmp_slice_ptr(const void *a, const void *b)
 static void from_slices(struct sum *s)
 {
     const struct trace_model *m = s->m;
-    const struct trace_slice **sl = xcalloc(m->nslices, sizeof *sl);
+    const struct trace_slice **sl = trace_xcalloc(m->nslices, sizeof *sl);
     for (size_t i = 0; i < m->nslices; i++)
         sl[i] = &m->slices[i];
     sort_any(sl, m->nslices, sizeof *sl, cmp_slice_ptr);
@@ -489,13 +480,13 @@ static void json(const struct sum *s, FILE *out, const uint32_t *tids, size_t nt
 int trace_write_summary(const struct trace_model *m, FILE *out, bool as_json)
 {
     struct sum s = {.m = m};
-    s.res = xcalloc(m->nres, sizeof *s.res);
-    s.bins = xcalloc(m->nres, sizeof *s.bins);
+    s.res = trace_xcalloc(m->nres, sizeof *s.res);
+    s.bins = trace_xcalloc(m->nres, sizeof *s.bins);
     s.bin_ns = (m->t->last_ns - m->t->first_ns) / NBINS + 1;
     scheduling(&s);
     from_slices(&s);
     matrix(&s);
-    uint32_t *tids = xcalloc(m->nres, sizeof *tids);
+    uint32_t *tids = trace_xcalloc(m->nres, sizeof *tids);
     size_t ntids = task_list(m, tids);
     if (as_json)
         json(&s, out, tids, ntids);
