@@ -97,7 +97,7 @@ now_ms() { date +%s%3N; }
 #    $runtime: checked on its own).
 listing() {
     find /dev/shm /tmp -mindepth 1 -maxdepth 1 -user "$(id -u)" 2>/dev/null |
-        grep -i 'pvm' | grep -Ev '^/tmp/((upvm-(proc|pvmex|loader|scale|migrate|ctl|vm|vmbench)|pvmprobe)[.-]|ompi\.upvmhost)' |
+        grep -i 'pvm' | grep -Ev '^/tmp/((upvm-(proc|pvmex|loader|scale|migrate|ctl|vm|vmbench|trace-summary)|pvmprobe)[.-]|ompi\.upvmhost)' |
         grep -vx "/tmp/upvm-$(id -u)" | sort
 }
 
