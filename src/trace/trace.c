@@ -195,15 +195,17 @@ static bool tsc_usable(void)
     return constant && nonstop;
 }
 
-static void read_clock_setting(void)
+/* The clock of a traced job: the TSC when usable, unless asked otherwise.
+ * set, which: what UPVM_TRACE_CLOCK said (read with the other settings,
+ * so that a bad value ends every job; /proc/cpuinfo is read only for a
+ * traced one: on a machine of many cores it takes milliseconds). */
+static void choose_clock(int set, int which)
 {
-    int w;
     bool usable = tsc_usable();
-    if (env_choice("UPVM_TRACE_CLOCK", clock_words, usable ? 0 : 1, 0, &w) > 0 && w == 0 &&
-        !usable)
+    if (set > 0 && which == 0 && !usable)
         fprintf(stderr, "upvm: UPVM_TRACE_CLOCK=tsc: this CPU's TSC is not constant and "
                         "nonstop; the trace uses CLOCK_MONOTONIC\n");
-    trace.tsc = usable && w == 0;
+    trace.tsc = usable && which == 0;
 }
 
 /* FILE as an absolute path into trace.file, FILE.raw into trace.rawdir. */
@@ -249,9 +251,10 @@ bool trace_read_settings(bool launcher)
     read = true;
     static const struct env_num buf = {1u << 20, 1ull << 36, 256u << 20, 0, NULL, NULL};
     (void)env_size("UPVM_TRACE_BUF", &buf, &trace.buf_bytes);
-    read_clock_setting();
+    int clock_which, clock_set = env_choice("UPVM_TRACE_CLOCK", clock_words, 0, 0, &clock_which);
     if (env_string("UPVM_TRACE_FILE", &file) <= 0)
         return false;
+    choose_clock(clock_set, clock_which);
     if (!set_paths(file)) {
         fprintf(stderr, "upvm: UPVM_TRACE_FILE=%s: path too long; the job is not traced\n",
                 file);

@@ -22,6 +22,8 @@ Cases:
               (PATTERN, the 5th argument): 4 messages, 3 barriers, 3 tracks
   pattern-migrate   the same with its migration: 5 messages, 4 tracks, the
               migrate flow, the stages REQUEST ... RESTARTED in order
+  pattern-monotonic   pattern-migrate with UPVM_TRACE_CLOCK=monotonic
+              (records in CLOCK_MONOTONIC ns, not TSC ticks): the same
   killed      a real job (pattern hang) whose node 1 is killed with SIGKILL
               once every task waits: the job's status is 137, the converter
               says node 1 did not close its trace, and the trace holds
@@ -160,7 +162,7 @@ def garbled(gen, upvm, work):
                     % (k, argv[0], r.returncode, r.stderr[-2000:]))
 
 
-def real_job(upvm, work, pattern, migrate):
+def real_job(upvm, work, pattern, migrate, env=None):
     """upvm run --trace of pattern.c, then its trace checked."""
     if os.path.isdir(work):
         shutil.rmtree(work)
@@ -169,7 +171,7 @@ def real_job(upvm, work, pattern, migrate):
     argv = [upvm, "run", "--nodes", "2", "--trace", base, pattern] + (["migrate"] if migrate
                                                                       else [])
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, UPVM_VM="off"))
+                       env=dict(os.environ, UPVM_VM="off", **(env or {})))
     if r.returncode or "pattern ok" not in r.stdout or "wrote" not in r.stderr + r.stdout:
         die("%s: status %d: %s %s" % (" ".join(argv), r.returncode, r.stdout, r.stderr))
     counts = ["--expect-sends", "5" if migrate else "4", "--expect-barriers", "3",
@@ -241,6 +243,8 @@ def main():
     case, gen, upvm, work = sys.argv[1:5]
     if case in ("pattern", "pattern-migrate"):
         return real_job(upvm, work, sys.argv[5], case == "pattern-migrate")
+    if case == "pattern-monotonic":
+        return real_job(upvm, work, sys.argv[5], True, {"UPVM_TRACE_CLOCK": "monotonic"})
     if case in ("killed", "crash"):
         return cut_short(upvm, work, sys.argv[5], case == "crash")
     base = fresh(gen, work)
