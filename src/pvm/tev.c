@@ -231,6 +231,11 @@ const char *pvm_tev_did_desc(int did)
     return did >= TEV_DID_FIRST && did <= TEV_DID_MAX ? did_names[did].desc : NULL;
 }
 
+/* The same, for the tools (upvm.h): the console's `trace` and `spawn -@`. */
+const char *upvm_tev_name(int kind) { return pvm_tev_name(kind); }
+const char *upvm_tev_did_name(int did) { return pvm_tev_did_name(did); }
+const char *upvm_tev_did_desc(int did) { return pvm_tev_did_desc(did); }
+
 /* ------------------------------------------------------------ state */
 
 /* What one event kind has had (PvmTraceTime, PvmTraceCount). */
