@@ -60,7 +60,10 @@ struct cjob {
     int id;
     FILE *out;
     int nspawned, ended;
-    int tasks[TASKS_MAX], ntasks; /* seen by newtask/spntask, not ended */
+    int tasks[TASKS_MAX], ntasks; /* seen by newtask/spntask/endtask */
+    bool ended_task[TASKS_MAX];   /* ... and its endtask came (which may come
+                                   * before the spawner's node's spntask) */
+    int alive;                    /* those not ended */
     bool active, complete;
 };
 
@@ -413,7 +416,7 @@ static int task_index(struct cjob *j, int tid)
  * complete (libpvmtrc's trc_end_trace), the job finished. */
 static void check_complete(struct cjob *j)
 {
-    if (j->complete || j->ntasks > 0 || j->ended < j->nspawned || j == ct.spawning)
+    if (j->complete || j->alive > 0 || j->ended < j->nspawned || j == ct.spawning)
         return;
     j->complete = true;
     j->active = false;
@@ -430,17 +433,24 @@ static void check_complete(struct cjob *j)
 static void task_event(struct cjob *j, int eid, int tid)
 {
     int i = task_index(j, tid);
-    if (eid == TEV_NEWTASK || eid == TEV_SPNTASK) {
-        if (i < 0 && j->ntasks < TASKS_MAX) {
+    if (i < 0) {
+        if (j->ntasks == TASKS_MAX)
+            return;
+        i = j->ntasks++;
+        j->tasks[i] = tid;
+        j->ended_task[i] = eid == TEV_ENDTASK;
+        if (eid != TEV_ENDTASK) {
             fprintf(stderr, "[%d] libpvmtrc: Task TID=0x%x Connected to Console\n", j->id,
                     (unsigned)tid);
-            j->tasks[j->ntasks++] = tid;
-        }
-    } else if (eid == TEV_ENDTASK && i >= 0) {
-        j->tasks[i] = j->tasks[--j->ntasks];
+            j->alive++;
+        } else
+            j->ended++;
+    } else if (eid == TEV_ENDTASK && !j->ended_task[i]) {
+        j->ended_task[i] = true;
+        j->alive--;
         j->ended++;
-        check_complete(j);
     }
+    check_complete(j);
 }
 
 bool ctrace_output(int job, int tid, const char *line)
