@@ -66,8 +66,7 @@ static int decide(int op, int tid, const struct reg *r)
             return PvmNoTask;
         memset(&reg, 0, sizeof reg);
         break;
-    default:
-        return PvmBadParam;
+    default: return PvmBadParam;
     }
     copy_to_all();
     return 0;
@@ -108,7 +107,8 @@ int pvm_tracer_register(struct pvm_task *t, int tctx, int ttag, int octx, int ot
     if (reg.tr.tid == t->tid)
         return ask_node0(TRACER_UNREGISTER, t->tid, NULL);
     struct reg r = {.tr = {.tid = t->tid, .ctx = tctx, .tag = ttag, .buf = tbuf, .opt = topt},
-                    .outctx = octx, .outtag = otag};
+                    .outctx = octx,
+                    .outtag = otag};
     /* the pvmd's upkstr into a mask: at most TEV_MASK_LENGTH - 1 characters */
     memset(r.tr.mask, '@', TEV_MASK_LENGTH - 1);
     r.tr.mask[TEV_MASK_LENGTH - 1] = '\0';

@@ -70,8 +70,8 @@ TEST(registration_ends_with_its_task)
             break;
         upvm_yield();
     }
-    CHECK_EQ(cc, 0);                /* registered: this task now */
-    CHECK_EQ(reg_quiet(0), 0);      /* the toggle: unregistered */
+    CHECK_EQ(cc, 0);           /* registered: this task now */
+    CHECK_EQ(reg_quiet(0), 0); /* the toggle: unregistered */
     CHECK_EQ(reg_quiet(TRACE_TAG), 0);
     pvm_exit();
 }

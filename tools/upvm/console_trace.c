@@ -125,11 +125,11 @@ static void print_mask(const char *mask)
 /* `trace xpvm`: the events XPVM shows, PVM's console's default. */
 static void xpvm_mask(Pvmtmask m)
 {
-    static const int kinds[] = {TEV_BARRIER, TEV_BCAST,   TEV_JOINGROUP, TEV_LVGROUP, TEV_MYTID,
-                                TEV_PARENT,  TEV_SIBLINGS, TEV_SPAWN,    TEV_SENDSIG, TEV_KILL,
-                                TEV_EXIT,    TEV_MCAST,   TEV_SEND,      TEV_RECV,    TEV_RECVF,
-                                TEV_NRECV,   TEV_PSEND,   TEV_PRECV,     TEV_TRECV,   TEV_PROBE,
-                                TEV_ADDMHF,  TEV_DELMHF,  TEV_MHF_INVOKE, TEV_USER_DEFINED};
+    static const int kinds[] = {
+        TEV_BARRIER,  TEV_BCAST, TEV_JOINGROUP, TEV_LVGROUP, TEV_MYTID,      TEV_PARENT,
+        TEV_SIBLINGS, TEV_SPAWN, TEV_SENDSIG,   TEV_KILL,    TEV_EXIT,       TEV_MCAST,
+        TEV_SEND,     TEV_RECV,  TEV_RECVF,     TEV_NRECV,   TEV_PSEND,      TEV_PRECV,
+        TEV_TRECV,    TEV_PROBE, TEV_ADDMHF,    TEV_DELMHF,  TEV_MHF_INVOKE, TEV_USER_DEFINED};
     TEV_MASK_INIT(m);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         TEV_MASK_SET(m, kinds[i]);
@@ -158,9 +158,10 @@ static int event_named(const char *arg)
 static void trace_opt(int ac, char **av, int *i)
 {
     if (*i + 1 >= ac) {
-        const char *s = ct.topt == PvmTraceFull ? "full" : ct.topt == PvmTraceTime ? "time"
-                                                         : ct.topt == PvmTraceCount ? "count"
-                                                                                    : NULL;
+        const char *s = ct.topt == PvmTraceFull    ? "full"
+                        : ct.topt == PvmTraceTime  ? "time"
+                        : ct.topt == PvmTraceCount ? "count"
+                                                   : NULL;
         if (s)
             printf("\nTrace Options set to \"%s\"\n\n", s);
         else
@@ -353,7 +354,7 @@ static void trace_head(struct cjob *j)
     head(j, ct.mytid);
     fprintf(j->out, "\n");
 
-    static const int dids[] = {TEV_DID_TS, TEV_DID_TU, TEV_DID_TID, TEV_DID_HN,
+    static const int dids[] = {TEV_DID_TS,  TEV_DID_TU, TEV_DID_TID, TEV_DID_HN,
                                TEV_DID_HNA, TEV_DID_HA, TEV_DID_HSP};
     static const int dts[] = {TEV_DATA_INT,    TEV_DATA_INT,    TEV_DATA_INT, TEV_DATA_STRING,
                               TEV_DATA_STRING, TEV_DATA_STRING, TEV_DATA_INT};
@@ -367,8 +368,9 @@ static void trace_head(struct cjob *j)
         long sec = now_sec(&usec);
         size_t ln = strlen(hi[i].hi_name) + 1, la = strlen(hi[i].hi_arch) + 1;
         char values[1024];
-        snprintf(values, sizeof values, "%ld, %d, %d, [%zu] { \"%s\" }, [%zu] { \"%s\" }, [%zu] { \"%s\" }, %d",
-                 sec, usec, hi[i].hi_tid, ln, hi[i].hi_name, ln, hi[i].hi_name, la, hi[i].hi_arch,
+        snprintf(values, sizeof values,
+                 "%ld, %d, %d, [%zu] { \"%s\" }, [%zu] { \"%s\" }, [%zu] { \"%s\" }, %d", sec, usec,
+                 hi[i].hi_tid, ln, hi[i].hi_name, ln, hi[i].hi_name, la, hi[i].hi_arch,
                  hi[i].hi_speed);
         put_record(j, hi[i].hi_tid, d, values);
     }
@@ -516,9 +518,10 @@ static bool put_value(FILE *f, const struct value_desc *v, int *first)
         if (v->dt == TEV_DATA_STRING)
             fprintf(f, "[%d] ", n);
         else
-            fprintf(f, "[%d] { ", v->dt == TEV_DATA_CPLX || v->dt == TEV_DATA_DCPLX ? 2 * n
-                                  : v->dt == TEV_DATA_BYTE                     ? n + 1
-                                                                               : n);
+            fprintf(f, "[%d] { ",
+                    v->dt == TEV_DATA_CPLX || v->dt == TEV_DATA_DCPLX ? 2 * n
+                    : v->dt == TEV_DATA_BYTE                          ? n + 1
+                                                                      : n);
     }
     switch (v->dt) {
     case TEV_DATA_STRING: {
@@ -586,8 +589,7 @@ static bool put_value(FILE *f, const struct value_desc *v, int *first)
                 fprintf(f, "%s%u", i ? ", " : "", (unsigned)(unsigned short)x);
         }
         break;
-    case TEV_DATA_NULL:
-        break;
+    case TEV_DATA_NULL: break;
     default: /* the integers; a long travels as its low 4 bytes (libpvm's XDR) */
         for (int i = 0; i < n; i++) {
             int x;
@@ -734,20 +736,11 @@ static void take_message(struct cjob *j, int src)
     while (ok && pvm_upkint(&m, 1, 1) >= 0) {
         switch (m) {
         case TEV_MARK_EVENT_BUFFER:
-        case TEV_MARK_EVENT_BUFFER_END:
-            break;
-        case TEV_MARK_DATA_ID:
-            ok = skip_data_ids();
-            break;
-        case TEV_MARK_EVENT_DESC:
-            ok = take_described(j, src);
-            break;
-        case TEV_MARK_EVENT_RECORD:
-            ok = take_record(j, src);
-            break;
-        default:
-            ok = false;
-            break;
+        case TEV_MARK_EVENT_BUFFER_END: break;
+        case TEV_MARK_DATA_ID: ok = skip_data_ids(); break;
+        case TEV_MARK_EVENT_DESC: ok = take_described(j, src); break;
+        case TEV_MARK_EVENT_RECORD: ok = take_record(j, src); break;
+        default: ok = false; break;
         }
     }
 }
@@ -762,7 +755,8 @@ bool ctrace_poll(void)
             int bytes, tag, src;
             if (pvm_bufinfo(b, &bytes, &tag, &src) < 0)
                 break;
-            int autoerr = pvm_setopt(PvmAutoErr, 0); /* the end of each message is a failed unpack */
+            int autoerr = pvm_setopt(PvmAutoErr,
+                                     0); /* the end of each message is a failed unpack */
             take_message(j, src);
             (void)pvm_setopt(PvmAutoErr, autoerr);
             (void)pvm_freebuf(b);
