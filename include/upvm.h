@@ -327,6 +327,17 @@ UPVM_API int upvm_vm_start(int nnodes, char *log, size_t loglen);
  */
 UPVM_API const char *upvm_tasks_waits(int i);
 
+/*
+ * upvm_tev_name, upvm_tev_did_name, upvm_tev_did_desc - PVM tracing's
+ * names (pvmtev.h, docs/pvm-tracing.md): an event kind's ("send", as
+ * genuine libpvm's pvmtevinfo[kind].name), a data id's short name ("TID")
+ * and description ("Task ID"); NULL out of range.  The console's `trace`
+ * and `spawn -@` print them.
+ */
+UPVM_API const char *upvm_tev_name(int kind);
+UPVM_API const char *upvm_tev_did_name(int did);
+UPVM_API const char *upvm_tev_did_desc(int did);
+
 /* ------------------------------------------------------------- migration */
 
 /*

@@ -42,8 +42,10 @@ enum pvm_frame_kind {
     K_WHERE,                /* a: tid, b: id, to its home: the node it is on (the answer) */
     K_TIDS,                 /* a: n, b: id, to node 0 of a VM: reserve n consecutive tids of
                              * its own for a joined program's spawn; reply: the tids */
+    K_TRACER,               /* pvm_reg_tracer (tracer.c): a: op, b: id, c: tid; payload:
+                             * the registration (to node 0; node 0's copies to every node) */
 };
 
-_Static_assert(K_TIDS < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
+_Static_assert(K_TRACER < NODE_KINDS_MIGRATE, "the PVM layer's frame kinds overflow its range");
 
 #endif /* UPVM_PVM_FRAMES_H */

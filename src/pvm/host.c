@@ -532,8 +532,9 @@ int pvm_getnoresets(int **tids, int *ntids)
     return 0;
 }
 
-/* The pvmd's helper roles (hoster, tasker, resource manager, tracer) and
- * its debugging hook: there is no pvmd that would call on them. */
+/* The pvmd's helper roles (hoster, tasker, resource manager) and its
+ * debugging hook: there is no pvmd that would call on them.  The tracer's
+ * role is kept job-wide (tracer.c). */
 int pvm_reg_hoster(void)
 {
     return refuse("pvm_reg_hoster", PvmNotImpl);
@@ -549,10 +550,29 @@ int pvm_reg_rm(struct pvmhostinfo **hip)
     return refuse("pvm_reg_rm", PvmNotImpl);
 }
 
+/* libpvm's pvm_reg_tracer: register the caller as the tracer of the
+ * tasks that start without one of their own (then unregister it, at its
+ * next call); a failure is printed. */
 int pvm_reg_tracer(int tctx, int ttag, int octx, int otag, char *tmask, int tbuf,
                    int topt)
 {
-    return refuse("pvm_reg_tracer", PvmNotImpl);
+    struct pvm_task *t = pvm_current();
+    struct pvm_api a = {0};
+    if (t && pvm_api_enter(t, &a, TEV_REG_TRACER)) {
+        pvm_tev_int(t, TEV_DID_TRC, tctx);
+        pvm_tev_int(t, TEV_DID_TRT, ttag);
+        pvm_tev_int(t, TEV_DID_TRX, octx);
+        pvm_tev_int(t, TEV_DID_TRO, otag);
+        pvm_tev_str(t, TEV_DID_TRM, tmask);
+        pvm_tev_int(t, TEV_DID_TRB, tbuf);
+        pvm_tev_int(t, TEV_DID_TRL, topt);
+        pvm_tev_end(t);
+    }
+    if (!t)
+        return pvm_fail(NULL, "pvm_reg_tracer", PvmSysErr);
+    int cc = pvm_tracer_register(t, tctx, ttag, octx, otag, tmask, tbuf, topt);
+    (void)pvm_api_leave_int(t, &a, TEV_DID_CC, cc);
+    return cc < 0 ? pvm_fail(t, "pvm_reg_tracer", cc) : cc;
 }
 
 int pvm_tickle(int narg, int *argp, int *nres, int *resp)

@@ -1042,6 +1042,7 @@ static int peer_gone(int n, int status, bool deleted)
     if (node_job_self() == 0) {
         pvm_groups_node_gone(n);
         pvm_mbox_node_gone(n);
+        pvm_tracer_peer_gone(n);
     }
     (void)upvm_wake_all(&statusq); /* statuses that never come */
     pvm_tids_node_gone(n);
@@ -1088,6 +1089,7 @@ static void peer_up(int n)
     int host = pvm_machine_tid(n);
     if (!pvm_machine_up(pvm_machine_of(n), n)) /* its machine's first node: a new host */
         pvm_hosts_added(&host, 1);
+    pvm_tracer_peer_up(n); /* the registered tracer, as the pvmd tells a new host */
 }
 
 /* ------------------------------------------------------------ start */
@@ -1123,6 +1125,7 @@ void pvm_remote_register(void)
     node_on_frame(K_STATUS, on_status);
     node_on_frame(K_GROUP, pvm_groups_serve);
     node_on_frame(K_MBOX, pvm_mbox_serve);
+    pvm_tracer_register_frames();
     pvm_output_register();
 }
 

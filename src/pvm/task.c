@@ -677,6 +677,7 @@ void pvm_task_leave(struct pvm_task *t)
     struct pvm_tracer tr;
     pvm_tev_self_tracer(t, &tr);
     pvm_tev_endtask(&tr, t, 0); /* the pvmd tells its tracer */
+    pvm_tracer_task_left(t->tid); /* the registered tracer ends with its task */
     if (pvm_multi() && !is_home(t->tid))
         pvm_remote_task_gone(t->tid); /* its home frees its tid */
     t->ulp->ext[ULP_EXT_PVM] = NULL;
@@ -964,6 +965,9 @@ static int spawn_local(const struct pvm_spawn_origin *o, int flag, const struct 
                        const char *file, const char *path, char **argv, struct pvm_sibs *sibs,
                        int count, const int *given, int *tids)
 {
+    struct pvm_spawn_origin exec = *o;
+    pvm_tev_exec_tracer(&exec.trc); /* no tracer given: the registered one's */
+    o = &exec;
     int started = 0;
     for (int i = 0; i < count; i++) {
         int tid = 0, g = given ? given[i] : 0;

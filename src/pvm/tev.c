@@ -231,6 +231,11 @@ const char *pvm_tev_did_desc(int did)
     return did >= TEV_DID_FIRST && did <= TEV_DID_MAX ? did_names[did].desc : NULL;
 }
 
+/* The same, for the tools (upvm.h): the console's `trace` and `spawn -@`. */
+const char *upvm_tev_name(int kind) { return pvm_tev_name(kind); }
+const char *upvm_tev_did_name(int did) { return pvm_tev_did_name(did); }
+const char *upvm_tev_did_desc(int did) { return pvm_tev_did_desc(did); }
+
 /* ------------------------------------------------------------ state */
 
 /* What one event kind has had (PvmTraceTime, PvmTraceCount). */
@@ -596,6 +601,20 @@ static bool tracer_is_none(const struct pvm_tracer *tr)
     return memcmp(tr, &none, sizeof none) == 0;
 }
 
+/* A task started from the shell while a tracer is registered: the pvmd
+ * (tm_conn2) makes it the task's tracer and sends it newtask (parent and
+ * flags -1, the name "-": the pvmd's, of the connection, not the task's);
+ * libpvm then reads the mask, buffering and option from the tracer's
+ * mailbox entry, which holds the registered ones. */
+static void registered_tracer(const struct pvm_task *t, struct pvm_tracer *got)
+{
+    struct pvm_tracer reg;
+    if (!pvm_tracer_registered(&reg))
+        return;
+    *got = reg;
+    pvm_tev_newtask(&reg, t->tid, -1, -1, "-");
+}
+
 int pvm_tev_task_init(struct pvm_task *t, const struct pvm_tracer *tr)
 {
     struct pvm_tracer got;
@@ -605,6 +624,7 @@ int pvm_tev_task_init(struct pvm_task *t, const struct pvm_tracer *tr)
     } else {
         tracer_none(&got);
         tracer_from_env(&got);
+        registered_tracer(t, &got);
     }
     if (tracer_is_none(&got))
         return 0; /* the common case: nothing to keep */
@@ -622,6 +642,13 @@ void pvm_tev_child_tracer(const struct pvm_task *t, struct pvm_tracer *out)
         *out = t->tev->child;
     else
         tracer_none(out);
+}
+
+void pvm_tev_exec_tracer(struct pvm_tracer *trc)
+{
+    struct pvm_tracer reg;
+    if (trc->tid == 0 && pvm_tracer_registered(&reg))
+        *trc = reg;
 }
 
 void pvm_tev_self_tracer(const struct pvm_task *t, struct pvm_tracer *out)

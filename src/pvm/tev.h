@@ -124,6 +124,12 @@ int pvm_tev_task_init(struct pvm_task *t, const struct pvm_tracer *tr) HIDDEN;
 /* What t's children start with (its child tracer; no tracer: none), and
  * its own tracer. */
 void pvm_tev_child_tracer(const struct pvm_task *t, struct pvm_tracer *out) HIDDEN;
+/* The node that starts a spawned task, as the pvmd's exec: a spawn whose
+ * spawner gave no tracer (tid 0) gets the registered tracer's settings
+ * (pvm_tracer_registered), mask, buffering and option included; trc
+ * unchanged otherwise.  The spawner's node still sends spntask to the
+ * spawner's own (none), as PVM's does. */
+void pvm_tev_exec_tracer(struct pvm_tracer *trc) HIDDEN;
 void pvm_tev_self_tracer(const struct pvm_task *t, struct pvm_tracer *out) HIDDEN;
 /* t leaves PVM: the events it holds back are dropped (pvm_exit sent
  * them).  t moves to another node: its open buffer (node memory) is sent
@@ -161,6 +167,25 @@ void pvm_tev_newtask(const struct pvm_tracer *tr, int tid, int ptid, int flags,
                      const char *name) HIDDEN;
 void pvm_tev_spntask(const struct pvm_tracer *tr, int tid, int ptid) HIDDEN;
 void pvm_tev_endtask(const struct pvm_tracer *tr, const struct pvm_task *t, int status) HIDDEN;
+
+/* pvm_reg_tracer (tracer.c): the job's registered tracer, kept by node 0,
+ * a copy on every node.  Register t with these settings (for the tasks
+ * that start with no tracer of their own), or, when t is the tracer,
+ * unregister (libpvm's toggle: the arguments are then not looked at).
+ * 0, PvmAlready (another task is the tracer), PvmNoTask, PvmSysErr (node
+ * 0 is gone); not reported. */
+int pvm_tracer_register(struct pvm_task *t, int tctx, int ttag, int octx, int otag,
+                        const char *tmask, int tbuf, int topt) HIDDEN;
+/* This node's copy: true, and what a task that starts without a tracer of
+ * its own gets in *out (its tid the tracer's), when a tracer is registered
+ * with a tag other than 0 (the pvmd's test). */
+bool pvm_tracer_registered(struct pvm_tracer *out) HIDDEN;
+/* Task tid ended: if it is the tracer, the registration ends (job-wide). */
+void pvm_tracer_task_left(int tid) HIDDEN;
+/* Node n came up (node 0 sends it its copy) / is gone (with the tracer?). */
+void pvm_tracer_peer_up(int n) HIDDEN;
+void pvm_tracer_peer_gone(int n) HIDDEN;
+void pvm_tracer_register_frames(void) HIDDEN;
 
 /* The events' and data ids' names and descriptions (PVM's global.c). */
 const char *pvm_tev_name(int kind) HIDDEN;

@@ -15,7 +15,7 @@ set -uo pipefail
 upvm_tracer=$1 source=$2
 shift 2
 modes=("$@")
-[ ${#modes[@]} -gt 0 ] || modes=(full buffered count time user nested misc)
+[ ${#modes[@]} -gt 0 ] || modes=(full buffered count time user nested misc reg)
 
 if [ "${BENCH:-0}" != 1 ]; then
     echo "compare-genuine: SKIPPED: set BENCH=1 to compare with genuine PVM 3.4.6 (starts a pvmd)"

@@ -4,7 +4,7 @@
  * and against genuine PVM 3.4.6 (gcc tev-tracer.c -lpvm3) and reads the
  * trace events of both (tests/tev/compare-genuine.sh compares them).
  *
- *   tev-tracer MODE      MODE: full | buffered | count | time | user | nested | misc
+ *   tev-tracer MODE      MODE: full | buffered | count | time | user | nested | misc | reg
  *
  * The tracer (started from the shell) makes itself its children's tracer
  * (PvmTraceTid, PvmTraceCode 77), sets their mask (send, recv, spawn, exit;
@@ -24,6 +24,16 @@
  *   D 0x402f send TS:6=* TU:6=* TID:6=C MNB:6=4 DST:6=P MC:6=10 MCX:6=0
  *
  * (D: descriptor form, R: raw form, U: user event; did:type=value).
+ *
+ * Mode reg: the tracer sets no tracer for its children but registers
+ * itself with pvm_reg_tracer (tag 77, mode full's mask, unbuffered, full):
+ * the child, spawned without a tracer, gets the registered one's, and its
+ * events are mode full's.  The child's own pvm_reg_tracer must fail with
+ * PvmAlready (it sends the result as the int of its tag-10 message); the
+ * tracer's second call unregisters (0), its third registers again (0).
+ * The pvmd sends the registered tracer newtask and endtask, not spntask
+ * (genuine PVM 3.4.6's: its spawner's pvmd sends spntask to the tracer
+ * the spawn named, none).
  * Exits 0 when every check passed, 1 (saying which failed) otherwise.
  */
 #include <limits.h>
@@ -61,9 +71,9 @@ static int failures;
 
 /* ------------------------------------------------------------ the child */
 
-static void child_send(int to, int tag, int n)
+static void child_send(int to, int tag, int n, int first)
 {
-    int v[3] = {1, 2, 3};
+    int v[3] = {first, 2, 3};
     pvm_initsend(PvmDataDefault);
     pvm_pkint(v, n, 1);
     pvm_send(to, tag);
@@ -97,8 +107,14 @@ static int child_main(int argc, char **argv)
         pvm_pkstr("hello");
         pvm_send(PVM_TRACE_TID, PVM_TRACE_CODE);
     }
-    child_send(parent, 10, 1);
-    child_send(parent, 11, 3);
+    int first = 1;
+    if (argc > 1 && strcmp(argv[argc - 1], "reg") == 0) {
+        Pvmtmask m;
+        TEV_MASK_INIT(m);
+        first = pvm_reg_tracer(0, 99, 0, 0, m, 0, PvmTraceFull); /* a second tracer */
+    }
+    child_send(parent, 10, 1, first);
+    child_send(parent, 11, 3, 1);
     pvm_recv(parent, 12);
     pvm_exit();
     return 0;
@@ -617,8 +633,10 @@ static void collect(int last)
     }
 }
 
-/* The pvmd's events: newtask, spntask (the child, its parent), endtask. */
-static void check_pvmd(int first)
+/* The pvmd's events: newtask, spntask (the child, its parent), endtask.
+ * Mode reg: no spntask (the spawner's pvmd sends it to the tracer the
+ * spawn gave, none; the registered one is put in by the child's pvmd). */
+static void check_pvmd(int first, bool spntask_too)
 {
     static const int newtask[] = {TEV_DID_TS, TEV_DID_TU, TEV_DID_TID,
                                   TEV_DID_PT, TEV_DID_TF, TEV_DID_TN};
@@ -635,10 +653,12 @@ static void check_pvmd(int first)
     check_header(&events[i]);
     CHECK(value(&events[i], TEV_DID_PT) == tracer_tid, "newtask PT");
     CHECK(value(&events[i++], TEV_DID_TF) == 0, "newtask TF");
-    expect(i, 'D', TEV_SPNTASK);
-    check_dids(&events[i], spntask, 4);
-    check_header(&events[i]);
-    CHECK(value(&events[i++], TEV_DID_PT) == tracer_tid, "spntask PT");
+    if (spntask_too) {
+        expect(i, 'D', TEV_SPNTASK);
+        check_dids(&events[i], spntask, 4);
+        check_header(&events[i]);
+        CHECK(value(&events[i++], TEV_DID_PT) == tracer_tid, "spntask PT");
+    }
     expect(i, 'D', TEV_ENDTASK);
     check_dids(&events[i], endtask, 8);
     check_header(&events[i]);
@@ -668,7 +688,7 @@ int main(int argc, char **argv)
         return child_main(argc, argv);
     const char *mode = argc > 1 ? argv[1] : "full";
     bool user = strcmp(mode, "user") == 0, nested = strcmp(mode, "nested") == 0;
-    bool misc = strcmp(mode, "misc") == 0;
+    bool misc = strcmp(mode, "misc") == 0, reg = strcmp(mode, "reg") == 0;
     int opt = strcmp(mode, "count") == 0  ? PvmTraceCount
               : strcmp(mode, "time") == 0 ? PvmTraceTime
                                           : PvmTraceFull;
@@ -676,6 +696,18 @@ int main(int argc, char **argv)
     started = time(NULL);
     tracer_tid = pvm_mytid();
     CHECK(tracer_tid > 0, "mytid %d", tracer_tid);
+    if (reg) {
+        /* the registered tracer's settings, for the tasks without a tracer */
+        Pvmtmask m, none;
+        set_child_mask(false, false, false); /* mode full's mask, into m */
+        CHECK(pvm_gettmask(PvmTaskChild, m) == 0, "gettmask");
+        TEV_MASK_INIT(none);
+        CHECK(pvm_settmask(PvmTaskChild, none) == 0, "settmask"); /* the child's own: none */
+        CHECK(pvm_getopt(PvmTraceTid) == 0, "no tracer for the children");
+        int cc = pvm_reg_tracer(0, TRACE_TAG, 0, 0, m, 0, PvmTraceFull);
+        CHECK(cc == 0, "pvm_reg_tracer: %d", cc);
+        goto spawn;
+    }
     CHECK(pvm_setopt(PvmTraceTid, tracer_tid) == 0, "PvmTraceTid");
     CHECK(pvm_getopt(PvmTraceTid) == tracer_tid, "PvmTraceTid read back");
     CHECK(pvm_setopt(PvmTraceCode, TRACE_TAG) == 0, "PvmTraceCode");
@@ -684,11 +716,15 @@ int main(int argc, char **argv)
     CHECK(pvm_getopt(PvmTraceOptions) == opt, "PvmTraceOptions %d", pvm_getopt(PvmTraceOptions));
     set_child_mask(user, nested, misc);
 
+spawn:
     child_tid = spawn_child(argv[0], mode);
     fprintf(stderr, "tev-tracer %s: tracer t%x (pid %d), child t%x\n", mode,
             (unsigned)tracer_tid, (int)getpid(), (unsigned)child_tid);
     if (child_tid > 0) {
         CHECK(pvm_recv(child_tid, 10) > 0, "recv 10");
+        int first = 0;
+        pvm_upkint(&first, 1, 1);
+        CHECK(first == (reg ? PvmAlready : 1), "the child's first int: %d", first);
         CHECK(pvm_recv(child_tid, 11) > 0, "recv 11");
         int v = 7;
         pvm_initsend(PvmDataDefault);
@@ -697,9 +733,16 @@ int main(int argc, char **argv)
         collect(opt == PvmTraceFull ? E(TEV_EXIT) : opt == PvmTraceTime ? TEV_TIMING
                                                                         : TEV_PROFILING);
     }
+    if (reg) {
+        Pvmtmask m;
+        TEV_MASK_INIT(m);
+        CHECK(pvm_reg_tracer(0, 0, 0, 0, m, 0, 0) == 0, "the second call unregisters");
+        CHECK(pvm_reg_tracer(0, TRACE_TAG, 0, 0, m, 0, PvmTraceFull) == 0,
+              "the third registers again");
+    }
     int children = split_events();
     print_events();
-    check_pvmd(children);
+    check_pvmd(children, !reg);
     nevents = children; /* the child's, from here on */
     if (misc) {
         /* each call's ENTRY and EXIT, described, then the sends, the

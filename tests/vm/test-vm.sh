@@ -14,7 +14,7 @@ set -u
 
 SCENARIOS=(meet pvm-examples console console-pipe spawn-output users halt-clean
            console-killed launcher-killed no-false-deadlock program-halts self-contained
-           start-pvmd)
+           start-pvmd console-trace)
 
 if [ "${1:-}" = --list ]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -392,6 +392,54 @@ sc_start-pvmd() {
     [ -S "$XDG_RUNTIME_DIR/upvm/vm.sock" ] || fail "no VM after pvm_start_pvmd"
     out=$(timeout 30 "$tmp/starter" 2>&1) || fail "starter: $out"
     grep -q '^start -28, t' <<<"$out" || fail "the second start: $out"
+    out=$(timeout 30 "$upvm" halt 2>&1) || fail "halt: $out"
+}
+
+# trace: the mask, buffering and option of the console's children, as PVM
+# 3.4.6's console prints them (console-trace.expected: what genuine PVM's
+# console printed for these commands); spawn -@: the console traces the
+# job and prints its events as PVM's console (its libpvmtrc) does
+sc_console-trace() {
+    setup
+    local src e q p='^\[T1:t[0-9a-f]+\] '
+    src=$(cd "$(dirname "$0")" && pwd)
+    start_vm
+    out=$(timeout 30 "$upvm" console -c 'trace; trace + send bogus recv; trace - mytid; trace buf; trace opt; trace opt bogus; trace buf 100; trace buf; trace opt time; trace opt; trace; trace - *; trace; trace *; trace pvm_send; trace; trace xpvm; trace' 2>&1) ||
+        fail "console: $out"
+    diff -u "$src/console-trace.expected" - <<<"$out" || fail "trace differs from PVM's console (- PVM 3.4.6, + UPVM)"
+    cp "$src/trace-hello.c" "$tmp/"
+    "$cc" -o "$tmp/hello" "$tmp/trace-hello.c" >"$tmp/cc.out" 2>&1 || fail "upvmcc: $(cat "$tmp/cc.out")"
+    # the default mask (XPVM's): mytid, parent, send, exit; not initsend, pkint
+    out=$(cd "$tmp" && timeout 30 "$upvm" console -c 'spawn -2 -@ hello' 2>"$tmp/err") || fail "console: $out"
+    echo "$out"
+    grep -qx '\[1\]' <<<"$out" || fail "no [1]"
+    grep -Eq "$p \\* \"Machine\" \"Console 3\\.4\\.6 \\(PVM 3\\.4\\.6\\)\"$" <<<"$out" || fail "no trace file head"
+    grep -Eq "$p#1802: \"host_add\\(0\\)\"$" <<<"$out" || fail "no host_add description"
+    grep -Eq "$p\"host_add\\(0\\)\" \\{ [0-9]+, [0-9]+, [0-9]+, \\[[0-9]+\\] \\{ \"[^\"]+\" \\}, " <<<"$out" ||
+        fail "no host_add"
+    for e in 'newtask(0)' 'spntask(0)' 'endtask(0)' 'mytid(0.0)' 'mytid(1.1)' 'parent(1.1)' \
+             'send(0.0)' 'send(1.1)' 'exit(0.0)'; do
+        q=$(sed 's/[().]/\\&/g' <<<"$e")
+        [ "$(grep -Ec "$p\"$q\" \\{ " <<<"$out")" = 2 ] || fail "not 2 $e records"
+        [ "$(grep -Ec "$p#[0-9]+: \"$q\"$" <<<"$out")" = 1 ] || fail "$e not described once"
+    done
+    grep -Eq '^\[T1:t80000000\] #1150: "newtask\(0\)"$' <<<"$out" || fail "newtask's number"
+    grep -Eq "$p#1094: \"send\\(0\\.0\\)\"$" <<<"$out" || fail "send's number"
+    grep -Eq "$p#2095: \"send\\(1\\.1\\)\"$" <<<"$out" || fail "send's exit number"
+    grep -Eq "$p\"output\\(0\\)\" \\{ [0-9]+, [0-9]+, [0-9]+, \\[[0-9]+\\] \\{ \"hello from t[0-9a-f]+\" \\} \\};;$" <<<"$out" ||
+        fail "the tasks' output is not the trace's output events"
+    grep -Eq "$p\"(initsend|pkint)" <<<"$out" && fail "initsend/pkint traced: not in the default mask"
+    grep -qx '\[1\] finished' <<<"$out" || fail "no [1] finished"
+    grep -qx '\[1\] libpvmtrc: Trace File Complete' "$tmp/err" || fail "stderr: $(cat "$tmp/err")"
+    [ "$(grep -c 'libpvmtrc: Task TID=0x[0-9a-f]* Connected to Console' "$tmp/err")" = 2 ] ||
+        fail "stderr: $(cat "$tmp/err")"
+    # one event only, buffered, to a file
+    out=$(cd "$tmp" && timeout 30 "$upvm" console -c "trace - *; trace + send; trace buf 4096; spawn -@$tmp/trc hello" 2>&1) ||
+        fail "console: $out"
+    grep -qx '\[1\] finished' <<<"$out" || fail "-@file: no [1] finished: $out"
+    grep -q 'send(0.0)' <<<"$out" && fail "-@file: events on the terminal"
+    grep -q '"send(0.0)" { ' "$tmp/trc" || fail "-@file: no send event in the file: $(cat "$tmp/trc")"
+    grep -Eq '"(mytid|exit)\(' "$tmp/trc" && fail "-@file: events not in the mask"
     out=$(timeout 30 "$upvm" halt 2>&1) || fail "halt: $out"
 }
 

@@ -25,6 +25,7 @@
 #include <upvm.h>
 
 #include "cmd.h"
+#include "console_trace.h"
 #include "node/control_path.h"
 
 #define ARGS_MAX 64
@@ -38,6 +39,7 @@ struct job {
     int id, ntids;
     int *tids;
     bool caught; /* spawned with -> */
+    bool traced; /* spawned with -@: its output and events are the trace's */
     int ended;   /* caught: tasks whose output has ended (EOF) */
 };
 
@@ -284,6 +286,12 @@ static void caught_line(const char *line)
         return;
     }
     const char *rest = line + off + (line[off] == ' ');
+    if (j->traced) { /* the trace's output events, as PVM's console's libpvmtrc writes them */
+        char text[4096];
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(rest, "\n"), rest);
+        (void)ctrace_output(j->id, (int)tid, text);
+        return;
+    }
     if (!strcmp(rest, "BEGIN\n"))
         return;
     printf("[%d:t%x] %s", j->id, tid, rest);
@@ -336,11 +344,16 @@ static int c_spawn(int ac, char **av)
 {
     int count = 1, flag = PvmTaskDefault, i = 1;
     char *where = NULL;
-    bool caught = false;
+    bool caught = false, traced = false;
+    const char *trace_file = NULL;
     for (; i < ac && av[i][0] == '-'; i++) {
         const char *o = av[i] + 1;
         if (!strcmp(o, ">"))
             caught = true;
+        else if (*o == '@') { /* -@: trace the job to the terminal; -@file: to file */
+            traced = true;
+            trace_file = o[1] ? o + 1 : NULL;
+        }
         else if (*o >= '0' && *o <= '9')
             count = atoi(o);
         else if (*o == '?')
@@ -354,12 +367,26 @@ static int c_spawn(int ac, char **av)
         return usage("spawn");
     if (count < 1)
         count = 1;
-    struct job *j = new_job(count, caught);
-    if (!j) {
-        printf("too many jobs\n");
+    FILE *tf = NULL;
+    if (trace_file && !(tf = fopen(trace_file, "w"))) {
+        printf("%s: %s\n", trace_file, strerror(errno));
         return 0;
     }
+    struct job *j = new_job(count, caught && !traced);
+    if (!j) {
+        printf("too many jobs\n");
+        if (tf)
+            fclose(tf);
+        return 0;
+    }
+    j->traced = traced;
     printf("[%d]\n", j->id);
+    if (traced && !ctrace_spawning(j->id, tf)) {
+        if (tf)
+            fclose(tf);
+        return 0;
+    }
+    caught = caught || traced; /* the trace has their output (libpvmtrc's output events) */
     /* PvmOutputTid says whether these tasks are caught; the catch itself
      * stays on for the jobs caught before (pvm_catchout(NULL) would drop
      * what they still write, as PVM does) */
@@ -371,6 +398,8 @@ static int c_spawn(int ac, char **av)
     int n = pvm_spawn(av[i], &av[i + 1], flag, where, count, j->tids);
     con.spawning = NULL;
     (void)pvm_setopt(PvmOutputTid, 0);
+    if (traced)
+        ctrace_spawned(n);
     if (n < 0) {
         printf("%s\n", n == PvmNoFile ? "No such file" : "spawn failed");
         return 0;
@@ -615,8 +644,7 @@ static int c_migrate(int ac, char **av)
 
 static int c_trace(int ac, char **av)
 {
-    printf("trace: not supported by UPVM yet\n");
-    return 0;
+    return ctrace_command(ac, av);
 }
 
 static int c_help(int ac, char **av);
@@ -646,9 +674,11 @@ static const struct command {
     {"reset", "Kill all tasks, delete leftover mboxes", "reset", c_reset, 0},
     {"setenv", "Display or set environment variables", "setenv [ name=value ... ]", c_setenv, 0},
     {"sig", "Send signal to task", "sig signum tid ...", c_sig, 2},
-    {"spawn", "Spawn task", "spawn [ -count ] [ -host ] [ -> ] file [ arg ... ]", c_spawn, 1},
+    {"spawn", "Spawn task", "spawn [ -count ] [ -host ] [ -> ] [ -@[file] ] file [ arg ... ]", c_spawn, 1},
     {"tasks", "List the VM's nodes and their tasks (UPVM)", "tasks", c_tasks, 0},
-    {"trace", "Set/display trace event mask", "trace", c_trace, 0},
+    {"trace", "Set/display trace event mask",
+     "trace [ [+|-] name ... | [+|-] * | xpvm | buf [ nbytes ] | opt [ full | time | count ] ]",
+     c_trace, 0},
     {"unalias", "Undefine command alias", "unalias name ...", c_unalias, 1},
     {"version", "Show libpvm version", "version", c_version, 0},
 };
@@ -706,6 +736,7 @@ static void run_line(char *line, int depth)
                 (void)usage(av[0]);
             else
                 (void)commands[i].fn(ac, av);
+            (void)ctrace_poll();
             fflush(stdout);
             return;
         }
@@ -720,6 +751,7 @@ static bool input_ready(void)
         struct pollfd p = {0, POLLIN, 0};
         if (poll(&p, 1, 0) > 0)
             return true;
+        (void)ctrace_poll(); /* spawn -@ jobs' events */
         fflush(stdout);
         (void)upvm_sleep_ns(INPUT_POLL_NS);
     }
@@ -752,6 +784,9 @@ static void commands_from(char *text)
         run_line(cmd, 0);
     for (int i = 0; i < con.njobs; i++)
         while (con.jobs[i].caught && job_running(&con.jobs[i]))
+            (void)upvm_sleep_ns(INPUT_POLL_NS);
+    while (ctrace_busy()) /* spawn -@: until each job's endtasks came */
+        if (!ctrace_poll())
             (void)upvm_sleep_ns(INPUT_POLL_NS);
 }
 
@@ -796,6 +831,7 @@ int cmd_console(int argc, char **argv)
         fprintf(stderr, "upvm console: cannot join the VM\n");
         return 1;
     }
+    ctrace_init(con.mytid);
     if (script)
         commands_from(script);
     else
