@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench_stats.h"
+
 #define PAGE 4096
 #define MAX_ROUNDS 31
 
@@ -57,18 +59,6 @@ static double now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double pick(double *v, int n, int pct)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[(n - 1) * pct / 100];
 }
 
 static char source[PAGE]; /* what every fault brings in */
@@ -338,7 +328,7 @@ int main(int argc, char **argv)
             if (t[m][r] < 0)
                 refused[m] = (int)-t[m][r];
         }
-    double floor = pick(t[COPY], rounds, 50);
+    double floor = summarize(t[COPY], rounds).median;
     printf("| fault (%d per round, %d rounds) | median µs | p10 µs | / copy |\n", n, rounds);
     printf("|---|---:|---:|---:|\n");
     for (int m = 0; m < NMECH; m++) {
@@ -346,8 +336,8 @@ int main(int argc, char **argv)
             printf("| %s | refused: %s | | |\n", names[m], strerror(refused[m]));
             continue;
         }
-        double med = pick(t[m], rounds, 50), p10 = pick(t[m], rounds, 10);
-        printf("| %s | %.2f | %.2f | %.2f |\n", names[m], med, p10, med / floor);
+        struct stats st = summarize(t[m], rounds);
+        printf("| %s | %.2f | %.2f | %.2f |\n", names[m], st.median, st.p10, st.median / floor);
     }
     return 0;
 }
