@@ -140,18 +140,12 @@ static inline void address(msg_buf_t *out, const struct pvm_task *t,
 
 /* The trace's records of a message out and in (util/trace.h: TRC_SEND,
  * TRC_RECV), out of line: one load and a branch when tracing is off. */
-static COLD void trace_msg(unsigned kind, const struct pvm_task *t, msg_buf_t *b, int peer,
-                           int tag)
+static COLD void trace_msg(unsigned kind, const struct pvm_task *t, msg_buf_t *b)
 {
-    const msg_hdr_t *h = msg_buf_hdr(b);
-    trc_put((uint16_t)kind, 0, (uint32_t)t->tid, (uint32_t)peer, (uint32_t)tag,
+    const msg_hdr_t *h = msg_buf_hdr(b); /* addressed: the peer and tag are there */
+    int peer = kind == TRC_SEND ? h->dst : h->src;
+    trc_put((uint16_t)kind, 0, (uint32_t)t->tid, (uint32_t)peer, (uint32_t)h->tag,
             (uint64_t)(uint32_t)h->ctx << 32 | (uint32_t)msg_buf_len(b));
-}
-
-static inline void trace_send(const struct pvm_task *t, msg_buf_t *out, int dst_tid, int tag)
-{
-    if (unlikely(trc_on))
-        trace_msg(TRC_SEND, t, out, dst_tid, tag);
 }
 
 /* One receiver's copy of t's send buffer `id`, addressed and delivered. */
@@ -164,7 +158,8 @@ static int send_to(struct pvm_task *t, int id, struct pvm_task *dst, int tag)
     if (unlikely(rc))
         return rc;
     address(out, t, s, dst->tid, tag);
-    trace_send(t, out, dst->tid, tag);
+    if (unlikely(trc_on))
+        trace_msg(TRC_SEND, t, out);
     return pvm_deliver(dst, out);
 }
 
@@ -180,7 +175,8 @@ static int send_remote(struct pvm_task *t, int id, int dst_tid, int tag)
     if (unlikely(rc))
         return pvm_code_from_errno(rc);
     address(out, t, s, dst_tid, tag);
-    trace_send(t, out, dst_tid, tag);
+    if (unlikely(trc_on))
+        trace_msg(TRC_SEND, t, out);
     rc = pvm_remote_send(out, dst_tid);
     msg_buf_unref(out);
     return rc;
@@ -534,7 +530,7 @@ static inline struct pvm_qmsg *find(struct pvm_task *t, int tid, int tag, int *e
 static int take(struct pvm_task *t, struct pvm_qmsg *q)
 {
     if (unlikely(trc_on))
-        trace_msg(TRC_RECV, t, q->buf, msg_buf_hdr(q->buf)->src, msg_buf_hdr(q->buf)->tag);
+        trace_msg(TRC_RECV, t, q->buf);
     int id = q->lbid;
     if (id) {
         t->bufs[id].queued = NULL;

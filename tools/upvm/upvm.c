@@ -32,7 +32,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +39,7 @@
 
 #include "cmd.h"
 #include "hosts.h"
+#include "trace/convert.h"
 #include "node/control_path.h"
 #include "util/env.h"
 
@@ -207,23 +207,19 @@ static int trace_setup(const char *file, char *abs, size_t len)
     return 0;
 }
 
-/* A job of MPI ranks has ended: convert its trace here (upvm trace
- * convert, run as a child: its lines on stderr). */
+/* A job of MPI ranks has ended: convert its trace here, with this
+ * command's own converter (trace/convert.h), its lines on stderr beside
+ * the job's: stdout is the job's output. */
 static void trace_convert_after(const char *file)
 {
-    const char *tool;
-    if (!file || env_string("UPVM_TRACE_TOOL", &tool) <= 0)
+    fflush(stdout);
+    int saved = dup(1);
+    if (saved < 0 || dup2(2, 1) < 0)
         return;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        (void)dup2(2, 1);
-        execl(tool, "upvm", "trace", "convert", file, (char *)NULL);
-        _exit(127);
-    }
-    int ws;
-    while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-        ;
+    (void)trace_convert(file, NULL);
+    fflush(stdout);
+    (void)dup2(saved, 1);
+    close(saved);
 }
 
 /* `upvm run --hosts/--hostfile ...`: the same upvm run in every rank of
