@@ -28,6 +28,7 @@
 
 #include "mem/mem.h"
 #include "node/rpc.h"
+#include "proc/proc.h"
 #include "pvm/pvm.h"
 #include "svm/svm.h"
 #include "svm/svm_impl.h"
@@ -427,6 +428,7 @@ void svm_init(void)
     svm_proto_register();
     svm_sync_register();
     (void)node_job_add_hooks(&svm_hooks);
+    proc_set_bounce_test(svm_bounce_test);
     svm.ready = true;
 }
 

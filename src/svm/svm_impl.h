@@ -170,6 +170,11 @@ static inline upvm_waitq_t *svm_page_queue(const struct svm_region *r, uint32_t 
     return &svm.page_q[(p ^ (uint32_t)r->slot * 7u) % 64u];
 }
 
+/* ------------------------------------------------------------ syscalls.c */
+
+/* Does [p, p + len) touch a region whose pages travel? (proc's bounce) */
+bool svm_bounce_test(const void *p, size_t len) HIDDEN;
+
 /* ------------------------------------------------------------ sync.c */
 
 void svm_sync_register(void) HIDDEN;
