@@ -1,0 +1,321 @@
+/*
+ * syscalls.c - system calls and libc on shared pages that another node
+ * owns (UPVM_NODES=3, thread mode).  In thread mode libc is not
+ * interposed, so the rule (upvm_svm.h, docs/design-notes.md §15.8) is:
+ * upvm_svm_touch(p, n, access) just before a system call on a shared
+ * buffer; the kernel cannot fault a shared page in itself.  This test
+ * follows exactly that rule and checks the bytes everywhere:
+ *
+ *   A. read(2) from a pipe into a shared buffer (unaligned, over 3 pages)
+ *      that node1 wrote last (node1 owns it) and node2 holds read copies
+ *      of: after upvm_svm_touch(WRITE) the read must return everything,
+ *      main must see the bytes, the bytes around the buffer must be
+ *      node1's still, and node1 and node2 must see the new bytes (node2's
+ *      old copies invalidated);
+ *   B. the same with a regular file;
+ *   C. write(2) to a pipe and to a file from a shared buffer node1 owns,
+ *      after upvm_svm_touch(READ): the bytes read back are node1's; then
+ *      node1 writes the buffer again and main must see the new bytes (its
+ *      read copy invalidated);
+ *   D. libc without touch (ordinary faults): memcpy from a buffer node1
+ *      owns, memset and memcpy into buffers node1 owns (node2 then checks
+ *      them), memcpy between a buffer node1 owns and one node2 owns;
+ *   E. upvm_svm_touch's errors: -EINVAL for an access that is neither
+ *      UPVM_SVM_READ nor UPVM_SVM_WRITE nor both (4, -1); 0 for private
+ *      memory (ignored) and for READ|WRITE.
+ * For information only, it prints what a pread(2) into a shared page held
+ * elsewhere does without the touch (the rule says it may fail: EFAULT).
+ * The helpers on node1 and node2 fill and check byte ranges on request
+ * (one request, one answer).  Prints OK; a failed check prints where and
+ * exits 1.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pvm3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <upvm.h>
+#include <upvm_svm.h>
+
+#include "svmtest.h"
+
+const char *svmtest_name = "syscalls";
+
+#define NPAGES 12
+#define TAG_INIT 100
+#define TAG_REQ 101
+#define TAG_ANS 102
+
+enum { FILL, CHECK, FILLBYTE, CHECKBYTE, QUIT };
+
+/* Byte k of pattern seed (k counted from the range's start). */
+static uint8_t pat(int seed, size_t k)
+{
+    return (uint8_t)(seed * 37 + k * 13 + (k >> 8) * 7 + 1);
+}
+
+static int helper(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    int parent = pvm_parent();
+    SVM_CHECK(pvm_recv(parent, TAG_INIT) > 0, "helper: the init message");
+    volatile uint8_t *base = svm_upk_ptr();
+    for (;;) {
+        int cmd = -1, seed = 0;
+        unsigned long off = 0, len = 0;
+        SVM_CHECK(pvm_recv(parent, TAG_REQ) > 0 && pvm_upkint(&cmd, 1, 1) == 0 &&
+                      pvm_upkulong(&off, 1, 1) == 0 && pvm_upkulong(&len, 1, 1) == 0 &&
+                      pvm_upkint(&seed, 1, 1) == 0,
+                  "helper: a request");
+        if (cmd == QUIT)
+            return 0;
+        long bad = -1; /* the first wrong byte's index */
+        int seen = 0, want = 0;
+        for (size_t k = 0; k < len; k++) {
+            volatile uint8_t *p = base + off + k;
+            uint8_t b = cmd == FILL || cmd == CHECK ? pat(seed, k) : (uint8_t)seed;
+            if (cmd == FILL || cmd == FILLBYTE) {
+                *p = b;
+            } else if (*p != b && bad < 0) {
+                bad = (long)k;
+                seen = *p;
+                want = b;
+            }
+        }
+        SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_pklong(&bad, 1, 1) == 0 &&
+                      pvm_pkint(&seen, 1, 1) == 0 && pvm_pkint(&want, 1, 1) == 0 &&
+                      pvm_send(parent, TAG_ANS) == 0,
+                  "helper: the answer");
+    }
+}
+UPVM_TASK("syshelper", helper)
+
+static int helpers[3]; /* tids, by node (1 and 2) */
+static uint8_t *base;
+
+/* Ask node's helper cmd on [off, off + len) with seed; a wrong byte fails
+ * the test, saying what. */
+static void ask(int node, int cmd, size_t off, size_t len, int seed, const char *what)
+{
+    unsigned long o = off, l = len;
+    SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_pkint(&cmd, 1, 1) == 0 &&
+                  pvm_pkulong(&o, 1, 1) == 0 && pvm_pkulong(&l, 1, 1) == 0 &&
+                  pvm_pkint(&seed, 1, 1) == 0 && pvm_send(helpers[node], TAG_REQ) == 0,
+              "send node %d a request", node);
+    long bad = -1;
+    int seen = 0, want = 0;
+    SVM_CHECK(pvm_recv(helpers[node], TAG_ANS) > 0 && pvm_upklong(&bad, 1, 1) == 0 &&
+                  pvm_upkint(&seen, 1, 1) == 0 && pvm_upkint(&want, 1, 1) == 0,
+              "node %d's answer", node);
+    SVM_CHECK(bad < 0, "%s: node %d sees byte %ld of the range at %p (address %p): expected 0x%02x, "
+                       "seen 0x%02x",
+              what, node, bad, (void *)(base + off), (void *)(base + off + (size_t)bad), want, seen);
+}
+
+/* main's own check of [off, off + len) against pattern seed (or a byte
+ * when byte >= 0). */
+static void check_here(size_t off, size_t len, int seed, int byte, const char *what)
+{
+    for (size_t k = 0; k < len; k++) {
+        uint8_t want = byte >= 0 ? (uint8_t)byte : pat(seed, k);
+        uint8_t got = ((volatile uint8_t *)base)[off + k];
+        SVM_CHECK(got == want, "%s: node 0 sees byte %zu at %p: expected 0x%02x, seen 0x%02x",
+                  what, k, (void *)(base + off + k), want, got);
+    }
+}
+
+static void fill_private(uint8_t *buf, size_t len, int seed)
+{
+    for (size_t k = 0; k < len; k++)
+        buf[k] = pat(seed, k);
+}
+
+static void check_private(const uint8_t *buf, size_t len, int seed, const char *what)
+{
+    for (size_t k = 0; k < len; k++)
+        SVM_CHECK(buf[k] == pat(seed, k), "%s: byte %zu: expected 0x%02x, seen 0x%02x", what, k,
+                  pat(seed, k), buf[k]);
+}
+
+static void touch(const void *p, size_t len, int access, const char *what)
+{
+    int rc = upvm_svm_touch(p, len, access);
+    SVM_CHECK(rc == 0, "%s: upvm_svm_touch(%p, %zu, %d): %d", what, p, len, access, rc);
+}
+
+/* A scratch file in the working directory (the build tree), removed. */
+static int scratch_file(const char *tag)
+{
+    char name[128];
+    snprintf(name, sizeof name, "upvm-svm-syscalls-%d-%s.tmp", (int)getpid(), tag);
+    int fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    SVM_CHECK(fd >= 0, "open %s: %s", name, strerror(errno));
+    unlink(name);
+    return fd;
+}
+
+int main(void)
+{
+    SVM_CHECK(pvm_mytid() > 0, "pvm_mytid (the job's nodes start here)");
+    SVM_CHECK(upvm_nodes() == 3, "this test needs UPVM_NODES=3 (the job has %d nodes)",
+              upvm_nodes());
+    base = upvm_svm_alloc((size_t)NPAGES * UPVM_SVM_PAGE);
+    SVM_CHECK(base != NULL, "upvm_svm_alloc: NULL (errno %d)", errno);
+    for (int node = 1; node <= 2; node++) {
+        helpers[node] = svm_spawn_on("syshelper", node);
+        SVM_CHECK(pvm_initsend(SVM_ENC) > 0, "pvm_initsend");
+        svm_pk_ptr(base);
+        SVM_CHECK(pvm_send(helpers[node], TAG_INIT) == 0, "init node %d's helper", node);
+    }
+    const size_t P = UPVM_SVM_PAGE;
+    static uint8_t priv[4 * UPVM_SVM_PAGE];
+
+    /* A: read(2) from a pipe, pages 0-2, owned by node1, copies on node2 */
+    {
+        size_t off = 100, len = 2 * P + 500;
+        ask(1, FILL, 0, 3 * P, 1, "A: node1 fills pages 0-2");
+        ask(2, CHECK, 0, 3 * P, 1, "A: node2 reads pages 0-2 (read copies)");
+        int pfd[2];
+        SVM_CHECK(pipe(pfd) == 0, "pipe");
+        fill_private(priv, len, 2);
+        SVM_CHECK(write(pfd[1], priv, len) == (ssize_t)len, "A: fill the pipe");
+        touch(base + off, len, UPVM_SVM_WRITE, "A");
+        ssize_t n = read(pfd[0], base + off, len);
+        SVM_CHECK(n == (ssize_t)len, "A: read(pipe, shared %p, %zu) after upvm_svm_touch(WRITE): "
+                                     "%zd (%s)",
+                  (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
+        check_here(off, len, 2, -1, "A: read(2) from a pipe into pages node1 owned");
+        /* node1's bytes around it are untouched */
+        for (size_t k = 0; k < 3 * P; k++)
+            if (k < off || k >= off + len)
+                SVM_CHECK(base[k] == pat(1, k),
+                          "A: byte %zu at %p outside the read: expected node1's 0x%02x, seen 0x%02x",
+                          k, (void *)(base + k), pat(1, k), base[k]);
+        ask(2, CHECK, off, len, 2, "A: node2 after main's read(2) (its copies were old)");
+        ask(1, CHECK, off, len, 2, "A: node1 after main's read(2)");
+        ask(2, CHECK, 0, off, 1, "A: node2, the bytes before the read");
+        close(pfd[0]);
+        close(pfd[1]);
+    }
+
+    /* B: read(2) from a regular file, pages 3-5 */
+    {
+        size_t off = 3 * P + 7, len = 2 * P + 1000;
+        ask(1, FILL, 3 * P, 3 * P, 3, "B: node1 fills pages 3-5");
+        ask(2, CHECK, 3 * P, 3 * P, 3, "B: node2 reads pages 3-5");
+        int fd = scratch_file("B");
+        fill_private(priv, len, 4);
+        SVM_CHECK(write(fd, priv, len) == (ssize_t)len && lseek(fd, 0, SEEK_SET) == 0,
+                  "B: write the file");
+        touch(base + off, len, UPVM_SVM_WRITE, "B");
+        ssize_t n = read(fd, base + off, len);
+        SVM_CHECK(n == (ssize_t)len, "B: read(file, shared %p, %zu) after upvm_svm_touch(WRITE): "
+                                     "%zd (%s)",
+                  (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
+        check_here(off, len, 4, -1, "B: read(2) from a file into pages node1 owned");
+        ask(2, CHECK, off, len, 4, "B: node2 after main's read(2)");
+        ask(1, CHECK, off, len, 4, "B: node1 after main's read(2)");
+        close(fd);
+    }
+
+    /* C: write(2) to a pipe and a file from pages 6-7, owned by node1 */
+    {
+        size_t off = 6 * P + 50, len = P + 3000;
+        ask(1, FILL, off, len, 5, "C: node1 fills pages 6-7");
+        int pfd[2];
+        SVM_CHECK(pipe(pfd) == 0, "pipe");
+        touch(base + off, len, UPVM_SVM_READ, "C");
+        ssize_t n = write(pfd[1], base + off, len);
+        SVM_CHECK(n == (ssize_t)len, "C: write(pipe, shared %p, %zu) after upvm_svm_touch(READ): "
+                                     "%zd (%s)",
+                  (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
+        memset(priv, 0, len);
+        SVM_CHECK(read(pfd[0], priv, len) == (ssize_t)len, "C: read the pipe back");
+        check_private(priv, len, 5, "C: write(2) to a pipe from pages node1 owned");
+        int fd = scratch_file("C");
+        touch(base + off, len, UPVM_SVM_READ, "C (file)");
+        n = write(fd, base + off, len);
+        SVM_CHECK(n == (ssize_t)len, "C: write(file, shared %p, %zu): %zd (%s)",
+                  (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
+        memset(priv, 0, len);
+        SVM_CHECK(pread(fd, priv, len, 0) == (ssize_t)len, "C: read the file back");
+        check_private(priv, len, 5, "C: write(2) to a file from pages node1 owned");
+        ask(1, FILL, off, len, 6, "C: node1 writes pages 6-7 again");
+        check_here(off, len, 6, -1, "C: main after node1's second write (its copy was old)");
+        close(fd);
+        close(pfd[0]);
+        close(pfd[1]);
+    }
+
+    /* D: memcpy/memset via libc, ordinary faults (no touch needed) */
+    {
+        ask(1, FILL, 8 * P, 2 * P, 7, "D: node1 fills pages 8-9");
+        memset(priv, 0, 2 * P);
+        memcpy(priv, base + 8 * P, 2 * P);
+        check_private(priv, 2 * P, 7, "D: memcpy from pages node1 owned");
+
+        ask(1, FILL, 8 * P, 2 * P, 8, "D: node1 fills pages 8-9 again");
+        memset(base + 8 * P + 300, 0xa5, P + 200);
+        ask(2, CHECKBYTE, 8 * P + 300, P + 200, 0xa5, "D: node2 after main's memset");
+        ask(1, CHECK, 8 * P, 300, 8, "D: node1, the bytes before the memset");
+
+        ask(1, FILL, 8 * P, 2 * P, 9, "D: node1 fills pages 8-9 a third time");
+        fill_private(priv, 2 * P - 10, 10);
+        memcpy(base + 8 * P + 10, priv, 2 * P - 10);
+        ask(1, CHECK, 8 * P + 10, 2 * P - 10, 10, "D: node1 after main's memcpy into its pages");
+        ask(2, CHECK, 8 * P + 10, 2 * P - 10, 10, "D: node2 after main's memcpy");
+
+        ask(1, FILL, 8 * P, 2 * P, 11, "D: node1 fills pages 8-9 (source)");
+        ask(2, FILL, 10 * P, 2 * P, 12, "D: node2 fills pages 10-11 (destination)");
+        memcpy(base + 10 * P, base + 8 * P, 2 * P);
+        check_here(10 * P, 2 * P, 11, -1, "D: memcpy between pages node1 and node2 owned");
+        ask(2, CHECK, 10 * P, 2 * P, 11, "D: node2 after the memcpy into its pages");
+    }
+
+    /* E: upvm_svm_touch's arguments */
+    {
+        int rc = upvm_svm_touch(base, 10, 4);
+        SVM_CHECK(rc == -EINVAL, "E: upvm_svm_touch(shared, 10, 4): %d, not -EINVAL", rc);
+        rc = upvm_svm_touch(base, 10, -1);
+        SVM_CHECK(rc == -EINVAL, "E: upvm_svm_touch(shared, 10, -1): %d, not -EINVAL", rc);
+        rc = upvm_svm_touch(base, 10, 0);
+        printf("syscalls: (information) upvm_svm_touch(shared, 10, 0): %d\n", rc);
+        rc = upvm_svm_touch(priv, sizeof priv, UPVM_SVM_READ | UPVM_SVM_WRITE);
+        SVM_CHECK(rc == 0, "E: upvm_svm_touch of private memory: %d, not 0 (ignored)", rc);
+        rc = upvm_svm_touch(base, NPAGES * P, UPVM_SVM_READ | UPVM_SVM_WRITE);
+        SVM_CHECK(rc == 0, "E: upvm_svm_touch(whole block, READ|WRITE): %d", rc);
+    }
+
+    /* For information: pread(2) into a page node1 owns, without the touch */
+    {
+        ask(1, FILL, 0, P, 13, "F: node1 fills page 0");
+        int fd = scratch_file("F");
+        fill_private(priv, 64, 14);
+        SVM_CHECK(write(fd, priv, 64) == 64, "F: write the file");
+        errno = 0;
+        ssize_t n = pread(fd, base + 16, 64, 0);
+        int e = errno;
+        printf("syscalls: (information) pread(2) into a shared page owned by node1 without "
+               "upvm_svm_touch: %zd (%s)\n",
+               n, n < 0 ? strerror(e) : "no error");
+        close(fd);
+    }
+
+    for (int node = 1; node <= 2; node++) {
+        int cmd = QUIT, zero = 0;
+        unsigned long z = 0;
+        SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_pkint(&cmd, 1, 1) == 0 &&
+                      pvm_pkulong(&z, 1, 1) == 0 && pvm_pkulong(&z, 1, 1) == 0 &&
+                      pvm_pkint(&zero, 1, 1) == 0 && pvm_send(helpers[node], TAG_REQ) == 0,
+                  "stop node %d's helper", node);
+    }
+    unsigned long st[SVM_NSTATS];
+    svm_my_stats(st);
+    svm_print_stats("node 0's svm stats", st);
+    printf("OK\n");
+    return 0;
+}
