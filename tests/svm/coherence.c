@@ -23,6 +23,12 @@
  *     worker's tag, and never be smaller than the value this reader saw
  *     there before (sequential consistency per location: writes to one
  *     location are seen in one order by everyone);
+ *   - message passing across pages: after each write of a cold cell a
+ *     worker writes its "latest" cell (on hot page 0) naming that cell and
+ *     the write's number; a reader that reads someone's latest cell and
+ *     then the cold cell it names must see that write or a later one
+ *     (sequential consistency across pages: a cold page's old read copy
+ *     still mapped after the writer went on shows here);
  *   - upvm_yield.
  * At the end each worker sends main its per-cell last values, its counter
  * increments and its node's upvm_svm_stats; main checks the whole block
@@ -98,6 +104,26 @@ static int in_lock(size_t i)
                      i < (size_t)(NPAGES - 1) * CELLS_PER_PAGE + 8);
 }
 
+/* Worker o's cell j as worker w sees it: 0 or o's tag, and never less
+ * than w saw there before (seen: w's last sight of every cell). */
+static uint64_t read_other(volatile uint64_t *base, uint64_t *seen, int w, int node,
+                           unsigned long op, int o, int j)
+{
+    volatile uint64_t *p = base + cell_index(o, j);
+    uint64_t got = *p;
+    uint64_t *s = &seen[(size_t)o * NCELLS + (size_t)j];
+    SVM_CHECK(got == 0 || got >> 48 == (uint64_t)(o + 1),
+              "worker %d (node %d) op %lu: worker %d's cell %d at %p holds 0x%" PRIx64
+              ", not that worker's value",
+              w, node, op, o, j, (void *)p, got);
+    SVM_CHECK(got >= *s,
+              "worker %d (node %d) op %lu: worker %d's cell %d at %p went back: "
+              "expected at least 0x%" PRIx64 " (seen before), seen 0x%" PRIx64,
+              w, node, op, o, j, (void *)p, *s, got);
+    *s = got;
+    return got;
+}
+
 static int worker(int argc, char **argv)
 {
     (void)argc;
@@ -117,13 +143,15 @@ static int worker(int argc, char **argv)
     uint64_t counter_seen[NCOUNTERS] = {0};
     SVM_CHECK(last && seen, "worker %d: calloc", w);
     uint64_t seq = 0;
-    unsigned long nread = 0, nwrite = 0, nlock = 0, nother = 0, nyield = 0;
+    unsigned long nread = 0, nwrite = 0, nlock = 0, nother = 0, nyield = 0, nmp = 0;
 
     for (unsigned long op = 0; op < ops; op++) {
         unsigned r = (unsigned)(svm_rand(&rng) % 100);
         int j = svm_rand(&rng) % 2 ? (int)(svm_rand(&rng) % NHOT)
                                    : NHOT + (int)(svm_rand(&rng) % COLD);
         if (r < 30) { /* write one of mine */
+            if (j == 0) /* my "latest" cell: written after each cold write only */
+                j = 1 + (int)(svm_rand(&rng) % (NHOT - 1));
             volatile uint64_t *p = base + cell_index(w, j);
             uint64_t v = (uint64_t)(w + 1) << 48 | ++seq;
             *p = v;
@@ -133,6 +161,11 @@ static int worker(int argc, char **argv)
                       "worker %d (node %d) op %lu: read right after writing my cell %d at %p: "
                       "expected 0x%" PRIx64 ", seen 0x%" PRIx64,
                       w, node, op, j, (void *)p, v, got);
+            if (j >= NHOT) { /* then say so in my latest cell (hot page 0) */
+                uint64_t l = (uint64_t)(w + 1) << 48 | seq << 12 | (uint64_t)(j - NHOT);
+                base[cell_index(w, 0)] = l;
+                last[0] = l;
+            }
             nwrite++;
         } else if (r < 55) { /* read one of mine */
             volatile uint64_t *p = base + cell_index(w, j);
@@ -167,18 +200,28 @@ static int worker(int argc, char **argv)
             int o = (int)(svm_rand(&rng) % (NWORKERS - 1));
             if (o >= w)
                 o++;
-            volatile uint64_t *p = base + cell_index(o, j);
-            uint64_t got = *p;
-            uint64_t *s = &seen[(size_t)o * NCELLS + (size_t)j];
-            SVM_CHECK(got == 0 || got >> 48 == (uint64_t)(o + 1),
-                      "worker %d (node %d) op %lu: worker %d's cell %d at %p holds 0x%" PRIx64
-                      ", not that worker's value",
-                      w, node, op, o, j, (void *)p, got);
-            SVM_CHECK(got >= *s,
-                      "worker %d (node %d) op %lu: worker %d's cell %d at %p went back: "
-                      "expected at least 0x%" PRIx64 " (seen before), seen 0x%" PRIx64,
-                      w, node, op, o, j, (void *)p, *s, got);
-            *s = got;
+            if (svm_rand(&rng) % 3) {
+                read_other(base, seen, w, node, op, o, j);
+            } else { /* its latest cell, then the cold cell it names */
+                uint64_t l = read_other(base, seen, w, node, op, o, 0);
+                if (l != 0) {
+                    uint64_t s = (l >> 12) & ((1ull << 36) - 1);
+                    int jc = NHOT + (int)(l & 0xfff);
+                    SVM_CHECK(jc < NCELLS,
+                              "worker %d (node %d) op %lu: worker %d's latest cell at %p holds "
+                              "0x%" PRIx64 ": no cold cell of its",
+                              w, node, op, o, (void *)(base + cell_index(o, 0)), l);
+                    uint64_t got = read_other(base, seen, w, node, op, o, jc);
+                    SVM_CHECK((got & ((1ull << 48) - 1)) >= s,
+                              "worker %d (node %d) op %lu: worker %d's latest cell at %p says it "
+                              "wrote 0x%" PRIx64 " into its cell %d at %p before, but that cell "
+                              "holds 0x%" PRIx64 " (an older write: a stale copy of the cold page)",
+                              w, node, op, o, (void *)(base + cell_index(o, 0)),
+                              (uint64_t)(o + 1) << 48 | s, jc, (void *)(base + cell_index(o, jc)),
+                              got);
+                    nmp++;
+                }
+            }
             nother++;
         } else {
             upvm_yield();
@@ -198,7 +241,7 @@ static int worker(int argc, char **argv)
                   w, node, j, (void *)p, last[j], got);
     }
 
-    unsigned long st[SVM_NSTATS], counts[5] = {nread, nwrite, nlock, nother, nyield};
+    unsigned long st[SVM_NSTATS], counts[6] = {nread, nwrite, nlock, nother, nyield, nmp};
     svm_my_stats(st);
     unsigned long *lastul = malloc(NCELLS * sizeof *lastul);
     SVM_CHECK(lastul, "worker %d: malloc", w);
@@ -206,7 +249,7 @@ static int worker(int argc, char **argv)
         lastul[j] = (unsigned long)last[j];
     SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_pkint(&w, 1, 1) == 0 &&
                   pvm_pkulong(lastul, NCELLS, 1) == 0 && pvm_pkulong(incs, NCOUNTERS, 1) == 0 &&
-                  pvm_pkulong(st, SVM_NSTATS, 1) == 0 && pvm_pkulong(counts, 5, 1) == 0 &&
+                  pvm_pkulong(st, SVM_NSTATS, 1) == 0 && pvm_pkulong(counts, 6, 1) == 0 &&
                   pvm_send(pvm_parent(), TAG_REPORT) == 0,
               "worker %d: send the report", w);
     free(lastul);
@@ -271,16 +314,16 @@ int main(int argc, char **argv)
     uint64_t *expect = calloc(nwords, sizeof *expect);
     unsigned long *lastul = malloc(NCELLS * sizeof *lastul);
     SVM_CHECK(expect && lastul, "calloc");
-    unsigned long total[NCOUNTERS] = {0}, stats[NODES][SVM_NSTATS], sums[5] = {0};
+    unsigned long total[NCOUNTERS] = {0}, stats[NODES][SVM_NSTATS], sums[6] = {0};
     memset(stats, 0, sizeof stats);
     for (int i = 0; i < NWORKERS; i++) {
         int w = -1;
-        unsigned long incs[NCOUNTERS], st[SVM_NSTATS], counts[5];
+        unsigned long incs[NCOUNTERS], st[SVM_NSTATS], counts[6];
         SVM_CHECK(pvm_recv(-1, TAG_REPORT) > 0, "receive a report");
         SVM_CHECK(pvm_upkint(&w, 1, 1) == 0 && w >= 0 && w < NWORKERS &&
                       pvm_upkulong(lastul, NCELLS, 1) == 0 &&
                       pvm_upkulong(incs, NCOUNTERS, 1) == 0 &&
-                      pvm_upkulong(st, SVM_NSTATS, 1) == 0 && pvm_upkulong(counts, 5, 1) == 0,
+                      pvm_upkulong(st, SVM_NSTATS, 1) == 0 && pvm_upkulong(counts, 6, 1) == 0,
                   "unpack a report");
         for (int j = 0; j < NCELLS; j++)
             expect[cell_index(w, j)] = lastul[j];
@@ -289,7 +332,7 @@ int main(int argc, char **argv)
         for (int s = 0; s < SVM_NSTATS; s++) /* the node's counters only grow */
             if (st[s] > stats[node_of[w]][s])
                 stats[node_of[w]][s] = st[s];
-        for (int s = 0; s < 5; s++)
+        for (int s = 0; s < 6; s++)
             sums[s] += counts[s];
     }
     for (int k = 0; k < NCOUNTERS; k++)
@@ -300,8 +343,8 @@ int main(int argc, char **argv)
         for (int s = 0; s < SVM_NSTATS; s++)
             job[s] += stats[n][s];
     printf("coherence: ops: %lu reads of own cells, %lu writes, %lu locked increments, "
-           "%lu reads of others' cells, %lu yields\n",
-           sums[0], sums[1], sums[2], sums[3], sums[4]);
+           "%lu reads of others' cells (%lu latest-then-cold pairs), %lu yields\n",
+           sums[0], sums[1], sums[2], sums[3], sums[5], sums[4]);
     svm_print_stats("svm stats, 3 nodes' totals at the workers' ends", job);
 
     int bad = 0;

@@ -22,7 +22,13 @@
  *      them), memcpy between a buffer node1 owns and one node2 owns;
  *   E. upvm_svm_touch's errors: -EINVAL for an access that is neither
  *      UPVM_SVM_READ nor UPVM_SVM_WRITE nor both (4, -1); 0 for private
- *      memory (ignored) and for READ|WRITE.
+ *      memory (ignored) and for READ|WRITE;
+ *   G. the other documented errors: upvm_svm_alloc(0) (EINVAL),
+ *      upvm_svm_free of no block's start (-EINVAL), upvm_svm_stats(NULL),
+ *      upvm_svm_page_moves and upvm_svm_lock of private memory (-EINVAL),
+ *      locking a lock one holds (-EDEADLK), unlocking it from another
+ *      node or when free (-EPERM); and a block freed by another node
+ *      (node2 frees main's: 0; freeing it again: -EINVAL).
  * For information only, it prints what a pread(2) into a shared page held
  * elsewhere does without the touch (the rule says it may fail: EFAULT).
  * The helpers on node1 and node2 fill and check byte ranges on request
@@ -49,7 +55,7 @@ const char *svmtest_name = "syscalls";
 #define TAG_REQ 101
 #define TAG_ANS 102
 
-enum { FILL, CHECK, FILLBYTE, CHECKBYTE, QUIT };
+enum { FILL, CHECK, FILLBYTE, CHECKBYTE, UNLOCK, FREE, QUIT };
 
 /* Byte k of pattern seed (k counted from the range's start). */
 static uint8_t pat(int seed, size_t k)
@@ -73,8 +79,14 @@ static int helper(int argc, char **argv)
                   "helper: a request");
         if (cmd == QUIT)
             return 0;
-        long bad = -1; /* the first wrong byte's index */
+        long bad = -1; /* the first wrong byte's index; UNLOCK, FREE: the result */
         int seen = 0, want = 0;
+        if (cmd == UNLOCK)
+            bad = upvm_svm_unlock((upvm_svm_lock_t *)(uintptr_t)(base + off));
+        else if (cmd == FREE)
+            bad = upvm_svm_free((void *)(uintptr_t)off); /* off: an address */
+        if (cmd == UNLOCK || cmd == FREE)
+            len = 0;
         for (size_t k = 0; k < len; k++) {
             volatile uint8_t *p = base + off + k;
             uint8_t b = cmd == FILL || cmd == CHECK ? pat(seed, k) : (uint8_t)seed;
@@ -97,9 +109,8 @@ UPVM_TASK("syshelper", helper)
 static int helpers[3]; /* tids, by node (1 and 2) */
 static uint8_t *base;
 
-/* Ask node's helper cmd on [off, off + len) with seed; a wrong byte fails
- * the test, saying what. */
-static void ask(int node, int cmd, size_t off, size_t len, int seed, const char *what)
+/* Send node's helper cmd on [off, off + len) with seed; its answer. */
+static long ask_rc(int node, int cmd, size_t off, size_t len, int seed, int *seen, int *want)
 {
     unsigned long o = off, l = len;
     SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_pkint(&cmd, 1, 1) == 0 &&
@@ -107,10 +118,18 @@ static void ask(int node, int cmd, size_t off, size_t len, int seed, const char 
                   pvm_pkint(&seed, 1, 1) == 0 && pvm_send(helpers[node], TAG_REQ) == 0,
               "send node %d a request", node);
     long bad = -1;
-    int seen = 0, want = 0;
     SVM_CHECK(pvm_recv(helpers[node], TAG_ANS) > 0 && pvm_upklong(&bad, 1, 1) == 0 &&
-                  pvm_upkint(&seen, 1, 1) == 0 && pvm_upkint(&want, 1, 1) == 0,
+                  pvm_upkint(seen, 1, 1) == 0 && pvm_upkint(want, 1, 1) == 0,
               "node %d's answer", node);
+    return bad;
+}
+
+/* Ask node's helper cmd on [off, off + len) with seed; a wrong byte fails
+ * the test, saying what. */
+static void ask(int node, int cmd, size_t off, size_t len, int seed, const char *what)
+{
+    int seen = 0, want = 0;
+    long bad = ask_rc(node, cmd, off, len, seed, &seen, &want);
     SVM_CHECK(bad < 0, "%s: node %d sees byte %ld of the range at %p (address %p): expected 0x%02x, "
                        "seen 0x%02x",
               what, node, bad, (void *)(base + off), (void *)(base + off + (size_t)bad), want, seen);
@@ -288,6 +307,56 @@ int main(void)
         SVM_CHECK(rc == 0, "E: upvm_svm_touch of private memory: %d, not 0 (ignored)", rc);
         rc = upvm_svm_touch(base, NPAGES * P, UPVM_SVM_READ | UPVM_SVM_WRITE);
         SVM_CHECK(rc == 0, "E: upvm_svm_touch(whole block, READ|WRITE): %d", rc);
+    }
+
+    /* G: the other calls' errors (upvm_svm.h), the lock's across nodes, a
+     * block freed by another node */
+    {
+        int seen, want;
+        errno = 0;
+        void *z = upvm_svm_alloc(0);
+        SVM_CHECK(z == NULL && errno == EINVAL, "G: upvm_svm_alloc(0): %p, errno %d (not NULL, "
+                                                "EINVAL)",
+                  z, errno);
+        int rc = upvm_svm_free(base + 1);
+        SVM_CHECK(rc == -EINVAL, "G: upvm_svm_free(inside a block): %d, not -EINVAL", rc);
+        rc = upvm_svm_free(priv);
+        SVM_CHECK(rc == -EINVAL, "G: upvm_svm_free(private memory): %d, not -EINVAL", rc);
+        rc = upvm_svm_stats(NULL);
+        SVM_CHECK(rc == -EINVAL, "G: upvm_svm_stats(NULL): %d, not -EINVAL", rc);
+        long m = upvm_svm_page_moves(priv);
+        SVM_CHECK(m == -EINVAL, "G: upvm_svm_page_moves(private memory): %ld, not -EINVAL", m);
+        static upvm_svm_lock_t private_lock;
+        rc = upvm_svm_lock(&private_lock);
+        SVM_CHECK(rc == -EINVAL, "G: upvm_svm_lock(private memory): %d, not -EINVAL", rc);
+
+        size_t loff = 2 * P + 64 * 10; /* a 64-byte-aligned lock in page 2 */
+        upvm_svm_lock_t *l = (upvm_svm_lock_t *)(void *)(base + loff);
+        rc = upvm_svm_lock_init(l);
+        SVM_CHECK(rc == 0, "G: upvm_svm_lock_init(%p): %d", (void *)l, rc);
+        rc = upvm_svm_lock(l);
+        SVM_CHECK(rc == 0, "G: upvm_svm_lock(%p): %d", (void *)l, rc);
+        rc = upvm_svm_lock(l);
+        SVM_CHECK(rc == -EDEADLK, "G: upvm_svm_lock of a lock the caller holds: %d, not -EDEADLK",
+                  rc);
+        long lrc = ask_rc(1, UNLOCK, loff, 0, 0, &seen, &want);
+        SVM_CHECK(lrc == -EPERM, "G: upvm_svm_unlock on node1 of a lock main holds: %ld, not "
+                                 "-EPERM",
+                  lrc);
+        rc = upvm_svm_unlock(l);
+        SVM_CHECK(rc == 0, "G: upvm_svm_unlock(%p): %d", (void *)l, rc);
+        rc = upvm_svm_unlock(l);
+        SVM_CHECK(rc == -EPERM, "G: upvm_svm_unlock of a free lock: %d, not -EPERM", rc);
+
+        uint8_t *b2 = upvm_svm_alloc(3 * P);
+        SVM_CHECK(b2 != NULL, "G: upvm_svm_alloc of a second block: errno %d", errno);
+        memset(b2, 0x5a, 3 * P);
+        long frc = ask_rc(2, FREE, (size_t)(uintptr_t)b2, 0, 0, &seen, &want);
+        SVM_CHECK(frc == 0, "G: upvm_svm_free(%p) on node2 of main's block: %ld", (void *)b2, frc);
+        rc = upvm_svm_free(b2);
+        SVM_CHECK(rc == -EINVAL, "G: upvm_svm_free(%p) again on node0 after node2 freed it: %d, "
+                                 "not -EINVAL",
+                  (void *)b2, rc);
     }
 
     /* For information: pread(2) into a page node1 owns, without the touch */
