@@ -17,16 +17,16 @@
  * IN = OUT = N.
  *
  * The await blocks the ULP only: a "counter" task on node2 increments a
- * node-local counter and yields, for ever until the end.  Everything
- * starts with the node2 consumer in upvm_ec_await(START, 1): the counter
- * sees it there (a flag set just before the call: the ULPs of a node run
- * one at a time, so the counter running means the consumer is blocked
- * inside the await), counts 100 more, and tells main, which checks that
- * START's waiters word has node 2's bit (upvm_svm.h: a bit per node with a
- * ULP in the await) and advances START; the consumer then checks that the
- * counter moved by >= 100 across its await.  If the await blocked the
- * node, the counter would never run: main says so after 30 s (a deadline
- * of the check, not a timing).  During the run, every await of the node2
+ * node-local counter and yields until node2's consumer is done.
+ * Everything starts with the node2 consumer in upvm_ec_await(START, 1):
+ * main polls START's waiters word until node 2's bit is there (upvm_svm.h:
+ * a bit per node with a ULP in the await; a 30 s deadline), then tells
+ * the counter, which notes its count, counts 100 more and tells main;
+ * main checks the bit is still there and advances START; the consumer
+ * then checks that the counter moved by >= 100 since the note, all while
+ * it was registered and blocked in the await.  If the await blocked the
+ * node, the counter would never count: main says so after 30 s (a
+ * deadline of the check, not a timing).  During the run, every await of the node2
  * consumer that has to wait (the value read just before it is below the
  * target) is counted, with whether the counter moved meanwhile: at least
  * one of them must have seen it move.  Prints OK; a failed check prints
@@ -50,6 +50,7 @@ const char *svmtest_name = "ec";
 #define TAG_START 90
 #define TAG_BLOCKED 91
 #define TAG_DONE 92
+#define TAG_MARK 93
 
 struct slot {
     uint64_t item;
@@ -78,8 +79,8 @@ static uint8_t byte_of(uint64_t item, int k)
 /* Node-local: the node2 consumer and the counter share them (one
  * process, one scheduler thread: no atomics needed). */
 static volatile unsigned long counter;
-static volatile int in_start_await, consumer_done;
-static unsigned long start_mark;
+static volatile int consumer_done;
+static volatile unsigned long start_mark;
 
 struct params {
     struct shared *sh;
@@ -131,14 +132,12 @@ static int consumer(struct params *p)
     char who[32];
     snprintf(who, sizeof who, "consumer %d (node %d)", c, on_node2 ? 2 : 0);
     if (on_node2) {
-        start_mark = counter;
-        in_start_await = 1; /* no switch between this and the await */
         await_ok(&sh->start, 1, who, "START");
-        in_start_await = 0;
         unsigned long moved = counter - start_mark;
-        SVM_CHECK(moved >= 100, "%s: the counter ULP of its node moved by %lu (< 100) while it "
-                                "was blocked in upvm_ec_await(START)",
-                  who, moved);
+        SVM_CHECK(start_mark != 0 && moved >= 100,
+                  "%s: the counter ULP of its node moved by %lu (< 100) while it was blocked in "
+                  "upvm_ec_await(START) (from %lu)",
+                  who, moved, start_mark);
         printf("ec: the counter ULP moved by %lu while node 2's consumer awaited START\n", moved);
         fflush(stdout);
     } else {
@@ -196,10 +195,14 @@ static int consumer(struct params *p)
 
 static int count(void)
 {
-    int told = 0;
+    int marked = 0, told = 0;
     while (!consumer_done) {
         counter++;
-        if (!told && in_start_await && counter - start_mark >= 100) {
+        if (!marked && pvm_nrecv(pvm_parent(), TAG_MARK) > 0) {
+            marked = 1; /* node 2's consumer is registered in its await now */
+            start_mark = counter;
+        }
+        if (marked && !told && counter - start_mark >= 100) {
             told = 1;
             SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_send(pvm_parent(), TAG_BLOCKED) == 0,
                       "counter: tell main");
@@ -262,14 +265,26 @@ int main(void)
                       pvm_send(tids[t], TAG_START) == 0,
                   "start task %d", t);
     }
+    /* node 2's consumer registered in its await (its bit in START's
+     * waiters word: upvm_svm.h), polled with a deadline */
+    uint64_t deadline = upvm_now_ns() + 30ull * 1000000000, waiters = 0;
+    while (!((waiters = ((volatile upvm_ec_t *)&sh->start)->waiters) & (1u << 2))) {
+        SVM_CHECK(upvm_now_ns() < deadline,
+                  "START's waiters word is still 0x%lx after 30 s: node 2's consumer never "
+                  "registered in upvm_ec_await(START)",
+                  (unsigned long)waiters);
+        (void)upvm_sleep_ns(1000000);
+    }
+    SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_send(tids[0], TAG_MARK) == 0, "mark the counter");
     struct timeval limit = {30, 0};
     rc = pvm_trecv(tids[0], TAG_BLOCKED, &limit);
-    SVM_CHECK(rc > 0, "node 2's counter ULP did not run (30 s) while node 2's consumer was in "
-                      "upvm_ec_await(START): the await blocks the node? (pvm_trecv: %d)",
+    SVM_CHECK(rc > 0, "node 2's counter ULP did not count 100 (30 s) while node 2's consumer was "
+                      "in upvm_ec_await(START): the await blocks the node? (pvm_trecv: %d)",
               rc);
-    uint64_t waiters = ((volatile upvm_ec_t *)&sh->start)->waiters;
+    waiters = ((volatile upvm_ec_t *)&sh->start)->waiters;
     SVM_CHECK(waiters & (1u << 2),
-              "START's waiters word is 0x%lx while node 2's consumer awaits it (no bit 2)",
+              "START's waiters word is 0x%lx while node 2's consumer still awaits it (bit 2 "
+              "went away)",
               (unsigned long)waiters);
     SVM_CHECK(upvm_ec_advance(&sh->start) == 1, "upvm_ec_advance(START) != 1");
 

@@ -7,15 +7,18 @@
  * one on node1; once both are there it starts them together.  Task h
  * (0 or 1) does N = 2000 rounds of a non-atomic ++ on each of the 256
  * uint64_t cells of its half (a load, then a store: each may fault), then
- * upvm_yield.  After every round its own cells must all hold the round
+ * upvm_yield; it may be at most 4 rounds ahead of the other task (it
+ * polls the other half's first cell, yielding, with a 60 s deadline):
+ * without that, node 0's task, whose page is local, did all its rounds
+ * before node 1's task started, and the page never ping-ponged.  After every round its own cells must all hold the round
  * count (a stale read, or a page installed with an old copy of this
  * half, shows here), and the other half's first cell must never go back.
  * At the end main checks that both halves hold exactly N everywhere (a
  * lost update of one half by a copy of the page made before the other's
  * write shows here), prints the page's ping-pong count as each node sees
  * it (upvm_svm_page_moves) and the nodes' upvm_svm_stats, and checks that
- * the count is > 0 on both nodes (the page started on node 0, node 1 had
- * to take it).  Prints OK; a failed check prints where and exits 1.
+ * the count each task saw at its end is > 0 (the page started on node 0;
+ * node 1 had to take it, and node 0 cannot finish before node 1 wrote).  Prints OK; a failed check prints where and exits 1.
  * SVM_TEST_ROUNDS overrides N.
  */
 #include <errno.h>
@@ -31,6 +34,7 @@
 const char *svmtest_name = "false-sharing";
 
 #define HALF (UPVM_SVM_PAGE / 8 / 2) /* cells per half */
+#define LAG 4 /* rounds one task may be ahead of the other */
 #define TAG_GO 81
 #define TAG_DONE 82
 
@@ -46,8 +50,17 @@ static int half(int argc, char **argv)
     SVM_CHECK(pvm_upkint(&h, 1, 1) == 0 && pvm_upkulong(&rounds, 1, 1) == 0 && (h == 0 || h == 1),
               "half: unpack the start message");
     volatile uint64_t *mine = page + (size_t)h * HALF, *other = page + (size_t)(1 - h) * HALF;
-    uint64_t other_seen = 0;
+    uint64_t other_seen = 0, deadline = upvm_now_ns() + 60ull * 1000000000;
     for (unsigned long r = 0; r < rounds; r++) {
+        /* at most LAG rounds ahead of the other task (polled, with a
+         * deadline): the two really interleave, whatever the start */
+        while (other[0] + LAG < r) {
+            SVM_CHECK(upvm_now_ns() < deadline,
+                      "task %d, round %lu: the other half's cell 0 at %p still says %lu after "
+                      "60 s (its task cannot get the page?)",
+                      h, r, (void *)other, (unsigned long)other[0]);
+            upvm_yield();
+        }
         for (int c = 0; c < (int)HALF; c++)
             mine[c]++;
         for (int c = 0; c < (int)HALF; c++) {

@@ -1,6 +1,6 @@
 /*
  * svmtest.h - what the shared virtual memory tests (the .c files of tests/svm) share:
- * a failed check that says where and ends the job with status 1, a seeded
+ * a failed check that says where and ends the whole job (pvm_halt), a seeded
  * pseudo-random generator, shared pointers in PVM messages, and the node's
  * upvm_svm_stats on one line.  Thread-mode PVM programs (UPVM_NODES > 1),
  * each printing OK on success.
@@ -35,6 +35,9 @@ static inline void svm_fail(const char *fmt, ...)
     fprintf(stderr, "\n");
     va_end(ap);
     fflush(NULL);
+    /* the whole job ends (status 143): a ULP of another node blocked for
+     * ever (an await, a spinning helper) must not keep it up */
+    (void)pvm_halt();
     exit(1);
 }
 
