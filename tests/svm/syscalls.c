@@ -21,14 +21,21 @@
  *      owns, memset and memcpy into buffers node1 owns (node2 then checks
  *      them), memcpy between a buffer node1 owns and one node2 owns;
  *   E. upvm_svm_touch's errors: -EINVAL for an access that is neither
- *      UPVM_SVM_READ nor UPVM_SVM_WRITE nor both (4, -1); 0 for private
+ *      UPVM_SVM_READ nor UPVM_SVM_WRITE nor both (0, 4, -1); 0 for private
  *      memory (ignored) and for READ|WRITE;
  *   G. the other documented errors: upvm_svm_alloc(0) (EINVAL),
  *      upvm_svm_free of no block's start (-EINVAL), upvm_svm_stats(NULL),
  *      upvm_svm_page_moves and upvm_svm_lock of private memory (-EINVAL),
  *      locking a lock one holds (-EDEADLK), unlocking it from another
  *      node or when free (-EPERM); and a block freed by another node
- *      (node2 frees main's: 0; freeing it again: -EINVAL).
+ *      (node2 frees main's: 0; freeing it again: -EINVAL);
+ *   H. a block allocated on node1 (its home) written by node 0 and read
+ *      everywhere; after its free (by node 0), node1 allocates again (at
+ *      the same address: first fit) and the new block reads zero on every
+ *      node (no old copy or old owner's data survives);
+ *      an 80 MiB block (larger than a 64 MiB region) written at its end
+ *      and middle by nodes 2 and 1, read by node 0; upvm_svm_alloc(2 GiB),
+ *      more than a chunk: NULL, ENOMEM.
  * For information only, it prints what a pread(2) into a shared page held
  * elsewhere does without the touch (the rule says it may fail: EFAULT).
  * The helpers on node1 and node2 fill and check byte ranges on request
@@ -55,7 +62,8 @@ const char *svmtest_name = "syscalls";
 #define TAG_REQ 101
 #define TAG_ANS 102
 
-enum { FILL, CHECK, FILLBYTE, CHECKBYTE, UNLOCK, FREE, QUIT };
+enum { FILL, CHECK, FILLBYTE, CHECKBYTE, UNLOCK, FREE, ALLOC, QUIT };
+#define ABS 0x100 /* with FILL..CHECKBYTE: off is an address, not an offset in the block */
 
 /* Byte k of pattern seed (k counted from the range's start). */
 static uint8_t pat(int seed, size_t k)
@@ -79,16 +87,20 @@ static int helper(int argc, char **argv)
                   "helper: a request");
         if (cmd == QUIT)
             return 0;
-        long bad = -1; /* the first wrong byte's index; UNLOCK, FREE: the result */
+        long bad = -1; /* the first wrong byte's index; UNLOCK, FREE, ALLOC: the result */
         int seen = 0, want = 0;
+        volatile uint8_t *at = cmd & ABS ? (volatile uint8_t *)(uintptr_t)off : base + off;
+        cmd &= ~ABS;
         if (cmd == UNLOCK)
-            bad = upvm_svm_unlock((upvm_svm_lock_t *)(uintptr_t)(base + off));
+            bad = upvm_svm_unlock((upvm_svm_lock_t *)(uintptr_t)at);
         else if (cmd == FREE)
             bad = upvm_svm_free((void *)(uintptr_t)off); /* off: an address */
-        if (cmd == UNLOCK || cmd == FREE)
+        else if (cmd == ALLOC)
+            bad = (long)(uintptr_t)upvm_svm_alloc(len); /* this node is its home */
+        if (cmd == UNLOCK || cmd == FREE || cmd == ALLOC)
             len = 0;
         for (size_t k = 0; k < len; k++) {
-            volatile uint8_t *p = base + off + k;
+            volatile uint8_t *p = at + k;
             uint8_t b = cmd == FILL || cmd == CHECK ? pat(seed, k) : (uint8_t)seed;
             if (cmd == FILL || cmd == FILLBYTE) {
                 *p = b;
@@ -130,21 +142,27 @@ static void ask(int node, int cmd, size_t off, size_t len, int seed, const char 
 {
     int seen = 0, want = 0;
     long bad = ask_rc(node, cmd, off, len, seed, &seen, &want);
+    uint8_t *at = cmd & ABS ? (uint8_t *)(uintptr_t)off : base + off;
     SVM_CHECK(bad < 0, "%s: node %d sees byte %ld of the range at %p (address %p): expected 0x%02x, "
                        "seen 0x%02x",
-              what, node, bad, (void *)(base + off), (void *)(base + off + (size_t)bad), want, seen);
+              what, node, bad, (void *)at, (void *)(at + bad), want, seen);
 }
 
-/* main's own check of [off, off + len) against pattern seed (or a byte
+/* main's own check of [at, at + len) against pattern seed (or a byte
  * when byte >= 0). */
-static void check_here(size_t off, size_t len, int seed, int byte, const char *what)
+static void check_at(const uint8_t *at, size_t len, int seed, int byte, const char *what)
 {
     for (size_t k = 0; k < len; k++) {
         uint8_t want = byte >= 0 ? (uint8_t)byte : pat(seed, k);
-        uint8_t got = ((volatile uint8_t *)base)[off + k];
+        uint8_t got = ((const volatile uint8_t *)at)[k];
         SVM_CHECK(got == want, "%s: node 0 sees byte %zu at %p: expected 0x%02x, seen 0x%02x",
-                  what, k, (void *)(base + off + k), want, got);
+                  what, k, (const void *)(at + k), want, got);
     }
+}
+
+static void check_here(size_t off, size_t len, int seed, int byte, const char *what)
+{
+    check_at(base + off, len, seed, byte, what);
 }
 
 static void fill_private(uint8_t *buf, size_t len, int seed)
@@ -302,7 +320,7 @@ int main(void)
         rc = upvm_svm_touch(base, 10, -1);
         SVM_CHECK(rc == -EINVAL, "E: upvm_svm_touch(shared, 10, -1): %d, not -EINVAL", rc);
         rc = upvm_svm_touch(base, 10, 0);
-        printf("syscalls: (information) upvm_svm_touch(shared, 10, 0): %d\n", rc);
+        SVM_CHECK(rc == -EINVAL, "E: upvm_svm_touch(shared, 10, 0): %d, not -EINVAL", rc);
         rc = upvm_svm_touch(priv, sizeof priv, UPVM_SVM_READ | UPVM_SVM_WRITE);
         SVM_CHECK(rc == 0, "E: upvm_svm_touch of private memory: %d, not 0 (ignored)", rc);
         rc = upvm_svm_touch(base, NPAGES * P, UPVM_SVM_READ | UPVM_SVM_WRITE);
@@ -357,6 +375,56 @@ int main(void)
         SVM_CHECK(rc == -EINVAL, "G: upvm_svm_free(%p) again on node0 after node2 freed it: %d, "
                                  "not -EINVAL",
                   (void *)b2, rc);
+    }
+
+    /* H: a block allocated on node1 (its home), written by node 0, read by
+     * node2; freed, and allocated again: zero on every node, whatever the
+     * old block's copies and owners were; no room for 2 TiB */
+    {
+        int seen, want;
+        size_t len = 5 * P;
+        long a = ask_rc(1, ALLOC, 0, len, 0, &seen, &want);
+        uint8_t *h1 = (uint8_t *)(uintptr_t)a;
+        SVM_CHECK(h1 != NULL, "H: upvm_svm_alloc(%zu) on node1: NULL", len);
+        check_at(h1, len, 0, 0, "H: node1's new block");
+        ask(2, CHECKBYTE | ABS, (size_t)(uintptr_t)h1, len, 0, "H: node1's new block on node2");
+        for (size_t k = 0; k < len; k++)
+            h1[k] = pat(15, k);
+        ask(2, CHECK | ABS, (size_t)(uintptr_t)h1, len, 15, "H: node2 after node0 wrote node1's block");
+        ask(1, CHECK | ABS, (size_t)(uintptr_t)h1, len, 15, "H: node1 after node0 wrote its block");
+        int rc = upvm_svm_free(h1);
+        SVM_CHECK(rc == 0, "H: upvm_svm_free(%p) on node0 of node1's block: %d", (void *)h1, rc);
+        a = ask_rc(1, ALLOC, 0, len, 0, &seen, &want); /* its home: first fit, the same place */
+        uint8_t *again = (uint8_t *)(uintptr_t)a;
+        SVM_CHECK(again != NULL, "H: upvm_svm_alloc(%zu) on node1 after the free: NULL", len);
+        printf("syscalls: (information) the block allocated after the free is %s\n",
+               again == h1 ? "at the freed one's address" : "elsewhere");
+        check_at(again, len, 0, 0, "H: a block allocated after a free");
+        ask(1, CHECKBYTE | ABS, (size_t)(uintptr_t)again, len, 0,
+            "H: node1, a block allocated after a free");
+        ask(2, CHECKBYTE | ABS, (size_t)(uintptr_t)again, len, 0,
+            "H: node2, a block allocated after a free");
+        ask(2, FILL | ABS, (size_t)(uintptr_t)again, len, 16, "H: node2 writes the new block");
+        check_at(again, len, 16, -1, "H: node0 after node2 wrote the new block");
+        rc = upvm_svm_free(again);
+        SVM_CHECK(rc == 0, "H: upvm_svm_free(%p): %d", (void *)again, rc);
+        /* a block larger than a 64 MiB region: a region of its own */
+        size_t big = (size_t)80 << 20;
+        uint8_t *b = upvm_svm_alloc(big);
+        SVM_CHECK(b != NULL, "H: upvm_svm_alloc(80 MiB): errno %d", errno);
+        ask(2, FILL | ABS, (size_t)(uintptr_t)(b + big - P), P, 17, "H: node2 writes the last page");
+        ask(1, FILL | ABS, (size_t)(uintptr_t)(b + big / 2 - 100), 200, 18,
+            "H: node1 writes across the middle page boundary");
+        check_at(b + big - P, P, 17, -1, "H: the 80 MiB block's last page, written by node2");
+        check_at(b + big / 2 - 100, 200, 18, -1, "H: the 80 MiB block's middle, written by node1");
+        check_at(b, P, 0, 0, "H: the 80 MiB block's first page");
+        rc = upvm_svm_free(b);
+        SVM_CHECK(rc == 0, "H: upvm_svm_free(80 MiB block): %d", rc);
+        errno = 0; /* more than a chunk (UPVM_SLOT_SIZE, 1 GiB by default) */
+        void *huge = upvm_svm_alloc((size_t)2 << 30);
+        SVM_CHECK(huge == NULL && errno == ENOMEM, "H: upvm_svm_alloc(2 GiB): %p, errno %d (not "
+                                                   "NULL, ENOMEM)",
+                  huge, errno);
     }
 
     /* For information: pread(2) into a page node1 owns, without the touch */
