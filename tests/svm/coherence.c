@@ -40,9 +40,12 @@
  *
  * The page manager: UPVM_SVM_MANAGER (central, fixed, dynamic) for the
  * block, or with an argument (central|fixed|dynamic) upvm_svm_alloc_flags
- * with that manager's flag, which must win over the environment.  The
+ * with that manager's flag, which must win over the environment.  Which
+ * one served is checked from the nodes' forwarded-request counts: under
+ * central only node 0 forwards; under fixed and dynamic nodes 1 and 2
+ * forward too.  The
  * fault mechanism: UPVM_SVM_FAULT (the ctest entries run mprotect too).
- * SVM_TEST_OPS (default 3000) sets the ops per worker, SVM_TEST_SEED the
+ * SVM_TEST_OPS (default 5000) sets the ops per worker, SVM_TEST_SEED the
  * seed.
  */
 #include <errno.h>
@@ -273,7 +276,7 @@ static unsigned manager_flag(const char *name)
 int main(int argc, char **argv)
 {
     const char *env_mgr = getenv("UPVM_SVM_MANAGER"), *env_fault = getenv("UPVM_SVM_FAULT");
-    unsigned long ops = svm_env_ul("SVM_TEST_OPS", 3000);
+    unsigned long ops = svm_env_ul("SVM_TEST_OPS", 5000);
     unsigned long seed = svm_env_ul("SVM_TEST_SEED", 20261126);
     unsigned flag = argc > 1 ? manager_flag(argv[1]) : 0;
     printf("coherence: %d nodes, %d workers, %d hot + %d cold pages, %lu ops each, seed %lu, "
@@ -346,6 +349,24 @@ int main(int argc, char **argv)
            "%lu reads of others' cells (%lu latest-then-cold pairs), %lu yields\n",
            sums[0], sums[1], sums[2], sums[3], sums[5], sums[4]);
     svm_print_stats("svm stats, 3 nodes' totals at the workers' ends", job);
+
+    /* Which manager served the block, seen from outside: under central
+     * only node 0 forwards requests (it knows every owner); under fixed
+     * (node H(page)) and dynamic (hints) nodes 1 and 2 forward too. */
+    const char *mgr = argc > 1 ? argv[1] : env_mgr && *env_mgr ? env_mgr : "central";
+    unsigned long f1 = stats[1][6], f2 = stats[2][6];
+    printf("coherence: manager %s: requests forwarded by node 0: %lu, node 1: %lu, node 2: %lu\n",
+           mgr, stats[0][6], f1, f2);
+    if (strcmp(mgr, "central") == 0)
+        SVM_CHECK(f1 == 0 && f2 == 0,
+                  "manager central%s: nodes 1 and 2 forwarded %lu and %lu requests (only node 0, "
+                  "the manager, forwards): the block did not get the central manager",
+                  argc > 1 ? " (by the alloc flag)" : "", f1, f2);
+    else
+        SVM_CHECK(f1 + f2 > 0,
+                  "manager %s%s: nodes 1 and 2 forwarded no request: the block got the central "
+                  "manager?",
+                  mgr, argc > 1 ? " (by the alloc flag)" : "");
 
     int bad = 0;
     for (size_t i = 0; i < nwords; i++) {
