@@ -29,13 +29,20 @@
  *      locking a lock one holds (-EDEADLK), unlocking it from another
  *      node or when free (-EPERM); and a block freed by another node
  *      (node2 frees main's: 0; freeing it again: -EINVAL);
- *   H. a block allocated on node1 (its home) written by node 0 and read
- *      everywhere; after its free (by node 0), node1 allocates again (at
- *      the same address: first fit) and the new block reads zero on every
- *      node (no old copy or old owner's data survives);
+ *   H. (only with the argument free-realloc, a ctest entry of its own)
+ *      20 times: a block allocated on node1 (its home) reads zero on
+ *      every node, node 0 writes it, nodes 2 and 1 read it (read copies),
+ *      node 0 frees it, node1 allocates again (at the same address: first
+ *      fit): the new block must read zero on every node (no old copy or
+ *      old owner's data survives the free); without the argument:
  *      an 80 MiB block (larger than a 64 MiB region) written at its end
  *      and middle by nodes 2 and 1, read by node 0; upvm_svm_alloc(2 GiB),
- *      more than a chunk: NULL, ENOMEM.
+ *      more than a chunk: NULL, ENOMEM;
+ *   I. under contention: node1 and node2 keep writing bytes at the ends
+ *      of 3-page ranges while node 0 touches the bytes between and
+ *      read(2)s a pipe into them or write(2)s them to a pipe, 300 times:
+ *      the touch must hold every page at once (no EFAULT, no short
+ *      transfer), no byte lost on either side.
  * For information only, it prints what a pread(2) into a shared page held
  * elsewhere does without the touch (the rule says it may fail: EFAULT).
  * The helpers on node1 and node2 fill and check byte ranges on request
@@ -62,13 +69,37 @@ const char *svmtest_name = "syscalls";
 #define TAG_REQ 101
 #define TAG_ANS 102
 
-enum { FILL, CHECK, FILLBYTE, CHECKBYTE, UNLOCK, FREE, ALLOC, QUIT };
+enum { FILL, CHECK, FILLBYTE, CHECKBYTE, UNLOCK, FREE, ALLOC, SPIN, QUIT };
 #define ABS 0x100 /* with FILL..CHECKBYTE: off is an address, not an offset in the block */
 
 /* Byte k of pattern seed (k counted from the range's start). */
 static uint8_t pat(int seed, size_t k)
 {
     return (uint8_t)(seed * 37 + k * 13 + (k >> 8) * 7 + 1);
+}
+
+/* SPIN: until *stop is set (30 s at most), write the first 64 bytes of
+ * the page at `at` and the last 64 of the page `len` bytes further with
+ * the round number, read them back (they must be this node's last write),
+ * yield.  -1, or the byte whose read-back failed (seen, want). */
+static long spin(volatile uint8_t *at, size_t len, volatile uint8_t *stop, int *seen, int *want)
+{
+    volatile uint8_t *b = at + len + UPVM_SVM_PAGE - 64;
+    uint64_t deadline = upvm_now_ns() + 30ull * 1000000000;
+    for (unsigned i = 1; !*stop && upvm_now_ns() < deadline; i++) {
+        for (int k = 0; k < 64; k++) {
+            at[k] = (uint8_t)i;
+            b[k] = (uint8_t)(i + 1);
+        }
+        for (int k = 0; k < 64; k++)
+            if (at[k] != (uint8_t)i || b[k] != (uint8_t)(i + 1)) {
+                *seen = at[k] != (uint8_t)i ? at[k] : b[k];
+                *want = at[k] != (uint8_t)i ? (uint8_t)i : (uint8_t)(i + 1);
+                return at[k] != (uint8_t)i ? k : 4096 + k;
+            }
+        upvm_yield();
+    }
+    return *stop ? -1 : -2;
 }
 
 static int helper(int argc, char **argv)
@@ -97,7 +128,9 @@ static int helper(int argc, char **argv)
             bad = upvm_svm_free((void *)(uintptr_t)off); /* off: an address */
         else if (cmd == ALLOC)
             bad = (long)(uintptr_t)upvm_svm_alloc(len); /* this node is its home */
-        if (cmd == UNLOCK || cmd == FREE || cmd == ALLOC)
+        else if (cmd == SPIN)
+            bad = spin(at, len, base + seed, &seen, &want);
+        if (cmd == UNLOCK || cmd == FREE || cmd == ALLOC || cmd == SPIN)
             len = 0;
         for (size_t k = 0; k < len; k++) {
             volatile uint8_t *p = at + k;
@@ -122,18 +155,28 @@ static int helpers[3]; /* tids, by node (1 and 2) */
 static uint8_t *base;
 
 /* Send node's helper cmd on [off, off + len) with seed; its answer. */
-static long ask_rc(int node, int cmd, size_t off, size_t len, int seed, int *seen, int *want)
+static void send_req(int node, int cmd, size_t off, size_t len, int seed)
 {
     unsigned long o = off, l = len;
     SVM_CHECK(pvm_initsend(SVM_ENC) > 0 && pvm_pkint(&cmd, 1, 1) == 0 &&
                   pvm_pkulong(&o, 1, 1) == 0 && pvm_pkulong(&l, 1, 1) == 0 &&
                   pvm_pkint(&seed, 1, 1) == 0 && pvm_send(helpers[node], TAG_REQ) == 0,
               "send node %d a request", node);
+}
+
+static long recv_ans(int node, int *seen, int *want)
+{
     long bad = -1;
     SVM_CHECK(pvm_recv(helpers[node], TAG_ANS) > 0 && pvm_upklong(&bad, 1, 1) == 0 &&
                   pvm_upkint(seen, 1, 1) == 0 && pvm_upkint(want, 1, 1) == 0,
               "node %d's answer", node);
     return bad;
+}
+
+static long ask_rc(int node, int cmd, size_t off, size_t len, int seed, int *seen, int *want)
+{
+    send_req(node, cmd, off, len, seed);
+    return recv_ans(node, seen, want);
 }
 
 /* Ask node's helper cmd on [off, off + len) with seed; a wrong byte fails
@@ -195,7 +238,55 @@ static int scratch_file(const char *tag)
     return fd;
 }
 
-int main(void)
+/* H (the argument free-realloc): 20 times a block of node1's is written
+ * by node 0, read by nodes 2 and 1, freed by node 0 and allocated again
+ * by node1; the new block must read zero on every node. */
+static void free_realloc_cycles(void)
+{
+    const size_t P = UPVM_SVM_PAGE;
+    int seen, want, rc, reused = 0;
+    size_t len = 5 * P;
+    char what[160];
+    long a = ask_rc(1, ALLOC, 0, len, 0, &seen, &want);
+    uint8_t *blk = (uint8_t *)(uintptr_t)a;
+    SVM_CHECK(blk != NULL, "H: upvm_svm_alloc(%zu) on node1: NULL", len);
+    for (int cycle = 0; cycle < 20; cycle++) {
+        const char *which = cycle ? "a block node1 allocated after node 0 freed one" :
+                                    "node1's new block";
+        snprintf(what, sizeof what, "H: cycle %d: %s, on node 0", cycle, which);
+        check_at(blk, len, 0, 0, what);
+        snprintf(what, sizeof what, "H: cycle %d: %s, on node1", cycle, which);
+        ask(1, CHECKBYTE | ABS, (size_t)(uintptr_t)blk, len, 0, what);
+        snprintf(what, sizeof what, "H: cycle %d: %s, on node2", cycle, which);
+        ask(2, CHECKBYTE | ABS, (size_t)(uintptr_t)blk, len, 0, what);
+        int seed = 15 + cycle;
+        for (size_t k = 0; k < len; k++) /* node 0 owns every page */
+            blk[k] = pat(seed, k);
+        snprintf(what, sizeof what, "H: cycle %d: node2 after node 0 wrote the block", cycle);
+        ask(2, CHECK | ABS, (size_t)(uintptr_t)blk, len, seed, what); /* read copies */
+        snprintf(what, sizeof what, "H: cycle %d: node1 after node 0 wrote the block", cycle);
+        ask(1, CHECK | ABS, (size_t)(uintptr_t)blk, len, seed, what);
+        rc = upvm_svm_free(blk);
+        SVM_CHECK(rc == 0, "H: cycle %d: upvm_svm_free(%p) on node 0 of node1's block: %d",
+                  cycle, (void *)blk, rc);
+        a = ask_rc(1, ALLOC, 0, len, 0, &seen, &want); /* its home: first fit, same place */
+        uint8_t *again = (uint8_t *)(uintptr_t)a;
+        SVM_CHECK(again != NULL, "H: cycle %d: upvm_svm_alloc(%zu) on node1 after the free: "
+                                 "NULL",
+                  cycle, len);
+        reused += again == blk;
+        blk = again;
+    }
+    printf("syscalls: (information) %d of 20 blocks allocated after a free were at the freed "
+           "one's address\n",
+           reused);
+    ask(2, FILL | ABS, (size_t)(uintptr_t)blk, len, 16, "H: node2 writes the last block");
+    check_at(blk, len, 16, -1, "H: node 0 after node2 wrote the last block");
+    rc = upvm_svm_free(blk);
+    SVM_CHECK(rc == 0, "H: upvm_svm_free(%p): %d", (void *)blk, rc);
+}
+
+int main(int argc, char **argv)
 {
     SVM_CHECK(pvm_mytid() > 0, "pvm_mytid (the job's nodes start here)");
     SVM_CHECK(upvm_nodes() == 3, "this test needs UPVM_NODES=3 (the job has %d nodes)",
@@ -210,6 +301,11 @@ int main(void)
     }
     const size_t P = UPVM_SVM_PAGE;
     static uint8_t priv[4 * UPVM_SVM_PAGE];
+
+    if (argc > 1 && strcmp(argv[1], "free-realloc") == 0) {
+        free_realloc_cycles();
+        goto done;
+    }
 
     /* A: read(2) from a pipe, pages 0-2, owned by node1, copies on node2 */
     {
@@ -377,37 +473,9 @@ int main(void)
                   (void *)b2, rc);
     }
 
-    /* H: a block allocated on node1 (its home), written by node 0, read by
-     * node2; freed, and allocated again: zero on every node, whatever the
-     * old block's copies and owners were; no room for 2 TiB */
+    /* H: big blocks, and more than a chunk */
     {
-        int seen, want;
-        size_t len = 5 * P;
-        long a = ask_rc(1, ALLOC, 0, len, 0, &seen, &want);
-        uint8_t *h1 = (uint8_t *)(uintptr_t)a;
-        SVM_CHECK(h1 != NULL, "H: upvm_svm_alloc(%zu) on node1: NULL", len);
-        check_at(h1, len, 0, 0, "H: node1's new block");
-        ask(2, CHECKBYTE | ABS, (size_t)(uintptr_t)h1, len, 0, "H: node1's new block on node2");
-        for (size_t k = 0; k < len; k++)
-            h1[k] = pat(15, k);
-        ask(2, CHECK | ABS, (size_t)(uintptr_t)h1, len, 15, "H: node2 after node0 wrote node1's block");
-        ask(1, CHECK | ABS, (size_t)(uintptr_t)h1, len, 15, "H: node1 after node0 wrote its block");
-        int rc = upvm_svm_free(h1);
-        SVM_CHECK(rc == 0, "H: upvm_svm_free(%p) on node0 of node1's block: %d", (void *)h1, rc);
-        a = ask_rc(1, ALLOC, 0, len, 0, &seen, &want); /* its home: first fit, the same place */
-        uint8_t *again = (uint8_t *)(uintptr_t)a;
-        SVM_CHECK(again != NULL, "H: upvm_svm_alloc(%zu) on node1 after the free: NULL", len);
-        printf("syscalls: (information) the block allocated after the free is %s\n",
-               again == h1 ? "at the freed one's address" : "elsewhere");
-        check_at(again, len, 0, 0, "H: a block allocated after a free");
-        ask(1, CHECKBYTE | ABS, (size_t)(uintptr_t)again, len, 0,
-            "H: node1, a block allocated after a free");
-        ask(2, CHECKBYTE | ABS, (size_t)(uintptr_t)again, len, 0,
-            "H: node2, a block allocated after a free");
-        ask(2, FILL | ABS, (size_t)(uintptr_t)again, len, 16, "H: node2 writes the new block");
-        check_at(again, len, 16, -1, "H: node0 after node2 wrote the new block");
-        rc = upvm_svm_free(again);
-        SVM_CHECK(rc == 0, "H: upvm_svm_free(%p): %d", (void *)again, rc);
+        int rc;
         /* a block larger than a 64 MiB region: a region of its own */
         size_t big = (size_t)80 << 20;
         uint8_t *b = upvm_svm_alloc(big);
@@ -427,6 +495,62 @@ int main(void)
                   huge, errno);
     }
 
+    /* I: under contention: node1 keeps writing the first 64 bytes of page
+     * 0 and the last 64 of page 2 (and node2 those of pages 3 and 5) while
+     * node 0 touches the bytes between and reads a pipe into them, or
+     * writes them to a pipe, 300 times: upvm_svm_touch must return with
+     * every page here at once (read and write never EFAULT, never short),
+     * and nobody loses a byte */
+    {
+        int seen = 0, want = 0;
+        memset(base, 0, NPAGES * P);
+        base[11 * P] = 0; /* the stop flag */
+        send_req(1, SPIN, 0, 2 * P, 11 * (int)P);
+        send_req(2, SPIN, 3 * P, 2 * P, 11 * (int)P);
+        int pfd[2];
+        SVM_CHECK(pipe(pfd) == 0, "pipe");
+        size_t lens[2] = {3 * P - 128, 3 * P - 128}, offs[2] = {64, 3 * P + 64};
+        for (int round = 0; round < 300; round++) {
+            int which = round % 2, seed = 20 + round % 50;
+            uint8_t *at = base + offs[which];
+            size_t len = lens[which];
+            if (round % 4 < 2) { /* read(2) into shared pages */
+                fill_private(priv, len, seed);
+                SVM_CHECK(write(pfd[1], priv, len) == (ssize_t)len, "I: fill the pipe");
+                touch(at, len, UPVM_SVM_WRITE, "I");
+                ssize_t n = read(pfd[0], at, len);
+                SVM_CHECK(n == (ssize_t)len, "I: round %d: read(pipe, shared %p, %zu) right "
+                                             "after upvm_svm_touch(WRITE), other nodes writing "
+                                             "the same pages: %zd (%s)",
+                          round, (void *)at, len, n, n < 0 ? strerror(errno) : "short");
+                for (size_t k = 0; k < len; k++)
+                    SVM_CHECK(at[k] == pat(seed, k), "I: round %d: byte %zu at %p after the "
+                                                     "read: expected 0x%02x, seen 0x%02x",
+                              round, k, (void *)(at + k), pat(seed, k), at[k]);
+            } else { /* write(2) from them: what the last round read there */
+                int last = 20 + (round - 2) % 50;
+                touch(at, len, UPVM_SVM_READ, "I");
+                ssize_t n = write(pfd[1], at, len);
+                SVM_CHECK(n == (ssize_t)len, "I: round %d: write(pipe, shared %p, %zu) right "
+                                             "after upvm_svm_touch(READ), other nodes writing "
+                                             "the same pages: %zd (%s)",
+                          round, (void *)at, len, n, n < 0 ? strerror(errno) : "short");
+                SVM_CHECK(read(pfd[0], priv, len) == (ssize_t)len, "I: read the pipe back");
+                check_private(priv, len, last, "I: write(2) from shared pages under contention");
+            }
+            upvm_yield(); /* the pages may go */
+        }
+        base[11 * P] = 1;
+        for (int node = 1; node <= 2; node++) {
+            long rc = recv_ans(node, &seen, &want);
+            SVM_CHECK(rc == -1, "I: node %d's writer: %s (byte %ld: expected 0x%02x, seen 0x%02x)",
+                      node, rc == -2 ? "never told to stop (30 s)" : "lost its own write", rc,
+                      want, seen);
+        }
+        close(pfd[0]);
+        close(pfd[1]);
+    }
+
     /* For information: pread(2) into a page node1 owns, without the touch */
     {
         ask(1, FILL, 0, P, 13, "F: node1 fills page 0");
@@ -442,6 +566,7 @@ int main(void)
         close(fd);
     }
 
+done:
     for (int node = 1; node <= 2; node++) {
         int cmd = QUIT, zero = 0;
         unsigned long z = 0;
