@@ -36,7 +36,7 @@
  * every counter the total, every other word of the block is still 0, both
  * locks are free.  Prints the nodes' stats totals (for information) and
  * OK; a failed check prints what, where (worker, address, expected, seen)
- * and exits 1.
+ * and halts the job.
  *
  * The page manager: UPVM_SVM_MANAGER (central, fixed, dynamic) for the
  * block, or with an argument (central|fixed|dynamic) upvm_svm_alloc_flags
@@ -400,10 +400,7 @@ int main(int argc, char **argv)
             bad++;
         }
     }
-    if (bad) {
-        fflush(NULL);
-        exit(1);
-    }
+    SVM_CHECK(bad == 0, "the final contents: %d wrong word(s) or held lock(s), above", bad);
     int rc = upvm_svm_free((void *)base);
     SVM_CHECK(rc == 0, "upvm_svm_free(%p): %d", (void *)base, rc);
     free(expect);

@@ -30,7 +30,7 @@
  * consumer that has to wait (the value read just before it is below the
  * target) is counted, with whether the counter moved meanwhile: at least
  * one of them must have seen it move.  Prints OK; a failed check prints
- * where and exits 1.  SVM_TEST_ITEMS overrides N (1000).
+ * where and halts the job.  SVM_TEST_ITEMS overrides N (1000).
  */
 #include <errno.h>
 #include <pvm3.h>

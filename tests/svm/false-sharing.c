@@ -10,15 +10,17 @@
  * upvm_yield; it may be at most 4 rounds ahead of the other task (it
  * polls the other half's first cell, yielding, with a 60 s deadline):
  * without that, node 0's task, whose page is local, did all its rounds
- * before node 1's task started, and the page never ping-ponged.  After every round its own cells must all hold the round
- * count (a stale read, or a page installed with an old copy of this
- * half, shows here), and the other half's first cell must never go back.
- * At the end main checks that both halves hold exactly N everywhere (a
- * lost update of one half by a copy of the page made before the other's
- * write shows here), prints the page's ping-pong count as each node sees
- * it (upvm_svm_page_moves) and the nodes' upvm_svm_stats, and checks that
- * the count each task saw at its end is > 0 (the page started on node 0;
- * node 1 had to take it, and node 0 cannot finish before node 1 wrote).  Prints OK; a failed check prints where and exits 1.
+ * before node 1's task started, and the page never ping-ponged.  After
+ * every round its own cells must all hold the round count (a stale read,
+ * or a page installed with an old copy of this half, shows here), and the
+ * other half's first cell must never go back.  At the end main checks
+ * that both halves hold exactly N everywhere (a lost update of one half
+ * by a copy of the page made before the other's write shows here), prints
+ * the page's ping-pong count as each node sees it (upvm_svm_page_moves)
+ * and the nodes' upvm_svm_stats, and checks that the count each task saw
+ * at its end is > 0 (the page started on node 0; node 1 had to take it,
+ * and node 0 cannot finish before node 1 wrote).  Prints OK; a failed
+ * check prints where and halts the job.
  * SVM_TEST_ROUNDS overrides N.
  */
 #include <errno.h>

@@ -1,20 +1,23 @@
 /*
  * syscalls.c - system calls and libc on shared pages that another node
- * owns (UPVM_NODES=3, thread mode).  In thread mode libc is not
- * interposed, so the rule (upvm_svm.h, docs/design-notes.md §15.8) is:
+ * owns (UPVM_NODES=3, thread mode).  The kernel cannot fault a shared page
+ * in itself, so the documented rule (upvm_svm.h, docs/svm.md) is
  * upvm_svm_touch(p, n, access) just before a system call on a shared
- * buffer; the kernel cannot fault a shared page in itself.  This test
- * follows exactly that rule and checks the bytes everywhere:
+ * buffer; libupvm's own read, write, pread, pwrite and send bounce shared
+ * buffers (src/svm/syscalls.c), so A-C and I make the calls that need the
+ * rule: readv, writev and the bare read and write system calls
+ * (syscall(2)).  Checked, with the bytes everywhere:
  *
- *   A. read(2) from a pipe into a shared buffer (unaligned, over 3 pages)
+ *   A. readv(2) from a pipe into a shared buffer (unaligned, over 3 pages)
  *      that node1 wrote last (node1 owns it) and node2 holds read copies
  *      of: after upvm_svm_touch(WRITE) the read must return everything,
  *      main must see the bytes, the bytes around the buffer must be
  *      node1's still, and node1 and node2 must see the new bytes (node2's
  *      old copies invalidated);
  *   B. the same with a regular file;
- *   C. write(2) to a pipe and to a file from a shared buffer node1 owns,
- *      after upvm_svm_touch(READ): the bytes read back are node1's; then
+ *   C. write(2) to a pipe and writev(2) to a file from a shared buffer
+ *      node1 owns, after upvm_svm_touch(READ): the bytes read back are
+ *      node1's; then
  *      node1 writes the buffer again and main must see the new bytes (its
  *      read copy invalidated);
  *   D. libc without touch (ordinary faults): memcpy from a buffer node1
@@ -42,12 +45,13 @@
  *      of 3-page ranges while node 0 touches the bytes between and
  *      read(2)s a pipe into them or write(2)s them to a pipe, 300 times:
  *      the touch must hold every page at once (no EFAULT, no short
- *      transfer), no byte lost on either side.
- * For information only, it prints what a pread(2) into a shared page held
- * elsewhere does without the touch (the rule says it may fail: EFAULT).
+ *      transfer), no byte lost on either side;
+ *   J. without upvm_svm_touch: libupvm's own read, write, pread, pwrite
+ *      and send (thread mode, src/svm/syscalls.c: a private bounce
+ *      buffer) into and from pages node1 owns and node2 has copies of.
  * The helpers on node1 and node2 fill and check byte ranges on request
  * (one request, one answer).  Prints OK; a failed check prints where and
- * exits 1.
+ * halts the job.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,6 +60,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <upvm.h>
 #include <upvm_svm.h>
@@ -186,8 +193,9 @@ static void ask(int node, int cmd, size_t off, size_t len, int seed, const char 
     int seen = 0, want = 0;
     long bad = ask_rc(node, cmd, off, len, seed, &seen, &want);
     uint8_t *at = cmd & ABS ? (uint8_t *)(uintptr_t)off : base + off;
-    SVM_CHECK(bad < 0, "%s: node %d sees byte %ld of the range at %p (address %p): expected 0x%02x, "
-                       "seen 0x%02x",
+    SVM_CHECK(bad < 0,
+              "%s: node %d sees byte %ld of the range at %p (address %p): expected 0x%02x, "
+              "seen 0x%02x",
               what, node, bad, (void *)at, (void *)(at + bad), want, seen);
 }
 
@@ -225,6 +233,18 @@ static void touch(const void *p, size_t len, int access, const char *what)
 {
     int rc = upvm_svm_touch(p, len, access);
     SVM_CHECK(rc == 0, "%s: upvm_svm_touch(%p, %zu, %d): %d", what, p, len, access, rc);
+}
+
+/* The kernel's read and write themselves: libupvm's read and write
+ * (thread mode) bounce shared buffers, the system call does not. */
+static ssize_t raw_read(int fd, void *buf, size_t n)
+{
+    return syscall(SYS_read, fd, buf, n);
+}
+
+static ssize_t raw_write(int fd, const void *buf, size_t n)
+{
+    return syscall(SYS_write, fd, buf, n);
 }
 
 /* A scratch file in the working directory (the build tree), removed. */
@@ -317,8 +337,9 @@ int main(int argc, char **argv)
         fill_private(priv, len, 2);
         SVM_CHECK(write(pfd[1], priv, len) == (ssize_t)len, "A: fill the pipe");
         touch(base + off, len, UPVM_SVM_WRITE, "A");
-        ssize_t n = read(pfd[0], base + off, len);
-        SVM_CHECK(n == (ssize_t)len, "A: read(pipe, shared %p, %zu) after upvm_svm_touch(WRITE): "
+        struct iovec iov[2] = {{base + off, 1000}, {base + off + 1000, len - 1000}};
+        ssize_t n = readv(pfd[0], iov, 2); /* not bounced by libupvm: the touch is needed */
+        SVM_CHECK(n == (ssize_t)len, "A: readv(pipe, shared %p, %zu) after upvm_svm_touch(WRITE): "
                                      "%zd (%s)",
                   (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
         check_here(off, len, 2, -1, "A: read(2) from a pipe into pages node1 owned");
@@ -326,7 +347,8 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < 3 * P; k++)
             if (k < off || k >= off + len)
                 SVM_CHECK(base[k] == pat(1, k),
-                          "A: byte %zu at %p outside the read: expected node1's 0x%02x, seen 0x%02x",
+                          "A: byte %zu at %p outside the read: expected node1's 0x%02x, "
+                          "seen 0x%02x",
                           k, (void *)(base + k), pat(1, k), base[k]);
         ask(2, CHECK, off, len, 2, "A: node2 after main's read(2) (its copies were old)");
         ask(1, CHECK, off, len, 2, "A: node1 after main's read(2)");
@@ -345,7 +367,7 @@ int main(int argc, char **argv)
         SVM_CHECK(write(fd, priv, len) == (ssize_t)len && lseek(fd, 0, SEEK_SET) == 0,
                   "B: write the file");
         touch(base + off, len, UPVM_SVM_WRITE, "B");
-        ssize_t n = read(fd, base + off, len);
+        ssize_t n = raw_read(fd, base + off, len);
         SVM_CHECK(n == (ssize_t)len, "B: read(file, shared %p, %zu) after upvm_svm_touch(WRITE): "
                                      "%zd (%s)",
                   (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
@@ -362,7 +384,7 @@ int main(int argc, char **argv)
         int pfd[2];
         SVM_CHECK(pipe(pfd) == 0, "pipe");
         touch(base + off, len, UPVM_SVM_READ, "C");
-        ssize_t n = write(pfd[1], base + off, len);
+        ssize_t n = raw_write(pfd[1], base + off, len);
         SVM_CHECK(n == (ssize_t)len, "C: write(pipe, shared %p, %zu) after upvm_svm_touch(READ): "
                                      "%zd (%s)",
                   (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
@@ -371,8 +393,9 @@ int main(int argc, char **argv)
         check_private(priv, len, 5, "C: write(2) to a pipe from pages node1 owned");
         int fd = scratch_file("C");
         touch(base + off, len, UPVM_SVM_READ, "C (file)");
-        n = write(fd, base + off, len);
-        SVM_CHECK(n == (ssize_t)len, "C: write(file, shared %p, %zu): %zd (%s)",
+        struct iovec iov[2] = {{base + off, 10}, {base + off + 10, len - 10}};
+        n = writev(fd, iov, 2);
+        SVM_CHECK(n == (ssize_t)len, "C: writev(file, shared %p, %zu): %zd (%s)",
                   (void *)(base + off), len, n, n < 0 ? strerror(errno) : "short");
         memset(priv, 0, len);
         SVM_CHECK(pread(fd, priv, len, 0) == (ssize_t)len, "C: read the file back");
@@ -480,7 +503,8 @@ int main(int argc, char **argv)
         size_t big = (size_t)80 << 20;
         uint8_t *b = upvm_svm_alloc(big);
         SVM_CHECK(b != NULL, "H: upvm_svm_alloc(80 MiB): errno %d", errno);
-        ask(2, FILL | ABS, (size_t)(uintptr_t)(b + big - P), P, 17, "H: node2 writes the last page");
+        ask(2, FILL | ABS, (size_t)(uintptr_t)(b + big - P), P, 17,
+            "H: node2 writes the last page");
         ask(1, FILL | ABS, (size_t)(uintptr_t)(b + big / 2 - 100), 200, 18,
             "H: node1 writes across the middle page boundary");
         check_at(b + big - P, P, 17, -1, "H: the 80 MiB block's last page, written by node2");
@@ -518,7 +542,7 @@ int main(int argc, char **argv)
                 fill_private(priv, len, seed);
                 SVM_CHECK(write(pfd[1], priv, len) == (ssize_t)len, "I: fill the pipe");
                 touch(at, len, UPVM_SVM_WRITE, "I");
-                ssize_t n = read(pfd[0], at, len);
+                ssize_t n = raw_read(pfd[0], at, len);
                 SVM_CHECK(n == (ssize_t)len, "I: round %d: read(pipe, shared %p, %zu) right "
                                              "after upvm_svm_touch(WRITE), other nodes writing "
                                              "the same pages: %zd (%s)",
@@ -530,7 +554,7 @@ int main(int argc, char **argv)
             } else { /* write(2) from them: what the last round read there */
                 int last = 20 + (round - 2) % 50;
                 touch(at, len, UPVM_SVM_READ, "I");
-                ssize_t n = write(pfd[1], at, len);
+                ssize_t n = raw_write(pfd[1], at, len);
                 SVM_CHECK(n == (ssize_t)len, "I: round %d: write(pipe, shared %p, %zu) right "
                                              "after upvm_svm_touch(READ), other nodes writing "
                                              "the same pages: %zd (%s)",
@@ -551,19 +575,68 @@ int main(int argc, char **argv)
         close(pfd[1]);
     }
 
-    /* For information: pread(2) into a page node1 owns, without the touch */
+    /* J: without upvm_svm_touch: libupvm's read, write, pread, pwrite and
+     * send take shared buffers in thread mode (a private bounce buffer,
+     * src/svm/syscalls.c); pages 0-2 owned by node1, copies on node2 */
     {
-        ask(1, FILL, 0, P, 13, "F: node1 fills page 0");
-        int fd = scratch_file("F");
-        fill_private(priv, 64, 14);
-        SVM_CHECK(write(fd, priv, 64) == 64, "F: write the file");
-        errno = 0;
-        ssize_t n = pread(fd, base + 16, 64, 0);
-        int e = errno;
-        printf("syscalls: (information) pread(2) into a shared page owned by node1 without "
-               "upvm_svm_touch: %zd (%s)\n",
-               n, n < 0 ? strerror(e) : "no error");
+        size_t off = 300, len = 2 * P + 700;
+        int pfd[2], sv[2];
+        SVM_CHECK(pipe(pfd) == 0 && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0,
+                  "J: pipe, socketpair");
+        int fd = scratch_file("J");
+        struct {
+            const char *what;
+            int seed;
+        } steps[] = {{"read(pipe)", 30}, {"pread(file)", 31}, {"write(pipe)", 0},
+                     {"pwrite(file)", 0}, {"send(socket)", 0}};
+        for (int st = 0; st < 5; st++) {
+            int filled = 40 + st;
+            ask(1, FILL, 0, 3 * P, filled, "J: node1 fills pages 0-2");
+            ask(2, CHECK, 0, 3 * P, filled, "J: node2 reads pages 0-2 (read copies)");
+            uint8_t *at = base + off;
+            ssize_t n = -1;
+            char what[96];
+            snprintf(what, sizeof what, "J: %s, shared buffer owned by node1, no touch",
+                     steps[st].what);
+            if (st == 0) {
+                fill_private(priv, len, steps[st].seed);
+                SVM_CHECK(write(pfd[1], priv, len) == (ssize_t)len, "J: fill the pipe");
+                n = read(pfd[0], at, len);
+            } else if (st == 1) {
+                fill_private(priv, len, steps[st].seed);
+                SVM_CHECK(pwrite(fd, priv, len, 0) == (ssize_t)len, "J: fill the file");
+                n = pread(fd, at, len, 0);
+            } else if (st == 2) {
+                n = write(pfd[1], at, len);
+            } else if (st == 3) {
+                n = pwrite(fd, at, len, 0);
+            } else {
+                n = send(sv[0], at, len, 0);
+            }
+            SVM_CHECK(n == (ssize_t)len, "%s: %zd (%s)", what, n,
+                      n < 0 ? strerror(errno) : "short");
+            if (st < 2) { /* into shared memory: everybody sees it */
+                check_here(off, len, steps[st].seed, -1, what);
+                ask(2, CHECK, off, len, steps[st].seed, what);
+                ask(1, CHECK, off, len, steps[st].seed, what);
+                ask(2, CHECK, 0, off, filled, "J: node2, the bytes before the buffer");
+            } else { /* from shared memory: node1's bytes went out */
+                memset(priv, 0, len);
+                ssize_t got = st == 2   ? read(pfd[0], priv, len)
+                              : st == 3 ? pread(fd, priv, len, 0)
+                                        : recv(sv[1], priv, len, MSG_WAITALL);
+                SVM_CHECK(got == (ssize_t)len, "%s: reading it back: %zd", what, got);
+                for (size_t k = 0; k < len; k++)
+                    SVM_CHECK(priv[k] == pat(filled, off + k),
+                              "%s: byte %zu: expected node1's 0x%02x, seen 0x%02x", what, k,
+                              pat(filled, off + k), priv[k]);
+            }
+        }
         close(fd);
+        close(pfd[0]);
+        close(pfd[1]);
+        close(sv[0]);
+        close(sv[1]);
     }
 
 done:
