@@ -143,6 +143,7 @@ struct incoming {
     struct iovec lazy[PROC_MOVE_RANGES + 1]; /* what follows it (a lazy move) */
     int nlazy;
     bool restarting;       /* a restarter ULP has it (lazy): not dropped under it */
+    int lazy_rc;           /* what migrate_lazy_ops.expect said */
 };
 
 static struct {
@@ -973,6 +974,11 @@ static void on_state(int src, const struct node_frame *f, const void *p, size_t 
         return;
     memcpy(in->lazy, (const char *)p + len - lazy_len, lazy_len);
     in->pvmlen = len - sizeof in->core - sizeof meta - lazy_len;
+    /* a lazy move: the source may send the rest from now on */
+    if (in->nlazy)
+        in->lazy_rc = lazy_ops ? lazy_ops->expect(in->tid, in->slot, in->from, in->lazy,
+                                                  in->nlazy)
+                               : -ENOSYS;
     in->pvm = malloc(in->pvmlen ? in->pvmlen : 1);
     if (in->pvm)
         memcpy(in->pvm, (const char *)p + sizeof in->core + sizeof meta, in->pvmlen);
@@ -986,10 +992,7 @@ static void restart(struct incoming *in)
 {
     struct ulp *u;
     char why[512] = "";
-    int rc = in->pvm ? 0 : -ENOMEM;
-    if (rc == 0 && in->nlazy) /* the rest of its memory is still at the source */
-        rc = lazy_ops ? lazy_ops->expect(in->tid, in->slot, in->from, in->lazy, in->nlazy)
-                      : -ENOSYS;
+    int rc = in->pvm ? in->lazy_rc : -ENOMEM;
     if (rc == 0)
         rc = core_ulp_thaw(&in->core, &u);
     if (rc == 0) {
@@ -1195,6 +1198,8 @@ static void drop_incoming(struct incoming *in)
     snprintf(why, sizeof why, "t%x is lost: node %d died while the task moved to node %d",
              (unsigned)in->tid, in->from, node_job_self());
     fprintf(stderr, "upvm: node %d: %s\n", node_job_self(), why);
+    if (in->nlazy && lazy_ops)
+        lazy_ops->forget(in->slot);
     proc_move_cancel(in->slot, in->img);
     pvm_route_unexpect(in->tid);
     pvm_task_lost(in->tid); /* its watchers hear of it as of an exit */

@@ -56,8 +56,10 @@ int migrate_request_balance(int tid, int to, migrate_done_fn done, void *ctx) HI
  *   possible  may this node move a task lazily?  0, or -errno with why;
  *   busy      is slot's memory still on its way (to or from here)? A task
  *             moves again only once it has all arrived;
- *   expect    destination, before the task runs: the n page-aligned
- *             ranges v of slot are still at node from;
+ *   expect    destination, when the task's state arrives (before its first
+ *             page can): the n page-aligned ranges v of slot are still
+ *             at node from;
+ *   forget    destination: that move was dropped (its source died first);
  *   serve     source, once the task runs at `to`: serve those ranges from
  *             here until they have all left, then let the slot go
  *             (proc_move_gone(slot, img), which this call now owns).
@@ -66,6 +68,7 @@ struct migrate_lazy_ops {
     int (*possible)(char *why, size_t len);
     bool (*busy)(int slot);
     int (*expect)(int tid, int slot, int from, const struct iovec *v, int n);
+    void (*forget)(int slot);
     void (*serve)(int tid, int slot, struct loader_image *img, int to, const struct iovec *v,
                   int n);
 };

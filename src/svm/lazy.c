@@ -48,7 +48,8 @@ struct svm_lazy {
     struct svm_lazy *next;
     bool source;          /* this node serves the pages (else it receives them) */
     bool dead;            /* the other end died */
-    bool pusher;          /* source: a pusher ULP runs for it */
+    bool pusher;          /* source: a pusher ULP runs for it (and frees it) */
+    bool done;            /* source: every page left; unlinked, the slot let go */
     int tid, slot, peer;  /* peer: the destination (source) or the source */
     struct loader_image *img;
     struct iovec v[PROC_MOVE_RANGES + 1];
@@ -69,7 +70,7 @@ static struct svm_lazy *find(int slot, bool source)
     return NULL;
 }
 
-static void unlink_lazy(struct svm_lazy *l)
+static void take_out(struct svm_lazy *l)
 {
     for (struct svm_lazy **p = &lazies; *p; p = &(*p)->next)
         if (*p == l) {
@@ -78,6 +79,11 @@ static void unlink_lazy(struct svm_lazy *l)
         }
     if (!l->source)
         svm.lazy_pending--;
+}
+
+static void unlink_lazy(struct svm_lazy *l)
+{
+    take_out(l);
     free(l->state);
     free(l);
 }
@@ -168,25 +174,43 @@ static uint32_t send_run(struct svm_lazy *l, uint32_t idx, uint32_t most)
     return n;
 }
 
-/* Every page has left (or its destination died): the slot goes. */
+/* send_run, and the end of the record when that was the last page. */
+static void send_and_check(struct svm_lazy *l, uint32_t idx, uint32_t most);
+
+/* Every page has left (or its destination died): the slot goes at once
+ * (the task may come back here soon), and the record with it -- or, while
+ * its pusher runs, when the pusher sees it done. */
 static void source_done(struct svm_lazy *l)
 {
+    if (l->done)
+        return;
+    l->done = true;
     proc_move_gone(l->slot, l->img);
-    unlink_lazy(l);
+    take_out(l);
+    if (!l->pusher) {
+        free(l->state);
+        free(l);
+    }
 }
 
 static void pusher_main(void *arg)
 {
     struct svm_lazy *l = arg;
-    while (l->left && !l->dead) {
+    while (!l->done && !l->dead) {
         while (l->cursor < l->npages && (l->state[l->cursor] & PAGE_SENT))
             l->cursor++;
         if (l->cursor >= l->npages)
             break;
-        l->cursor += send_run(l, l->cursor, LAZY_AHEAD);
+        send_and_check(l, l->cursor, LAZY_AHEAD); /* the loop above steps past what went */
         upvm_yield(); /* the node's other ULPs, and the transport, between frames */
     }
-    source_done(l);
+    l->pusher = false;
+    if (l->done) {
+        free(l->state);
+        free(l);
+    } else {
+        source_done(l);
+    }
 }
 
 static void lazy_serve(int tid, int slot, struct loader_image *img, int to, const struct iovec *v,
@@ -218,6 +242,13 @@ static void lazy_serve(int tid, int slot, struct loader_image *img, int to, cons
         upvm_attr_t attr = {.name = "upvm-lazy-pusher", .flags = UPVM_DETACHED};
         l->pusher = upvm_create(pusher_main, l, &attr) > 0;
     }
+}
+
+static void send_and_check(struct svm_lazy *l, uint32_t idx, uint32_t most)
+{
+    send_run(l, idx, most);
+    if (!l->left)
+        source_done(l);
 }
 
 /* ------------------------------------------------------------ destination */
@@ -305,18 +336,14 @@ static void push_arrived(int src, const struct node_frame *f, const void *payloa
         struct svm_lazy *l = find(f->a, true);
         if (l) {
             l->dead = true;
-            if (!l->pusher)
-                source_done(l);
+            source_done(l);
         }
         return;
     }
     if (f->c & LAZY_PULL) { /* at the source: a page wanted now */
         struct svm_lazy *l = find(f->a, true);
-        if (l && idx < l->npages) {
-            send_run(l, idx, LAZY_AHEAD);
-            if (!l->left && !l->pusher)
-                source_done(l);
-        }
+        if (l && idx < l->npages)
+            send_and_check(l, idx, LAZY_AHEAD);
         return;
     }
     struct svm_lazy *l = find(f->a, false);
@@ -344,8 +371,7 @@ void svm_lazy_node_gone(int n)
             continue;
         l->dead = true;
         if (l->source) {
-            if (!l->pusher)
-                source_done(l); /* the task died with its node: the slot goes */
+            source_done(l); /* the task died with its node: the slot goes */
         } else {
             for (int q = 0; q < 64; q++) /* its waiters end (fault.c) */
                 upvm_wake_all(&svm.page_q[q]);
@@ -385,6 +411,13 @@ static int lazy_possible(char *why, size_t len)
     return 0;
 }
 
+static void lazy_forget(int slot)
+{
+    struct svm_lazy *l = find(slot, false);
+    if (l)
+        dest_done(l);
+}
+
 static bool lazy_busy(int slot)
 {
     return find(slot, true) || find(slot, false);
@@ -394,6 +427,7 @@ static const struct migrate_lazy_ops lazy_ops = {
     .possible = lazy_possible,
     .busy = lazy_busy,
     .expect = lazy_expect,
+    .forget = lazy_forget,
     .serve = lazy_serve,
 };
 

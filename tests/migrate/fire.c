@@ -809,6 +809,26 @@ static int pick_other_node(int cur, int avoid)
     return n;
 }
 
+
+/* MTEST_LAZY=1: every move is lazy (upvm_migrate_lazy).  A task whose
+ * memory is still arriving from its last lazy move is refused another
+ * (PvmNotImpl, "still arriving"): asked again until its pages are all
+ * there (20 s at most). */
+static int move_it(int tid, int node)
+{
+    static int lazy = -1;
+    if (lazy < 0)
+        lazy = getenv("MTEST_LAZY") && atoi(getenv("MTEST_LAZY")) > 0;
+    if (!lazy)
+        return upvm_migrate(tid, node);
+    for (int tries = 0;; tries++) {
+        int rc = upvm_migrate_lazy(tid, node);
+        if (rc != PvmNotImpl || !strstr(upvm_migrate_error(), "still arriving") || tries > 20000)
+            return rc;
+        (void)upvm_sleep_ns(1000000);
+    }
+}
+
 static void move_one(int ord, int node, struct job *j)
 {
     int tid = S.tids[ord];
@@ -833,7 +853,7 @@ static void move_one(int ord, int node, struct job *j)
                     "node %d (where it was last moved)",
                     tid, ord, j->why, from, where[ord]);
         }
-        int rc = upvm_migrate(tid, node);
+        int rc = move_it(tid, node);
         if (rc != 0) {
             st.refused++;
             MT_FAIL("upvm_migrate(t%x [worker %d, %s], %d) from node %d: %d: %s", tid, ord, j->why,

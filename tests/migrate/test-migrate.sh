@@ -56,7 +56,8 @@ run_prog() {
 }
 
 case $case in
-fire)
+fire | fire-lazy)
+    [ "$case" = fire-lazy ] && export MTEST_LAZY=1
     build_prog fire
     seed=${MTEST_SEED:-$(( $(date +%s%N) / 1000 % 1000000 ))}
     export MTEST_SEED=$seed
