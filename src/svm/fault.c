@@ -71,18 +71,30 @@ int svm_page_acquire(struct svm_region *r, uint32_t p, enum svm_access a)
     return rc;
 }
 
+/*
+ * A page cannot come any more.  A shared page: the ULP ends (its own
+ * memory is intact).  A page of the ULP's own memory that a lazy move
+ * still owed: the task's memory is gone in part -- and with it records the
+ * runtime keeps there (its PVM state, its streams, its heap's own
+ * bookkeeping), so it cannot even be ended cleanly: as for a crash, the
+ * node ends, and the job's node-death rules decide what follows.
+ */
 static _Noreturn void lost_page(uintptr_t addr, bool lazy)
 {
     char name[160];
     struct ulp *u = core_current();
-    if (lazy)
+    if (lazy) {
         fprintf(stderr, "upvm: page %#lx of ULP %d (%s, node %d) lost: the node it moved from "
-                        "lazily died before sending it; the ULP ends\n",
-                (unsigned long)addr, u->id, core_ulp_name(u, name, sizeof name), svm.self);
-    else
-        fprintf(stderr, "upvm: shared page %#lx lost (ULP %d, %s, node %d): the node that held "
-                        "its only copy died; the ULP ends\n",
-                (unsigned long)addr, u->id, core_ulp_name(u, name, sizeof name), svm.self);
+                        "lazily died before sending it; its memory is gone in part, so, as for "
+                        "a crash, the node ends with exit status %d\n",
+                (unsigned long)addr, u->id, core_ulp_name(u, name, sizeof name), svm.self,
+                128 + SIGBUS);
+        fflush(NULL);
+        _exit(128 + SIGBUS);
+    }
+    fprintf(stderr, "upvm: shared page %#lx lost (ULP %d, %s, node %d): the node that held "
+                    "its only copy died; the ULP ends\n",
+            (unsigned long)addr, u->id, core_ulp_name(u, name, sizeof name), svm.self);
     fflush(stderr);
     upvm_exit(128 + SIGBUS);
 }
