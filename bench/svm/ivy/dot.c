@@ -20,6 +20,9 @@
  * rounds (to measure more than one pass; each round's data is new, so no
  * page read in a round is still valid in the next).
  *
+ * The counters (faults, pages, frames) run from the first timed step to
+ * the end, so they include the scatter steps of rounds 2..R.
+ *
  *   ivy-dot [-n N] [-r ROUNDS] [-w W]     (default 2^20, 10, nodes)
  */
 #include <getopt.h>

@@ -18,7 +18,8 @@
  *
  * so a phase's time counts neither spawning nor the workers' setup.  At the
  * end main advances fin; each worker then reports its node's counters
- * (upvm_svm_stats taken when it started and after fin) to main, which sums
+ * (upvm_svm_stats taken when it was let go the first time, so the setup is
+ * not counted, and after fin) to main, which sums
  * per node the difference between the earliest start and the latest end
  * (several workers of one node are counted once), then checks the result
  * against a sequential computation of its own (after every report: its
@@ -66,7 +67,8 @@ struct ivy_worker {
     struct ivy_ctl *c;
     int me, node;
     uint64_t round; /* barriers passed */
-    struct upvm_svm_stats s0;
+    int counting;
+    struct upvm_svm_stats s0; /* at the first go */
 };
 
 static inline void ivy_die(const char *what, long rc)
@@ -245,8 +247,7 @@ static inline int ivy_workers_arg(const char *s)
 
 /* -------------------------------------------------------------- worker */
 
-/* The start: the control block and this worker's index, its node's
- * counters now. */
+/* The start: the control block and this worker's index. */
 static inline void ivy_worker_start(struct ivy_worker *w)
 {
     unsigned long p = 0;
@@ -256,17 +257,19 @@ static inline void ivy_worker_start(struct ivy_worker *w)
         ivy_die("receiving the start", rc);
     w->c = (struct ivy_ctl *)p;
     w->node = upvm_node_of(0);
-    if ((rc = upvm_svm_stats(&w->s0)))
-        ivy_die("upvm_svm_stats", rc);
 }
 
-/* Ready for phase r; returns when main lets it go. */
+/* Ready for phase r; returns when main lets it go (the first time with
+ * the node's counters taken: they count from there). */
 static inline void ivy_worker_go(struct ivy_worker *w, uint64_t r)
 {
     int rc;
     upvm_ec_advance(&w->c->ready);
     if ((rc = upvm_ec_await(&w->c->go, r)))
         ivy_die("upvm_ec_await(go)", rc);
+    if (!w->counting && (rc = upvm_svm_stats(&w->s0)))
+        ivy_die("upvm_svm_stats", rc);
+    w->counting = 1;
 }
 
 static inline void ivy_worker_done(struct ivy_worker *w)
