@@ -13,6 +13,7 @@
 #ifndef UPVM_CORE_H
 #define UPVM_CORE_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +42,7 @@ enum ulp_ext {
     ULP_EXT_PVM,     /* src/pvm: the task */
     ULP_EXT_PROC,    /* src/proc: the process state of a process-mode ULP */
     ULP_EXT_MIGRATE, /* src/migrate */
+    ULP_EXT_SVM,     /* src/svm: the shared page it waits for (reports) */
     ULP_EXT_COUNT
 };
 
@@ -304,6 +306,10 @@ int core_block_to(upvm_waitq_t *q, int64_t timeout_ns, struct ulp *next) HIDDEN;
 
 /* Wake one waiter (FIFO) to the run queue; returns it or NULL. */
 struct ulp *core_wake_one(upvm_waitq_t *q) HIDDEN;
+/* Wake every ULP of q to the front of the run queue, in their order on q:
+ * they run before those already ready (src/svm: a page that arrived is
+ * used before a request can take it away again).  How many. */
+int core_wake_all_front(upvm_waitq_t *q) HIDDEN;
 
 /*
  * A per-ULP copy of one more thread-global int, next to errno: the layer
@@ -504,6 +510,15 @@ void core_set_symboliser(core_symboliser_t fn) HIDDEN;
 /* Called first in the crash handler (the trace closes its file, noting the
  * signal): async-signal-safe, no allocation, no lock.  One; NULL: none. */
 void core_set_crash_hook(void (*hook)(int sig)) HIDDEN;
+
+/* Called by the crash handler before anything else for a SIGSEGV or SIGBUS
+ * the kernel raised (a fault, not a kill), on the faulting thread's
+ * alternate signal stack, with the handler's arguments.  True: the filter
+ * dealt with the fault (shared virtual memory: src/svm), the handler
+ * returns and the access repeats; false: it is a crash, reported as one.
+ * One; NULL: none. */
+typedef bool (*core_fault_filter_t)(int sig, siginfo_t *si, void *uctx);
+void core_set_fault_filter(core_fault_filter_t fn) HIDDEN;
 
 /* Report that every ULP is blocked with nothing that could wake one, and
  * end the process with status 70 (EX_SOFTWARE). */

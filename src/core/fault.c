@@ -212,8 +212,18 @@ void core_set_crash_hook(void (*hook)(int sig))
     crash_hook = hook;
 }
 
+static core_fault_filter_t fault_filter;
+
+void core_set_fault_filter(core_fault_filter_t fn)
+{
+    fault_filter = fn;
+}
+
 static void crash_handler(int sig, siginfo_t *si, void *uctx)
 {
+    if (fault_filter && !reporting && (sig == SIGSEGV || sig == SIGBUS) && si->si_code > 0 &&
+        fault_filter(sig, si, uctx))
+        return;
     if (reporting)
         fault_in_report(sig);
     reporting = sig;

@@ -588,6 +588,17 @@ struct ulp *core_wake_one(upvm_waitq_t *q)
     return u;
 }
 
+int core_wake_all_front(upvm_waitq_t *q)
+{
+    int n = 0;
+    for (; !list_empty(&q->head); n++) {
+        struct ulp *u = list_entry(q->head.prev, struct ulp, link); /* last first: FIFO kept */
+        wake(u);
+        core_make_ready_front(u);
+    }
+    return n;
+}
+
 void core_set_coupled_kill_hook(void (*hook)(struct ulp *u))
 {
     coupled_kill_hook = hook;

@@ -245,7 +245,7 @@ static void hooks_describe_stuck(void)
 static bool counted(uint32_t kind)
 {
     return kind != K_PROBE && kind != K_PROBE_ACK &&
-           (kind < NODE_KINDS_GS || kind >= NODE_KINDS_FREE);
+           (kind < NODE_KINDS_GS || kind >= NODE_KINDS_SVM);
 }
 
 /* The frame made of iov[0 .. n) (len bytes) waits in dst's queue. */
@@ -545,8 +545,21 @@ static void tick_if_due(void)
     tick_fn();
 }
 
+static void (*poll_fns[NODE_POLL_FNS])(void);
+static int npoll_fns;
+
+int node_on_poll(void (*fn)(void))
+{
+    if (npoll_fns == NODE_POLL_FNS)
+        return -ENOSPC;
+    poll_fns[npoll_fns++] = fn;
+    return 0;
+}
+
 static void job_poll(void)
 {
+    for (int i = 0; i < npoll_fns; i++)
+        poll_fns[i]();
     if (tick_fn)
         tick_if_due();
     if (unlikely(net_events() != job.events_seen))

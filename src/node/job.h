@@ -58,7 +58,7 @@ struct node_frame {
 #define NODE_KINDS_PVM     16 /* pvm: messages, spawn, notify, groups, ... */
 #define NODE_KINDS_MIGRATE 40 /* migrate: the protocol's steps */
 #define NODE_KINDS_GS      48 /* gs: load reports, vacate */
-#define NODE_KINDS_FREE    52 /* the first kind no layer owns yet (52 - 59: planned svm) */
+#define NODE_KINDS_SVM     52 /* svm: shared virtual memory pages, regions, wake-ups */
 #define NODE_KINDS_TRACE   60 /* trace: clock offsets between hosts */
 #define NODE_KIND_MAX      64
 
@@ -175,6 +175,13 @@ void node_on_frame(unsigned kind, node_frame_fn fn) HIDDEN;
  * for it.  One registration (the balancer's, src/gs); a job of several
  * nodes only. */
 void node_on_tick(void (*fn)(void), uint64_t period_ns) HIDDEN;
+
+/* fn() at the start of every transport poll, on the scheduler thread,
+ * before any frame of that poll: work a layer put off until the ULPs it
+ * woke in an earlier poll have run (src/svm: requests for a page that has
+ * just arrived).  At most NODE_POLL_FNS registrations; 0 or -ENOSPC. */
+#define NODE_POLL_FNS 4
+int node_on_poll(void (*fn)(void)) HIDDEN;
 
 /* Hand a frame that was kept aside (a migration's flush holds some) or
  * made here (a request to this node itself) to its kind's handler, as if

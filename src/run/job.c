@@ -11,6 +11,7 @@
 #include "blt/blt.h"
 #include "core/core.h"
 #include "gs/gs_run.h"
+#include "svm/svm.h"
 #include "mem/mem.h"
 #include "migrate/migrate.h"
 #include "net/net.h"
@@ -81,6 +82,7 @@ static int wire_node(int node)
     if (rc != 0)
         return rc;
     migrate_init();
+    svm_init();
     gs_init();
     trace_node_wire();
     return 0;
@@ -179,6 +181,7 @@ static void read_all_settings(void)
     mem_window_read_settings();
     blt_read_settings();    /* UPVM_KC_* */
     gs_read_settings();     /* UPVM_BALANCE* */
+    svm_read_settings();    /* UPVM_SVM_* */
 }
 
 /* A job that runs as this one node (traced as node 0 of 1). */

@@ -1,6 +1,6 @@
 #!/bin/bash
 # check-man-pages.sh SOURCE_DIR - the man pages (man/) cover the API:
-# every function <upvm.h> exports (UPVM_API) and the UPVM_TASK macro has a
+# every function <upvm.h> and <upvm_svm.h> export (UPVM_API) and the UPVM_TASK macro has a
 # page or a .so link in man/man3; every .so link names a page that exists;
 # and, where man is installed, every page renders without a warning.
 set -u
@@ -8,7 +8,7 @@ src=$(cd "${1:?usage: $0 SOURCE_DIR}" && pwd) || exit 2
 fail() { echo "FAIL: $*"; exit 1; }
 cd "$src/man" || fail "no man/ in $src"
 
-mapfile -t calls < <(grep -E '^(UPVM_NORETURN )?UPVM_API' "$src/include/upvm.h" |
+mapfile -t calls < <(cat "$src/include/upvm.h" "$src/include/upvm_svm.h" | grep -E '^(UPVM_NORETURN )?UPVM_API' |
     grep -oE 'upvm_[a-z_0-9]+ *\(' | tr -d ' (' | sort -u)
 [ ${#calls[@]} -ge 30 ] || fail "found only ${#calls[@]} calls in include/upvm.h: ${calls[*]}"
 for c in "${calls[@]}" UPVM_TASK; do

@@ -1,0 +1,459 @@
+/*
+ * proto.c - keeping pages coherent across nodes: IVY's write-invalidate
+ * protocol with its three managers (design notes §15.5).
+ *
+ * The invariant (Li's): a page is writable on one node and mapped nowhere
+ * else, or readable on several with the same contents.  The owner of a
+ * page keeps its copy set and serves requests one at a time:
+ *
+ *   read   the owner adds the requester to the copy set, drops its own
+ *          access to READ if it was WRITE, and sends the page (K_SVM_PAGE);
+ *   write  the owner sends the page with ownership (no data when the
+ *          requester holds a read copy, none either for a page nobody
+ *          wrote), sends K_SVM_INVAL to every other copy holder and drops
+ *          its own copy; the holders acknowledge to the new owner
+ *          (K_SVM_ACK), which opens the page for writing once all have.
+ *
+ * The old owner, not the new one, invalidates: its copies went out from it,
+ * and frames between two nodes keep their order, so an invalidation can
+ * never overtake the copy it invalidates.
+ *
+ * Where a request goes first (svm_manager_of): node 0, which knows every
+ * owner (improved centralized: it forwards to the owner and, for a write,
+ * records the requester as the owner at once); node H(page), the same for
+ * its share of the pages (fixed distributed); or the page's probable owner
+ * (dynamic distributed: a node that is not the owner forwards to its own
+ * hint and, for a write, points its hint at the requester; the owner that
+ * gives a page away points at its new owner; an invalidation points at
+ * the new owner).  The owner answers the requester directly.
+ *
+ * A request that reaches a node busy with the same page (its own request
+ * or invalidation round is out, or the page arrived so recently that the
+ * ULPs waiting for it have not run yet: PG_HELD) waits there, in order,
+ * and is served at the next transport poll after the page settled.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "svm/svm_impl.h"
+
+static inline uint64_t bit(int node)
+{
+    return 1ull << node;
+}
+
+static void req_arrived(int src, const struct node_frame *f, const void *payload, size_t len);
+
+/* ------------------------------------------------------------ requests kept */
+
+struct deferred {
+    struct deferred *next;
+    struct svm_region *r;
+    uint32_t page;
+    uint8_t want, req, hops, passed;
+};
+
+static struct deferred *deferred_head, **deferred_tail = &deferred_head;
+
+static void defer(struct svm_region *r, uint32_t p, int want, int req, int hops, int passed)
+{
+    struct deferred *d = malloc(sizeof *d);
+    if (!d) {
+        fprintf(stderr, "upvm: node %d: out of memory keeping a shared-page request\n", svm.self);
+        _exit(71);
+    }
+    *d = (struct deferred){NULL, r, p, (uint8_t)want, (uint8_t)req, (uint8_t)hops, (uint8_t)passed};
+    *deferred_tail = d;
+    deferred_tail = &d->next;
+    r->pages[p].ndeferred++;
+}
+
+/* Pages that arrived in this poll: settled at the next one. */
+static struct {
+    struct svm_region **r;
+    uint32_t *p;
+    int n, cap;
+} held;
+
+static void hold(struct svm_region *r, uint32_t p)
+{
+    struct svm_page *e = &r->pages[p];
+    if (e->flags & PG_HELD)
+        return;
+    if (held.n == held.cap) {
+        int cap = held.cap ? held.cap * 2 : 64;
+        struct svm_region **nr = realloc(held.r, (size_t)cap * sizeof *nr);
+        uint32_t *np = nr ? realloc(held.p, (size_t)cap * sizeof *np) : NULL;
+        if (!nr || !np) {
+            fprintf(stderr, "upvm: node %d: out of memory holding a shared page\n", svm.self);
+            _exit(71);
+        }
+        held.r = nr;
+        held.p = np;
+        held.cap = cap;
+    }
+    e->flags |= PG_HELD;
+    held.r[held.n] = r;
+    held.p[held.n++] = p;
+}
+
+static void handle_req(struct svm_region *r, uint32_t p, int want, int req, int hops, int passed,
+                       bool queued);
+
+/* Serve, in their order, the requests page p kept while it was busy. */
+static void drain(struct svm_region *r, uint32_t p)
+{
+    struct svm_page *e = &r->pages[p];
+    struct deferred **link = &deferred_head, *mine = NULL, **mine_tail = &mine;
+    while (*link) { /* take them out first: serving one may defer another */
+        struct deferred *d = *link;
+        if (d->r == r && d->page == p) {
+            *link = d->next;
+            d->next = NULL;
+            *mine_tail = d;
+            mine_tail = &d->next;
+            e->ndeferred--;
+        } else {
+            link = &d->next;
+        }
+    }
+    deferred_tail = link;
+    while (mine) {
+        struct deferred *d = mine;
+        mine = d->next;
+        if (e->flags & (PG_BUSY | PG_HELD)) { /* busy again: the rest wait on */
+            defer(r, p, d->want, d->req, d->hops, d->passed);
+        } else {
+            handle_req(r, p, d->want, d->req, d->hops, d->passed, true);
+        }
+        free(d);
+    }
+}
+
+/* At the start of every poll: the pages that arrived in earlier polls have
+ * had their waiting ULPs run; serve what waited for them. */
+static void settle_held(void)
+{
+    if (!held.n)
+        return;
+    int n = held.n;
+    held.n = 0;
+    for (int i = 0; i < n; i++) {
+        struct svm_region *r = held.r[i];
+        uint32_t p = held.p[i];
+        r->pages[p].flags &= (uint8_t)~PG_HELD;
+        if (r->pages[p].ndeferred)
+            drain(r, p);
+    }
+}
+
+/* ------------------------------------------------------------ sending */
+
+int svm_manager_of(const struct svm_region *r, uint32_t p)
+{
+    switch (r->manager) {
+    case SVM_MGR_FIXED: {
+        int m = (int)((p + (uint32_t)r->slot * 31u) % r->nmgr);
+        return node_job_up(m) ? m : 0;
+    }
+    case SVM_MGR_DYNAMIC:
+        return r->pages[p].prob;
+    default:
+        return 0;
+    }
+}
+
+static void send_req(int dst, struct svm_region *r, uint32_t p, int want, int req, int hops,
+                     int passed)
+{
+    if (dst == svm.self) {
+        handle_req(r, p, want, req, hops, passed, false);
+        return;
+    }
+    svm_send(dst, K_SVM_REQ, r->slot, (int32_t)p, want | req << 8 | hops << 16 | passed << 24,
+             NULL, 0);
+}
+
+static void finish(struct svm_region *r, uint32_t p);
+
+static void ack_arrived_at(struct svm_region *r, uint32_t p)
+{
+    struct svm_page *e = &r->pages[p];
+    e->acks--;
+    if (e->acks == 0 && (e->flags & PG_OWNER) && (e->flags & PG_BUSY))
+        finish(r, p);
+}
+
+/* Tell every node of `copies` to drop its copy and acknowledge to the new
+ * owner; how many were told. */
+static int invalidate(struct svm_region *r, uint32_t p, uint64_t copies, int new_owner)
+{
+    int n = 0;
+    for (int node = 0; copies; node++, copies >>= 1) {
+        if (!(copies & 1) || node == svm.self)
+            continue;
+        if (!node_job_up(node))
+            continue; /* a dead node's copy died with it */
+        svm_send(node, K_SVM_INVAL, r->slot, (int32_t)p, new_owner, NULL, 0);
+        n++;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ local */
+
+bool svm_resolve_local(struct svm_region *r, uint32_t p, enum svm_access a)
+{
+    struct svm_page *e = &r->pages[p];
+    if (!(e->flags & PG_OWNER) || (e->flags & PG_LOST))
+        return false;
+    if (a == SVM_WRITE && (e->copyset & ~bit(svm.self)))
+        return false; /* copies to invalidate first */
+    uintptr_t addr = svm_page_addr(r, p);
+    if (e->access == SVM_NIL) /* a page nobody wrote yet */
+        svm.ops->install(r, addr, NULL, a == SVM_WRITE);
+    else if (e->access < a)
+        svm.ops->protect(r, addr, a);
+    e->flags &= (uint8_t)~PG_ZERO;
+    if (e->access < a)
+        e->access = (uint8_t)a;
+    return true;
+}
+
+void svm_start_request(struct svm_region *r, uint32_t p, enum svm_access a)
+{
+    struct svm_page *e = &r->pages[p];
+    e->flags |= PG_BUSY;
+    e->want = (uint8_t)a;
+    if (e->flags & PG_OWNER) { /* a write with copies out: an invalidation round */
+        uint64_t copies = e->copyset;
+        e->copyset = 0;
+        e->acks = (int16_t)(e->acks + invalidate(r, p, copies, svm.self));
+        if (e->acks == 0)
+            finish(r, p);
+        return;
+    }
+    e->flags &= (uint8_t)~PG_PROB_MOVED;
+    send_req(svm_manager_of(r, p), r, p, a, svm.self, 0, 0);
+}
+
+/* The page is here with the access asked for: wake who waits for it. */
+static void finish(struct svm_region *r, uint32_t p)
+{
+    struct svm_page *e = &r->pages[p];
+    if (e->want == SVM_WRITE && e->access != SVM_WRITE) {
+        if (e->access == SVM_NIL)
+            svm.ops->install(r, svm_page_addr(r, p), NULL, true);
+        else
+            svm.ops->protect(r, svm_page_addr(r, p), SVM_WRITE);
+        e->access = SVM_WRITE;
+        e->flags &= (uint8_t)~PG_ZERO;
+    }
+    e->flags &= (uint8_t)~PG_BUSY;
+    hold(r, p); /* requests wait until the ULPs woken here made their access */
+    core_wake_all_front(svm_page_queue(r, p));
+}
+
+/* ------------------------------------------------------------ serving */
+
+/* The owner answers req (no request of its own is out for the page). */
+static void serve(struct svm_region *r, uint32_t p, int want, int req)
+{
+    struct svm_page *e = &r->pages[p];
+    uintptr_t addr = svm_page_addr(r, p);
+    bool zero = e->access == SVM_NIL; /* owner without a copy: nobody wrote it */
+    if (want == SVM_READ) {
+        if (e->access == SVM_WRITE) {
+            svm.ops->protect(r, addr, SVM_READ);
+            e->access = SVM_READ;
+        }
+        e->copyset |= bit(req);
+        svm_send(req, K_SVM_PAGE, r->slot, (int32_t)p, SVM_READ | (zero ? SVM_PF_ZERO : 0) << 8,
+                 zero ? NULL : (const void *)addr, zero ? 0 : SVM_PAGE_SIZE);
+    } else {
+        bool nodata = zero || (e->copyset & bit(req));
+        int acks = invalidate(r, p, e->copyset & ~bit(req), req);
+        int flags = SVM_PF_OWNER | (zero ? SVM_PF_ZERO : nodata ? SVM_PF_NODATA : 0);
+        svm_send(req, K_SVM_PAGE, r->slot, (int32_t)p, SVM_WRITE | flags << 8 | acks << 16,
+                 nodata ? NULL : (const void *)addr, nodata ? 0 : SVM_PAGE_SIZE);
+        if (e->access != SVM_NIL)
+            svm.ops->drop(r, addr);
+        e->access = SVM_NIL;
+        e->flags &= (uint8_t) ~(PG_OWNER | PG_ZERO);
+        e->copyset = 0;
+        e->prob = (int8_t)req;
+        e->moves++;
+    }
+    if (!zero)
+        svm.stats.pages_out++;
+}
+
+static void handle_req(struct svm_region *r, uint32_t p, int want, int req, int hops, int passed,
+                       bool queued)
+{
+    struct svm_page *e = &r->pages[p];
+    if (r->manager != SVM_MGR_DYNAMIC && !passed) { /* this node manages p */
+        int owner = r->owner[p];
+        if (want == SVM_WRITE)
+            r->owner[p] = (int8_t)req;
+        if (owner != svm.self) {
+            svm.stats.forwards++;
+            send_req(owner, r, p, want, req, hops + 1, 1);
+            return;
+        }
+        passed = 1;
+    }
+    if (e->flags & PG_OWNER) {
+        if ((e->flags & (PG_BUSY | PG_HELD)) || (!queued && e->ndeferred))
+            defer(r, p, want, req, hops, passed);
+        else
+            serve(r, p, want, req);
+        return;
+    }
+    if ((e->flags & PG_BUSY) && e->want == SVM_WRITE) { /* ownership is on its way here */
+        defer(r, p, want, req, hops, passed);
+        return;
+    }
+    if (r->manager != SVM_MGR_DYNAMIC) {
+        fprintf(stderr, "upvm: node %d: shared page %#lx: a request of node %d reached a node "
+                        "that neither owns it nor awaits it (a bug in UPVM's protocol)\n",
+                svm.self, (unsigned long)svm_page_addr(r, p), req);
+        return;
+    }
+    /* dynamic: pass it on along the hints */
+    if (hops > 2 * svm.slots) {
+        fprintf(stderr, "upvm: node %d: shared page %#lx: a request of node %d went round "
+                        "%d nodes without finding the owner (a bug in UPVM's protocol)\n",
+                svm.self, (unsigned long)svm_page_addr(r, p), req, hops);
+        return;
+    }
+    int next = e->prob;
+    if (next == svm.self || next < 0) {
+        fprintf(stderr, "upvm: node %d: shared page %#lx: no hint where its owner is (a bug in "
+                        "UPVM's protocol)\n", svm.self, (unsigned long)svm_page_addr(r, p));
+        return;
+    }
+    if (want == SVM_WRITE) {
+        e->prob = (int8_t)req;
+        if (e->flags & PG_BUSY)
+            e->flags |= PG_PROB_MOVED;
+    }
+    svm.stats.forwards++;
+    send_req(next, r, p, want, req, hops + 1, passed);
+}
+
+/* ------------------------------------------------------------ frames */
+
+static struct svm_region *frame_region(const struct node_frame *f, const char *what)
+{
+    struct svm_region *r = svm_region_by_slot(f->a);
+    if (!r || f->b < 0 || (uint32_t)f->b >= r->npages) {
+        fprintf(stderr, "upvm: node %d: a shared-memory %s for page %d of region %d, which "
+                        "this node does not have (a bug in UPVM)\n", svm.self, what, f->b, f->a);
+        return NULL;
+    }
+    return r;
+}
+
+static void req_arrived(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    (void)src, (void)payload, (void)len;
+    struct svm_region *r = frame_region(f, "request");
+    if (r)
+        handle_req(r, (uint32_t)f->b, f->c & 0xff, (f->c >> 8) & 0xff, (f->c >> 16) & 0xff,
+                   (f->c >> 24) & 0xff, false);
+}
+
+static void page_arrived(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    struct svm_region *r = frame_region(f, "page");
+    if (!r)
+        return;
+    uint32_t p = (uint32_t)f->b;
+    struct svm_page *e = &r->pages[p];
+    int access = f->c & 0xff, flags = (f->c >> 8) & 0xff, acks = (f->c >> 16) & 0xffff;
+    uintptr_t addr = svm_page_addr(r, p);
+    const void *data = len >= SVM_PAGE_SIZE ? payload : NULL;
+    if (data)
+        svm.stats.pages_in++;
+    if (!(flags & SVM_PF_OWNER)) { /* a read copy */
+        svm.ops->install(r, addr, data, false);
+        e->access = SVM_READ;
+        if (!(e->flags & PG_PROB_MOVED))
+            e->prob = (int8_t)src;
+        finish(r, p);
+        return;
+    }
+    e->flags |= PG_OWNER;
+    e->flags &= (uint8_t)~PG_ZERO;
+    e->copyset = 0;
+    e->prob = (int8_t)svm.self;
+    e->moves++;
+    e->acks = (int16_t)(e->acks + acks);
+    bool now = e->acks == 0;
+    if (!(flags & SVM_PF_NODATA) || e->access == SVM_NIL) {
+        if (flags & SVM_PF_NODATA && !(flags & SVM_PF_ZERO))
+            fprintf(stderr, "upvm: node %d: shared page %#lx came without its contents to a "
+                            "node that has none (a bug in UPVM's protocol)\n",
+                    svm.self, (unsigned long)addr);
+        svm.ops->install(r, addr, data, now && access == SVM_WRITE);
+        e->access = now && access == SVM_WRITE ? SVM_WRITE : SVM_READ;
+    }
+    if (now)
+        finish(r, p);
+}
+
+static void inval_arrived(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    (void)src, (void)payload, (void)len;
+    struct svm_region *r = frame_region(f, "invalidation");
+    if (!r)
+        return;
+    uint32_t p = (uint32_t)f->b;
+    struct svm_page *e = &r->pages[p];
+    if (e->access != SVM_NIL) {
+        svm.ops->drop(r, svm_page_addr(r, p));
+        e->access = SVM_NIL;
+        svm.stats.invalidations++;
+    }
+    e->prob = (int8_t)f->c;
+    e->moves++;
+    if (f->c == svm.self)
+        ack_arrived_at(r, p);
+    else
+        svm_send(f->c, K_SVM_ACK, r->slot, (int32_t)p, 0, NULL, 0);
+}
+
+static void ack_arrived(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    (void)src, (void)payload, (void)len;
+    struct svm_region *r = frame_region(f, "acknowledgement");
+    if (r)
+        ack_arrived_at(r, (uint32_t)f->b);
+}
+
+void svm_pages_reset(struct svm_region *r, uint32_t first, uint32_t n)
+{
+    for (uint32_t p = first; p < first + n && p < r->npages; p++) {
+        struct svm_page *e = &r->pages[p];
+        if (e->access != SVM_NIL)
+            svm.ops->drop(r, svm_page_addr(r, p));
+        uint16_t nd = e->ndeferred;
+        *e = (struct svm_page){.prob = (int8_t)r->home, .ndeferred = nd};
+        if (r->home == svm.self)
+            e->flags = PG_OWNER | PG_ZERO;
+        r->owner[p] = (int8_t)r->home;
+    }
+}
+
+void svm_proto_register(void)
+{
+    node_on_frame(K_SVM_REQ, req_arrived);
+    node_on_frame(K_SVM_PAGE, page_arrived);
+    node_on_frame(K_SVM_INVAL, inval_arrived);
+    node_on_frame(K_SVM_ACK, ack_arrived);
+    (void)node_on_poll(settle_held);
+}

@@ -1,0 +1,471 @@
+/*
+ * svm.c - shared virtual memory's regions, allocator and API
+ * (include/upvm_svm.h; design notes §15.6 and §15.13).
+ *
+ * Regions.  A node that needs room for shared blocks takes a slot of the
+ * job's window (a slot is handed out once in the job, so its addresses are
+ * free on every node) and uses its first SVM_CHUNK bytes (more for a block
+ * larger than that, up to the slot) as a region: it is the region's home,
+ * owner of all its pages at first (zero: nobody wrote them), and the
+ * region's allocator.  Before the first block of a region is handed out,
+ * every node of the job has mapped it (a request to each, answered once it
+ * is mapped), so a pointer passed in a message is valid where it arrives.
+ *
+ * The allocator is IVY's proposed two-level one: the window's slot
+ * bitmap is the central level (no message), and each node cuts its own
+ * regions first-fit into page-aligned blocks, one current region per
+ * manager kind; a block freed on another node goes back to its home by a
+ * request.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mem/mem.h"
+#include "node/rpc.h"
+#include "pvm/pvm.h"
+#include "svm/svm.h"
+#include "svm/svm_impl.h"
+#include "util/env.h"
+
+struct svm_state svm;
+
+#define SVM_CHUNK ((size_t)64 << 20)
+
+/* K_SVM_REGION's operations (c >> 28). */
+enum region_op {
+    OP_NEW = 1,   /* request: map region a (c: manager | nmgr << 8 | home << 16) */
+    OP_FREE = 2,  /* request to the home: free the block at page c & 0xfffffff */
+    OP_RESET = 3, /* home to all: pages b .. b + (c & 0xfffffff) were freed */
+    OP_SHOW = 4,  /* home to a node that came up: region a exists (as NEW, no answer) */
+};
+
+static uint8_t manager_setting = SVM_MGR_CENTRAL;
+static int fault_setting = -1; /* -1 auto, 0 uffd, 1 mprotect */
+
+void svm_read_settings(void)
+{
+    static const char *const managers[] = {"central", "fixed", "dynamic", NULL};
+    static const char *const faults[] = {"uffd", "mprotect", NULL};
+    int m, f;
+    if (env_choice("UPVM_SVM_MANAGER", managers, 0, 0, &m) >= 0)
+        manager_setting = (uint8_t)(m + 1);
+    if (env_choice("UPVM_SVM_FAULT", faults, -1, 0, &f) > 0)
+        fault_setting = f;
+}
+
+bool svm_multi(void)
+{
+    return node_job_multi();
+}
+
+void svm_send(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1, size_t l1)
+{
+    struct node_frame f = {kind, a, b, c};
+    svm.stats.frames++;
+    node_post(dst, &f, p1, l1, NULL, 0);
+}
+
+/* ------------------------------------------------------------ the mechanism */
+
+/* Pick the fault mechanism and catch faults: once per node, at its first
+ * shared region (its own or another node's). */
+static int svm_start(void)
+{
+    if (svm.ops)
+        return 0;
+    char why[200] = "";
+    if (fault_setting != 1)
+        svm.ops = svm_access_uffd(why, sizeof why);
+    if (!svm.ops && fault_setting == 0) {
+        fprintf(stderr, "upvm: UPVM_SVM_FAULT=uffd, but %s\n", why);
+        return -ENOSYS;
+    }
+    if (!svm.ops)
+        svm.ops = svm_access_mprotect();
+    for (int i = 0; i < 64; i++) {
+        upvm_waitq_init(&svm.page_q[i], "a shared page");
+        upvm_waitq_init(&svm.sync_q[i], "an eventcount or lock");
+    }
+    svm.self = node_job_self();
+    svm.slots = node_job_multi() ? node_job_slots() : 1;
+    return svm_fault_install();
+}
+
+/* ------------------------------------------------------------ regions */
+
+struct svm_region *svm_region_by_slot(int slot)
+{
+    for (int i = 0; i < svm.nregions; i++)
+        if (svm.regions[i]->slot == slot)
+            return svm.regions[i];
+    return NULL;
+}
+
+struct svm_region *svm_region_of(uintptr_t addr)
+{
+    for (int i = 0; i < svm.nregions; i++) {
+        struct svm_region *r = svm.regions[i];
+        if (addr - r->base < r->size)
+            return r;
+    }
+    return NULL;
+}
+
+static void *table(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Region `slot` of npages on this node: its tables and its mapping. */
+static int region_make(int slot, uint32_t npages, int home, int manager, int nmgr,
+                       struct svm_region **out)
+{
+    int rc = svm_start();
+    if (rc != 0)
+        return rc;
+    if (svm.nregions == SVM_REGIONS_MAX)
+        return -ENOMEM;
+    if (mem_window_init() != 0)
+        return -ENOMEM;
+    const struct mem_window *w = mem_window();
+    struct svm_region *r = calloc(1, sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    *r = (struct svm_region){
+        .base = (uintptr_t)mem_slot_base(w, slot),
+        .size = (size_t)npages * SVM_PAGE_SIZE,
+        .npages = npages,
+        .slot = slot,
+        .home = home,
+        .manager = (uint8_t)manager,
+        .nmgr = (uint8_t)nmgr,
+    };
+    r->pages = table((size_t)npages * sizeof *r->pages);
+    r->owner = table(npages);
+    if (!r->pages || !r->owner || (rc = svm.ops->map(r)) != 0) {
+        if (r->pages)
+            munmap(r->pages, (size_t)npages * sizeof *r->pages);
+        if (r->owner)
+            munmap(r->owner, npages);
+        free(r);
+        return rc ? rc : -ENOMEM;
+    }
+    svm_pages_reset(r, 0, npages);
+    upvm_waitq_init(&r->ready_q, "a shared region's creation");
+    svm.regions[svm.nregions++] = r;
+    *out = r;
+    return 0;
+}
+
+static int32_t region_word(int op, const struct svm_region *r)
+{
+    return op << 28 | r->manager | r->nmgr << 8 | r->home << 16;
+}
+
+/* A new region of this node's: every other node maps it before it is used. */
+static int region_announce(struct svm_region *r)
+{
+    if (!svm_multi())
+        return 0;
+    for (int n = 0; n < svm.slots; n++) {
+        if (n == svm.self || !node_job_up(n))
+            continue;
+        struct node_rpc_req req = {
+            .node = n, .kind = K_SVM_REGION, .a = r->slot, .c = region_word(OP_NEW, r),
+            .p1 = &r->npages, .l1 = sizeof r->npages, .down = 0, .died = 0,
+        };
+        int rc = node_rpc_call(&req, NODE_RPC_PINNED, NULL, NULL);
+        if (rc != 0) {
+            fprintf(stderr, "upvm: node %d: node %d cannot map a shared region: %s\n", svm.self,
+                    n, strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ blocks */
+
+static int extent_insert(struct svm_region *r, int at, struct svm_extent x)
+{
+    if (r->next == r->cap) {
+        int cap = r->cap ? r->cap * 2 : 16;
+        struct svm_extent *n = realloc(r->ext, (size_t)cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        r->ext = n;
+        r->cap = cap;
+    }
+    memmove(&r->ext[at + 1], &r->ext[at], (size_t)(r->next - at) * sizeof *r->ext);
+    r->ext[at] = x;
+    r->next++;
+    return 0;
+}
+
+/* First fit in r: the block's first page, or -1. */
+static long block_take(struct svm_region *r, uint32_t npages)
+{
+    for (int i = 0; i < r->next; i++) {
+        struct svm_extent *x = &r->ext[i];
+        if (x->used || x->npages < npages)
+            continue;
+        if (x->npages > npages &&
+            extent_insert(r, i + 1, (struct svm_extent){x->first + npages, x->npages - npages,
+                                                        false}) != 0)
+            return -1;
+        x = &r->ext[i];
+        x->npages = npages;
+        x->used = true;
+        return x->first;
+    }
+    return -1;
+}
+
+/* Free the block starting at page `first` of r (its home); its size in
+ * pages, or 0 when no block starts there. */
+static uint32_t block_give_back(struct svm_region *r, uint32_t first)
+{
+    for (int i = 0; i < r->next; i++) {
+        struct svm_extent *x = &r->ext[i];
+        if (x->first != first || !x->used)
+            continue;
+        uint32_t n = x->npages;
+        x->used = false;
+        if (i + 1 < r->next && !r->ext[i + 1].used) { /* merge with the next */
+            x->npages += r->ext[i + 1].npages;
+            memmove(&r->ext[i + 1], &r->ext[i + 2], (size_t)(r->next - i - 2) * sizeof *r->ext);
+            r->next--;
+        }
+        if (i > 0 && !r->ext[i - 1].used) { /* and with the one before */
+            r->ext[i - 1].npages += x->npages;
+            memmove(&r->ext[i], &r->ext[i + 1], (size_t)(r->next - i - 1) * sizeof *r->ext);
+            r->next--;
+        }
+        return n;
+    }
+    return 0;
+}
+
+/* A block of npages in a region of this node's for manager m: from a
+ * region it has, else from a new one. */
+static void *block_alloc(uint32_t npages, int m)
+{
+    for (int i = 0; i < svm.nregions; i++) {
+        struct svm_region *r = svm.regions[i];
+        if (r->home != svm.self || r->manager != m)
+            continue;
+        long first = block_take(r, npages);
+        if (first >= 0)
+            return (void *)svm_page_addr(r, (uint32_t)first);
+    }
+    size_t bytes = (size_t)npages * SVM_PAGE_SIZE;
+    if (mem_window_init() != 0)
+        return errno = ENOMEM, NULL;
+    size_t slot_size = mem_window()->slot_size;
+    if (bytes > slot_size)
+        return errno = ENOMEM, NULL;
+    size_t size = bytes > SVM_CHUNK ? bytes : SVM_CHUNK < slot_size ? SVM_CHUNK : slot_size;
+    int slot = mem_slot_alloc();
+    if (slot < 0)
+        return errno = ENOMEM, NULL;
+    struct svm_region *r;
+    int nmgr = svm_multi() ? node_job_slots() : 1;
+    int rc = region_make(slot, (uint32_t)(size / SVM_PAGE_SIZE), svm.self, m, nmgr, &r);
+    if (rc == 0 && (rc = extent_insert(r, 0, (struct svm_extent){0, r->npages, false})) == 0)
+        rc = region_announce(r);
+    if (rc != 0) {
+        if (rc == -ENOSYS)
+            return errno = ENOSYS, NULL;
+        return errno = ENOMEM, NULL; /* the slot stays taken: some node may map it */
+    }
+    return (void *)svm_page_addr(r, (uint32_t)block_take(r, npages));
+}
+
+/* ------------------------------------------------------------ frames */
+
+static void region_frame(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    int op = (int)((uint32_t)f->c >> 28);
+    uint32_t low = (uint32_t)f->c & 0xfffffffu;
+    struct svm_region *r = svm_region_by_slot(f->a);
+    switch (op) {
+    case OP_NEW:
+    case OP_SHOW: {
+        int rc = 0;
+        uint32_t npages = 0;
+        if (len >= sizeof npages)
+            memcpy(&npages, payload, sizeof npages);
+        if (!r)
+            rc = npages ? region_make(f->a, npages, (int)(low >> 16), (int)(low & 0xff),
+                                      (int)((low >> 8) & 0xff), &r)
+                        : -EBADMSG;
+        if (op == OP_NEW)
+            node_rpc_reply(src, f->b, rc, NULL, 0);
+        else if (rc != 0)
+            fprintf(stderr, "upvm: node %d: cannot map shared region %d: %s\n", svm.self, f->a,
+                    strerror(-rc));
+        return;
+    }
+    case OP_FREE: {
+        uint32_t n = r && r->home == svm.self ? block_give_back(r, low) : 0;
+        if (n) {
+            svm_pages_reset(r, low, n);
+            for (int node = 0; node < svm.slots; node++)
+                if (node != svm.self && node_job_up(node))
+                    svm_send(node, K_SVM_REGION, r->slot, (int32_t)low, OP_RESET << 28 | (int32_t)n,
+                             NULL, 0);
+        }
+        node_rpc_reply(src, f->b, n ? 0 : -EINVAL, NULL, 0);
+        return;
+    }
+    case OP_RESET:
+        if (r)
+            svm_pages_reset(r, (uint32_t)f->b, low);
+        return;
+    default:
+        fprintf(stderr, "upvm: node %d: an unknown shared-region frame (%d) from node %d\n",
+                svm.self, op, src);
+    }
+}
+
+/* A node that came up (added to the job) learns of every region there is
+ * from its home. */
+static void peer_up(int n)
+{
+    for (int i = 0; i < svm.nregions; i++) {
+        struct svm_region *r = svm.regions[i];
+        if (r->home == svm.self)
+            svm_send(n, K_SVM_REGION, r->slot, 0, region_word(OP_SHOW, r), &r->npages,
+                     sizeof r->npages);
+    }
+}
+
+static const struct node_job_hooks svm_hooks = {.peer_up = peer_up};
+
+void svm_init(void)
+{
+    svm_read_settings();
+    node_on_frame(K_SVM_REGION, region_frame);
+    svm_proto_register();
+    svm_sync_register();
+    (void)node_job_add_hooks(&svm_hooks);
+    svm.ready = true;
+}
+
+/* ------------------------------------------------------------ API */
+
+int svm_ensure(void)
+{
+    if (core_enter() != 0 || !core_on_sched_thread_now())
+        return -EPERM;
+    if (pvm_node_ensure() != 0) /* the job's nodes start at its first call */
+        return -ENOMEM;
+    if (!svm.ready) /* a job of one node: nothing wired it */
+        svm_init();
+    return svm_start();
+}
+
+void *upvm_svm_alloc_flags(size_t size, unsigned flags)
+{
+    int rc = svm_ensure();
+    if (rc != 0)
+        return errno = -rc, NULL;
+    if (size == 0 || size > ((size_t)1 << 40) || (flags & ~UPVM_SVM_MANAGER_MASK))
+        return errno = EINVAL, NULL;
+    int m = (int)(flags & UPVM_SVM_MANAGER_MASK);
+    if (!m)
+        m = manager_setting;
+    uint32_t npages = (uint32_t)((size + SVM_PAGE_SIZE - 1) / SVM_PAGE_SIZE);
+    return block_alloc(npages, m);
+}
+
+void *upvm_svm_alloc(size_t size)
+{
+    return upvm_svm_alloc_flags(size, 0);
+}
+
+int upvm_svm_free(void *p)
+{
+    int rc = svm_ensure();
+    if (rc != 0)
+        return rc;
+    struct svm_region *r = svm_region_of((uintptr_t)p);
+    if (!r || ((uintptr_t)p & (SVM_PAGE_SIZE - 1)))
+        return -EINVAL;
+    uint32_t first = svm_page_index(r, (uintptr_t)p);
+    if (r->home != svm.self) {
+        struct node_rpc_req req = {
+            .node = r->home, .kind = K_SVM_REGION, .a = r->slot, .c = OP_FREE << 28 | (int)first,
+            .down = -EHOSTDOWN, .died = -EHOSTDOWN,
+        };
+        return node_rpc_call(&req, NODE_RPC_PINNED, NULL, NULL);
+    }
+    uint32_t n = block_give_back(r, first);
+    if (!n)
+        return -EINVAL;
+    svm_pages_reset(r, first, n);
+    for (int node = 0; node < svm.slots; node++)
+        if (node != svm.self && node_job_up(node))
+            svm_send(node, K_SVM_REGION, r->slot, (int32_t)first, OP_RESET << 28 | (int32_t)n,
+                     NULL, 0);
+    return 0;
+}
+
+int upvm_svm_touch(const void *p, size_t len, int access)
+{
+    if (access != UPVM_SVM_READ && access != UPVM_SVM_WRITE &&
+        access != (UPVM_SVM_READ | UPVM_SVM_WRITE))
+        return -EINVAL;
+    int rc = svm_ensure();
+    if (rc != 0)
+        return rc;
+    enum svm_access want = access & UPVM_SVM_WRITE ? SVM_WRITE : SVM_READ;
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(SVM_PAGE_SIZE - 1), hi = (uintptr_t)p + len;
+    for (bool waited = true; waited;) { /* until every page is here at once */
+        waited = false;
+        for (uintptr_t a = lo; a < hi; a += SVM_PAGE_SIZE) { /* all requests out first */
+            struct svm_region *r = svm_region_of(a);
+            if (!r)
+                continue;
+            uint32_t pg = svm_page_index(r, a);
+            struct svm_page *e = &r->pages[pg];
+            if (e->access < want && !(e->flags & (PG_BUSY | PG_LOST)) &&
+                !svm_resolve_local(r, pg, want))
+                svm_start_request(r, pg, want);
+        }
+        for (uintptr_t a = lo; a < hi; a += SVM_PAGE_SIZE) {
+            struct svm_region *r = svm_region_of(a);
+            if (!r)
+                continue;
+            uint32_t pg = svm_page_index(r, a);
+            if (r->pages[pg].access >= want)
+                continue;
+            waited = true;
+            if ((rc = svm_page_acquire(r, pg, want)) != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int upvm_svm_stats(struct upvm_svm_stats *out)
+{
+    if (!out)
+        return -EINVAL;
+    *out = svm.stats;
+    return 0;
+}
+
+long upvm_svm_page_moves(const void *p)
+{
+    struct svm_region *r = svm_region_of((uintptr_t)p);
+    if (!r)
+        return -EINVAL;
+    return r->pages[svm_page_index(r, (uintptr_t)p)].moves;
+}
