@@ -33,11 +33,18 @@
 #          NODES="1 2 3"     node counts (1 is the speedup's reference)
 #          MANAGERS="central fixed dynamic"
 #          PROGS="jacobi pde matmul dot sort tsp"   (jacobi-pvm runs with jacobi)
-#          JACOBI="-n 1024 -i 200"  PDE="-n 80 -i 100"  MATMUL="-n 640"
-#          DOT="-n 1048576 -r 10"   SORT="-n 1048576"   TSP="-n 15"
+#          JACOBI="-n 1024 -i 300"  PDE="-n 96 -i 200"  MATMUL="-n 768"
+#          DOT="-n 1048576 -r 10"   SORT="-n 1048576"   TSP="-n 16"
 #                            each program's size (its options; the defaults
-#                            run ~0.2-1 s on one node of this 2-core machine:
-#                            bigger on a bigger one)
+#                            run ~0.3-1.5 s on one node of this 2-core
+#                            machine, dot ~0.05 s: its point is that more
+#                            nodes make it slower; bigger on a bigger one)
+#          YIELD=US          also run every program on 2 and 3 nodes with
+#                            -Y US, central manager (default 100; YIELD=
+#                            skips): the workers yield every US µs of
+#                            computing, so that their node serves the
+#                            others' page requests meanwhile (a node handles
+#                            frames only when its scheduler runs: ivy.h)
 #          OUT=DIR           keep the raw result lines and the stderr
 # On a machine of 2 cores, 3 nodes oversubscribe (3 processes on 2 cores):
 # the 3-node column then measures the protocol under that, not 3 CPUs.
@@ -66,12 +73,13 @@ if [ "$QUICK" = 1 ]; then
     JACOBI=${JACOBI:--n 512 -i 50} PDE=${PDE:--n 40 -i 20} MATMUL=${MATMUL:--n 256}
     DOT=${DOT:--n 262144 -r 3} SORT=${SORT:--n 131072} TSP=${TSP:--n 12}
 fi
-JACOBI=${JACOBI:--n 1024 -i 200}
-PDE=${PDE:--n 80 -i 100}
-MATMUL=${MATMUL:--n 640}
+JACOBI=${JACOBI:--n 1024 -i 300}
+PDE=${PDE:--n 96 -i 200}
+MATMUL=${MATMUL:--n 768}
 DOT=${DOT:--n 1048576 -r 10}
 SORT=${SORT:--n 1048576}
-TSP=${TSP:--n 15}
+TSP=${TSP:--n 16}
+YIELD=${YIELD-100}
 RUN_TIMEOUT=${RUN_TIMEOUT:-180}
 
 for p in $PROGS; do
@@ -102,13 +110,14 @@ args_of() {
     esac
 }
 
-# run PROG NODES MANAGER: one job; its line to $RES as a RESULT line (with
-# faults = read + write faults), or the failure to $FAILED.
+# run PROG NODES MANAGER [ARGS...]: one job; its line to $RES as a RESULT
+# line (with faults = read + write faults), or the failure to $FAILED.
 run() {
     local prog=$1 n=$2 m=$3 exe rc args
+    shift 3
     exe=$BIN/ivy-$prog
     [ "$prog" = jacobi-pvm ] && exe=$BIN/jacobi-pvm
-    args=$(args_of "$prog")
+    args="$(args_of "$prog")${*:+ $*}"
     # shellcheck disable=SC2086
     (cd "$WORK" && exec env UPVM_NODES="$n" UPVM_SVM_MANAGER="$m" \
         timeout -k 5 "$RUN_TIMEOUT" "$exe" $args -w "$n") </dev/null >"$WORK/run.out" 2>"$WORK/run.err"
@@ -136,6 +145,7 @@ rep_once() {
                 run "$p" 1 central
             else
                 for m in $MANAGERS; do run "$p" "$n" "$m"; done
+                [ -n "$YIELD" ] && run "$p" "$n" central -Y "$YIELD"
             fi
             [ "$p" = jacobi ] && run jacobi-pvm "$n" central
         done
@@ -155,7 +165,7 @@ tables() {
     local d=$WORK/t p n m base key t
     mkdir -p "$d"
     for f in time_s faults read_faults write_faults pages_in frames invalidations forwards seq_s; do
-        results_extract "$RES" ivy "$f" prog nodes manager >"$d/$f"
+        results_extract "$RES" ivy "$f" prog nodes manager yield_us >"$d/$f"
     done
     grep -o 'prog=[^ ]* size=[^ ]*' "$RES" | sort -u | sed 's/prog=//; s/ size=/: /' >"$d/sizes"
 
@@ -166,24 +176,29 @@ tables() {
     for n in $NODES; do
         [ "$n" = 1 ] && continue
         for m in $MANAGERS; do hdr="$hdr $n nodes, $m |"; sep="$sep---:|"; done
+        [ -n "$YIELD" ] && hdr="$hdr $n nodes, central, -Y $YIELD |" && sep="$sep---:|"
     done
     echo "$hdr"
     echo "$sep"
     for p in $PROGS; do
         for q in "$p" $([ "$p" = jacobi ] && echo jacobi-pvm); do
-            base=$(med "$d/time_s" "$q/1/$([ "$q" = jacobi-pvm ] && echo none || echo central)")
+            base=$(med "$d/time_s" "$q/1/$([ "$q" = jacobi-pvm ] && echo none || echo central)/0")
             local row="| $q | $(secs "$base") |"
             for n in $NODES; do
                 [ "$n" = 1 ] && continue
                 for m in $MANAGERS; do
                     if [ "$q" = jacobi-pvm ]; then
-                        t=$(med "$d/time_s" "$q/$n/none")
+                        t=$(med "$d/time_s" "$q/$n/none/0")
                         [ "$m" = "${MANAGERS%% *}" ] && row="$row $(speedup "$base" "$t") ($(secs "$t"), messages) |" || row="$row |"
                     else
-                        t=$(med "$d/time_s" "$q/$n/$m")
+                        t=$(med "$d/time_s" "$q/$n/$m/0")
                         row="$row $(speedup "$base" "$t") ($(secs "$t")) |"
                     fi
                 done
+                if [ -n "$YIELD" ]; then
+                    t=$(med "$d/time_s" "$q/$n/central/$YIELD")
+                    [ "$q" = jacobi-pvm ] && row="$row |" || row="$row $(speedup "$base" "$t") ($(secs "$t")) |"
+                fi
             done
             echo "$row"
         done
@@ -195,12 +210,13 @@ tables() {
     echo "| program | nodes | manager | time | speedup | read faults | write faults | pages in | invalidations | frames | forwards |"
     echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     for p in $PROGS; do
-        base=$(med "$d/time_s" "$p/1/central")
+        base=$(med "$d/time_s" "$p/1/central/0")
         for n in $NODES; do
-            for m in $([ "$n" = 1 ] && echo central || echo "$MANAGERS"); do
+            for m in $([ "$n" = 1 ] && echo central || echo "$MANAGERS ${YIELD:+central/$YIELD}"); do
                 key=$p/$n/$m
+                case $m in */*) ;; *) key=$key/0 ;; esac
                 t=$(med "$d/time_s" "$key")
-                echo "| $p | $n | $([ "$n" = 1 ] && echo "-" || echo "$m") | $(secs "$t") | $(speedup "$base" "$t") |" \
+                echo "| $p | $n | $([ "$n" = 1 ] && echo "-" || echo "$m" | sed 's|/| -Y |') | $(secs "$t") | $(speedup "$base" "$t") |" \
                     "$(num "$(med "$d/read_faults" "$key")") | $(num "$(med "$d/write_faults" "$key")") |" \
                     "$(num "$(med "$d/pages_in" "$key")") | $(num "$(med "$d/invalidations" "$key")") |" \
                     "$(num "$(med "$d/frames" "$key")") | $(num "$(med "$d/forwards" "$key")") |"

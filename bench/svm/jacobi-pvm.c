@@ -63,7 +63,7 @@ static int worker(int argc, char **argv)
     for (long k = 0; k < iters; k++) {
         double *x = X[k & 1], *xn = X[(k + 1) & 1];
         /* rows lo..hi-1 of A start at A - lo n, as jacobi_rows indexes them */
-        jacobi_rows(A - lo * n, b, x, xn, n, lo, hi);
+        jacobi_rows(A - lo * n, b, x, xn, n, lo, hi, NULL);
         if (no > 0) {
             if (pvm_initsend(PvmDataRaw) < 0 || pvm_pkdouble(xn + lo, (int)(hi - lo), 1) ||
                 (rc = pvm_mcast(others, no, TAG_X)) < 0)
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < n; i++)
         gen_row((uint64_t)seed, n, i, A + i * n, &b[i]);
     for (long k = 0; k < iters; k++)
-        jacobi_rows(A, b, X[k & 1], X[(k + 1) & 1], n, 0, n);
+        jacobi_rows(A, b, X[k & 1], X[(k + 1) & 1], n, 0, n, NULL);
     double seq = ivy_secs(upvm_now_ns() - t0);
     const double *xs = X[iters & 1];
     int ok = 1;
@@ -156,5 +156,5 @@ int main(int argc, char **argv)
     uint64_t zero[IVY_NSTAT] = {0};
     char size[64];
     snprintf(size, sizeof size, "%ldx%ld", n, iters);
-    return ivy_report_line("jacobi-pvm", size, W, nodes, "none", t, seq, zero, ok);
+    return ivy_report_line("jacobi-pvm", size, W, nodes, "none", 0, t, seq, zero, ok);
 }

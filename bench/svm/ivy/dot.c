@@ -23,7 +23,9 @@
  * The counters (faults, pages, frames) run from the first timed step to
  * the end, so they include the scatter steps of rounds 2..R.
  *
- *   ivy-dot [-n N] [-r ROUNDS] [-w W]     (default 2^20, 10, nodes)
+ *   ivy-dot [-n N] [-r ROUNDS] [-w W] [-Y US]    (default 2^20, 10, nodes)
+ *
+ * -Y US: yield every US microseconds of computing (checked per page).
  */
 #include <getopt.h>
 
@@ -57,6 +59,7 @@ static int worker(int argc, char **argv)
             if (page_writer(p, r, c->workers) != w.me)
                 continue;
             long end = (p + 1) * PER_PAGE < n ? (p + 1) * PER_PAGE : n;
+            ivy_poll(&w);
             for (long i = p * PER_PAGE; i < end; i++)
                 x[i] = xval(i, r);
         }
@@ -64,13 +67,17 @@ static int worker(int argc, char **argv)
             if (page_writer(p + n, r, c->workers) != w.me)
                 continue;
             long end = (p + 1) * PER_PAGE < n ? (p + 1) * PER_PAGE : n;
+            ivy_poll(&w);
             for (long i = p * PER_PAGE; i < end; i++)
                 y[i] = yval(i, r);
         }
         ivy_worker_go(&w, (uint64_t)r);
         double s = 0;
-        for (long i = lo; i < hi; i++)
+        for (long i = lo; i < hi; i++) {
+            if (i % PER_PAGE == 0)
+                ivy_poll(&w);
             s += x[i] * y[i];
+        }
         part[w.me * 8] = s; /* (a cache line each) */
         ivy_worker_done(&w);
         ivy_barrier(&w); /* nobody scatters the next round while others read */
@@ -84,13 +91,15 @@ int main(int argc, char **argv)
 {
     long n = 1l << 20, rounds = 10;
     int W = ivy_nodes(), opt;
-    while ((opt = getopt(argc, argv, "n:r:w:")) != -1) {
+    long yield_ns = 0;
+    while ((opt = getopt(argc, argv, "n:r:w:Y:")) != -1) {
         switch (opt) {
+        case 'Y': yield_ns = ivy_yield_arg(optarg); break;
         case 'n': n = atol(optarg); break;
         case 'r': rounds = atol(optarg); break;
         case 'w': W = ivy_workers_arg(optarg); break;
         default:
-            fprintf(stderr, "usage: ivy-dot [-n N] [-r ROUNDS] [-w WORKERS]\n");
+            fprintf(stderr, "usage: ivy-dot [-n N] [-r ROUNDS] [-w WORKERS] [-Y US]\n");
             return 2;
         }
     }
@@ -99,7 +108,7 @@ int main(int argc, char **argv)
         return 2;
     }
     struct ivy_ctl *c = ivy_ctl_new(W);
-    c->arg[0] = n, c->arg[1] = rounds;
+    c->arg[0] = n, c->arg[1] = rounds, c->yield_ns = yield_ns;
     c->ptr[0] = ivy_alloc((size_t)n * sizeof(double));
     c->ptr[1] = ivy_alloc((size_t)n * sizeof(double));
     c->ptr[2] = ivy_alloc((size_t)W * 8 * sizeof(double));

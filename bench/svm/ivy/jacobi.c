@@ -20,7 +20,10 @@
  * exactly); C doubles rather than Pascal reals; the timed part starts
  * when every worker has set up (IVY counted process creation).
  *
- *   ivy-jacobi [-n N] [-i ITERS] [-w W] [-s SEED]   (default 1024, 200, nodes)
+ *   ivy-jacobi [-n N] [-i ITERS] [-w W] [-s SEED] [-Y US]   (default 1024, 200, nodes)
+ *
+ * -Y US: the workers yield every US microseconds of computing (checked per
+ * row), so that their node serves the others (ivy.h, ivy_poll).
  *
  * The result is checked against the same iterations done sequentially on
  * node 0 in private memory (relative difference <= 1e-9, exit 1 if not).
@@ -46,7 +49,7 @@ static int worker(int argc, char **argv)
 
     ivy_worker_go(&w, 1);
     for (long k = 0; k < iters; k++) {
-        jacobi_rows(A, b, X[k & 1], X[(k + 1) & 1], n, lo, hi);
+        jacobi_rows(A, b, X[k & 1], X[(k + 1) & 1], n, lo, hi, &w);
         ivy_barrier(&w);
     }
     ivy_worker_done(&w);
@@ -59,14 +62,16 @@ int main(int argc, char **argv)
 {
     long n = 1024, iters = 200, seed = 1;
     int W = ivy_nodes(), opt;
-    while ((opt = getopt(argc, argv, "n:i:w:s:")) != -1) {
+    long yield_ns = 0;
+    while ((opt = getopt(argc, argv, "n:i:w:s:Y:")) != -1) {
         switch (opt) {
+        case 'Y': yield_ns = ivy_yield_arg(optarg); break;
         case 'n': n = atol(optarg); break;
         case 'i': iters = atol(optarg); break;
         case 'w': W = ivy_workers_arg(optarg); break;
         case 's': seed = atol(optarg); break;
         default:
-            fprintf(stderr, "usage: ivy-jacobi [-n N] [-i ITERS] [-w WORKERS] [-s SEED]\n");
+            fprintf(stderr, "usage: ivy-jacobi [-n N] [-i ITERS] [-w WORKERS] [-s SEED] [-Y US]\n");
             return 2;
         }
     }
@@ -75,7 +80,7 @@ int main(int argc, char **argv)
         return 2;
     }
     struct ivy_ctl *c = ivy_ctl_new(W);
-    c->arg[0] = n, c->arg[1] = iters, c->arg[2] = seed;
+    c->arg[0] = n, c->arg[1] = iters, c->arg[2] = seed, c->yield_ns = yield_ns;
     c->ptr[0] = ivy_alloc((size_t)n * (size_t)n * sizeof(double));
     c->ptr[1] = ivy_alloc((size_t)n * sizeof(double));
     c->ptr[2] = ivy_alloc((size_t)n * sizeof(double));
@@ -94,7 +99,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < n; i++)
         gen_row((uint64_t)seed, n, i, A + i * n, &b[i]);
     for (long k = 0; k < iters; k++)
-        jacobi_rows(A, b, X[k & 1], X[(k + 1) & 1], n, 0, n);
+        jacobi_rows(A, b, X[k & 1], X[(k + 1) & 1], n, 0, n, NULL);
     double seq = ivy_secs(upvm_now_ns() - t0);
     const double *xs = X[iters & 1], *xp = c->ptr[2 + (iters & 1)];
     int ok = 1;

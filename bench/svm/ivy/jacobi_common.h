@@ -18,11 +18,13 @@ static inline void gen_row(uint64_t seed, long n, long i, double *row, double *b
 }
 
 /* xn[lo, hi) from x: one Jacobi step for rows lo..hi-1 (the same code for
- * the workers and the sequential check, so the same roundings). */
+ * the workers and the sequential check, so the same roundings; w: the
+ * worker, for ivy_poll, or NULL). */
 static inline void jacobi_rows(const double *A, const double *b, const double *x, double *xn, long n,
-                        long lo, long hi)
+                               long lo, long hi, struct ivy_worker *w)
 {
     for (long i = lo; i < hi; i++) {
+        ivy_poll(w);
         const double *a = A + i * n;
         double s = b[i];
         for (long j = 0; j < i; j++)

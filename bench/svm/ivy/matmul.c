@@ -14,7 +14,9 @@
  * B; with columns every worker would write every page of C), in the i-k-j
  * order.  What differs: rows, not columns, of the result per worker.
  *
- *   ivy-matmul [-n N] [-w W]      (default 512, nodes)
+ *   ivy-matmul [-n N] [-w W] [-Y US]     (default 512, nodes)
+ *
+ * -Y US: yield every US microseconds of computing (checked per row of C).
  *
  * Checked against the same product computed sequentially on node 0 in
  * private memory (exact: the same operations in the same order).
@@ -34,9 +36,11 @@ static void fill(double *A, double *B, long n)
 }
 
 /* Rows [lo, hi) of C = A B. */
-static void mul_rows(const double *A, const double *B, double *C, long n, long lo, long hi)
+static void mul_rows(const double *A, const double *B, double *C, long n, long lo, long hi,
+                     struct ivy_worker *w)
 {
     for (long i = lo; i < hi; i++) {
+        ivy_poll(w);
         double *c = C + i * n;
         for (long j = 0; j < n; j++)
             c[j] = 0;
@@ -58,7 +62,7 @@ static int worker(int argc, char **argv)
     long n = c->arg[0], lo, hi;
     ivy_part(n, c->workers, w.me, &lo, &hi);
     ivy_worker_go(&w, 1);
-    mul_rows(c->ptr[0], c->ptr[1], c->ptr[2], n, lo, hi);
+    mul_rows(c->ptr[0], c->ptr[1], c->ptr[2], n, lo, hi, &w);
     ivy_worker_done(&w);
     ivy_worker_end(&w);
     return 0;
@@ -69,12 +73,14 @@ int main(int argc, char **argv)
 {
     long n = 512;
     int W = ivy_nodes(), opt;
-    while ((opt = getopt(argc, argv, "n:w:")) != -1) {
+    long yield_ns = 0;
+    while ((opt = getopt(argc, argv, "n:w:Y:")) != -1) {
         switch (opt) {
+        case 'Y': yield_ns = ivy_yield_arg(optarg); break;
         case 'n': n = atol(optarg); break;
         case 'w': W = ivy_workers_arg(optarg); break;
         default:
-            fprintf(stderr, "usage: ivy-matmul [-n N] [-w WORKERS]\n");
+            fprintf(stderr, "usage: ivy-matmul [-n N] [-w WORKERS] [-Y US]\n");
             return 2;
         }
     }
@@ -84,7 +90,7 @@ int main(int argc, char **argv)
     }
     size_t bytes = (size_t)n * (size_t)n * sizeof(double);
     struct ivy_ctl *c = ivy_ctl_new(W);
-    c->arg[0] = n;
+    c->arg[0] = n, c->yield_ns = yield_ns;
     c->ptr[0] = ivy_alloc(bytes);
     c->ptr[1] = ivy_alloc(bytes);
     c->ptr[2] = ivy_alloc(bytes);
@@ -99,7 +105,7 @@ int main(int argc, char **argv)
     if (!A || !B || !C)
         ivy_die("malloc", -ENOMEM);
     fill(A, B, n);
-    mul_rows(A, B, C, n, 0, n);
+    mul_rows(A, B, C, n, 0, n, NULL);
     double seq = ivy_secs(upvm_now_ns() - t0);
     const double *cp = c->ptr[2];
     int ok = 1;

@@ -22,7 +22,9 @@
  * every node here has the whole machine's memory (Figure 4's needs a
  * problem larger than a node's memory: not reproduced).
  *
- *   ivy-pde [-n N] [-i ITERS] [-w W]     (default 64, 100, nodes)
+ *   ivy-pde [-n N] [-i ITERS] [-w W] [-Y US]    (default 64, 100, nodes)
+ *
+ * -Y US: yield every US microseconds of computing (checked per grid line).
  *
  * Checked against the same iterations done sequentially on node 0 in
  * private memory (relative difference <= 1e-9, exit 1 if not).
@@ -58,13 +60,15 @@ static void init_planes(double *u0, double *u1, double *f, long n, long zlo, lon
 }
 
 /* One relaxation of interior planes [zlo, zhi): un from u. */
-static void relax(const double *u, double *un, const double *f, long n, long zlo, long zhi)
+static void relax(const double *u, double *un, const double *f, long n, long zlo, long zhi,
+                  struct ivy_worker *w)
 {
     const long p = n * n;
     const double h2 = 1.0 / (double)((n - 1) * (n - 1));
     for (long z = zlo; z < zhi; z++)
         for (long y = 1; y < n - 1; y++) {
             long r = (z * n + y) * n;
+            ivy_poll(w);
             for (long x = 1; x < n - 1; x++) {
                 long i = r + x;
                 un[i] = (u[i - 1] + u[i + 1] + u[i - n] + u[i + n] + u[i - p] + u[i + p] -
@@ -87,7 +91,7 @@ static int worker(int argc, char **argv)
 
     ivy_worker_go(&w, 1);
     for (long k = 0; k < iters; k++) {
-        relax(U[k & 1], U[(k + 1) & 1], f, n, lo, hi);
+        relax(U[k & 1], U[(k + 1) & 1], f, n, lo, hi, &w);
         ivy_barrier(&w);
     }
     ivy_worker_done(&w);
@@ -100,13 +104,15 @@ int main(int argc, char **argv)
 {
     long n = 64, iters = 100;
     int W = ivy_nodes(), opt;
-    while ((opt = getopt(argc, argv, "n:i:w:")) != -1) {
+    long yield_ns = 0;
+    while ((opt = getopt(argc, argv, "n:i:w:Y:")) != -1) {
         switch (opt) {
+        case 'Y': yield_ns = ivy_yield_arg(optarg); break;
         case 'n': n = atol(optarg); break;
         case 'i': iters = atol(optarg); break;
         case 'w': W = ivy_workers_arg(optarg); break;
         default:
-            fprintf(stderr, "usage: ivy-pde [-n N] [-i ITERS] [-w WORKERS]\n");
+            fprintf(stderr, "usage: ivy-pde [-n N] [-i ITERS] [-w WORKERS] [-Y US]\n");
             return 2;
         }
     }
@@ -116,7 +122,7 @@ int main(int argc, char **argv)
     }
     size_t bytes = (size_t)n * (size_t)n * (size_t)n * sizeof(double);
     struct ivy_ctl *c = ivy_ctl_new(W);
-    c->arg[0] = n, c->arg[1] = iters;
+    c->arg[0] = n, c->arg[1] = iters, c->yield_ns = yield_ns;
     c->ptr[0] = ivy_alloc(bytes);
     c->ptr[1] = ivy_alloc(bytes);
     c->ptr[2] = ivy_alloc(bytes);
@@ -131,7 +137,7 @@ int main(int argc, char **argv)
         ivy_die("malloc", -ENOMEM);
     init_planes(U[0], U[1], f, n, 0, n);
     for (long k = 0; k < iters; k++)
-        relax(U[k & 1], U[(k + 1) & 1], f, n, 1, n - 1);
+        relax(U[k & 1], U[(k + 1) & 1], f, n, 1, n - 1, NULL);
     double seq = ivy_secs(upvm_now_ns() - t0);
     const double *us = U[iters & 1], *up = c->ptr[iters & 1];
     int ok = 1;

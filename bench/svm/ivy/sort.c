@@ -26,7 +26,10 @@
  * records of its own block (untimed setup).  What differs: C's qsort for
  * the quicksort; fixed-size keys in the records rather than strings.
  *
- *   ivy-sort [-n RECORDS] [-a tree|oddeven] [-w W]   (default 2^20, tree, nodes)
+ *   ivy-sort [-n RECORDS] [-a tree|oddeven] [-w W] [-Y US]   (default 2^20, tree, nodes)
+ *
+ * -Y US: yield every US microseconds of merging (checked every 256
+ * records; qsort itself cannot yield).
  *
  * Checked record for record against qsort of the same records, done
  * sequentially on node 0 in private memory.
@@ -58,11 +61,15 @@ static void gen(struct rec *v, long lo, long hi)
 }
 
 /* Merge sorted a[0, na) and b[0, nb) into out. */
-static void merge(const struct rec *a, long na, const struct rec *b, long nb, struct rec *out)
+static void merge(const struct rec *a, long na, const struct rec *b, long nb, struct rec *out,
+                  struct ivy_worker *w)
 {
     long i = 0, j = 0, k = 0;
-    while (i < na && j < nb)
+    while (i < na && j < nb) {
+        if (k % 256 == 0)
+            ivy_poll(w);
         out[k++] = cmp_rec(&b[j], &a[i]) < 0 ? b[j++] : a[i++];
+    }
     while (i < na)
         out[k++] = a[i++];
     while (j < nb)
@@ -87,7 +94,7 @@ static void sort_tree(struct ivy_worker *w, struct rec *V[2], long n)
             long a = blk(n, W, w->me), m = blk(n, W, w->me + s < W ? w->me + s : W);
             long e = blk(n, W, w->me + 2 * s < W ? w->me + 2 * s : W);
             if (m < e)
-                merge(V[src] + a, m - a, V[src] + m, e - m, V[src ^ 1] + a);
+                merge(V[src] + a, m - a, V[src] + m, e - m, V[src ^ 1] + a, w);
             else
                 memcpy(V[src ^ 1] + a, V[src] + a, (size_t)(e - a) * sizeof(struct rec));
         }
@@ -112,7 +119,7 @@ static void sort_oddeven(struct ivy_worker *w, struct rec *v, long n)
             if (s < m && m < e && cmp_rec(&v[m - 1], &v[m]) > 0) {
                 if (e - s > cap)
                     ivy_die("the merge buffer", e - s);
-                merge(v + s, m - s, v + m, e - m, tmp);
+                merge(v + s, m - s, v + m, e - m, tmp, w);
                 memcpy(v + s, tmp, (size_t)(e - s) * sizeof *tmp);
             }
         }
@@ -156,8 +163,10 @@ int main(int argc, char **argv)
 {
     long n = 1l << 20;
     int W = ivy_nodes(), opt, oddeven = 0;
-    while ((opt = getopt(argc, argv, "n:a:w:")) != -1) {
+    long yield_ns = 0;
+    while ((opt = getopt(argc, argv, "n:a:w:Y:")) != -1) {
         switch (opt) {
+        case 'Y': yield_ns = ivy_yield_arg(optarg); break;
         case 'n': n = atol(optarg); break;
         case 'a':
             if (strcmp(optarg, "tree") && strcmp(optarg, "oddeven"))
@@ -175,7 +184,7 @@ int main(int argc, char **argv)
     }
     size_t bytes = (size_t)n * sizeof(struct rec);
     struct ivy_ctl *c = ivy_ctl_new(W);
-    c->arg[0] = n, c->arg[1] = oddeven;
+    c->arg[0] = n, c->arg[1] = oddeven, c->yield_ns = yield_ns;
     c->ptr[0] = ivy_alloc(bytes);
     c->ptr[1] = oddeven ? NULL : ivy_alloc(bytes);
     ivy_spawn(c, "ivy-sort");
@@ -202,6 +211,6 @@ int main(int argc, char **argv)
     snprintf(size, sizeof size, "%ld%s", n, oddeven ? "-oddeven" : "");
     return ivy_report("sort", size, c, t, seq, sum, ok);
 usage:
-    fprintf(stderr, "usage: ivy-sort [-n RECORDS] [-a tree|oddeven] [-w WORKERS]\n");
+    fprintf(stderr, "usage: ivy-sort [-n RECORDS] [-a tree|oddeven] [-w WORKERS] [-Y US]\n");
     return 2;
 }

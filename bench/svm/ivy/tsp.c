@@ -26,7 +26,9 @@
  * an MST bound rather than a 1-tree of the remaining graph; the branches
  * are all made at the start (depth 2) rather than as the search goes.
  *
- *   ivy-tsp [-n CITIES] [-s SEED] [-w W]     (default 16, 1, nodes)
+ *   ivy-tsp [-n CITIES] [-s SEED] [-w W] [-Y US]    (default 16, 1, nodes)
+ *
+ * -Y US: yield every US microseconds of searching (checked per search node).
  *
  * Checked against the optimum computed by dynamic programming (Held-Karp,
  * n <= 20) on node 0 in private memory: the cost must be equal, and the
@@ -100,6 +102,7 @@ struct search {
     const int *d;
     int n;
     struct best *best; /* shared */
+    struct ivy_worker *w;
     int path[MAXN];
     long nodes;
 };
@@ -113,6 +116,7 @@ static void dfs(struct search *s, int depth, unsigned visited, int cost)
 {
     int n = s->n, cur = s->path[depth - 1];
     s->nodes++;
+    ivy_poll(s->w);
     if (depth == n) {
         int total = cost + s->d[cur * n];
         if (total < best_cost(s->best)) {
@@ -146,7 +150,7 @@ static int worker(int argc, char **argv)
     struct ivy_worker w;
     ivy_worker_start(&w);
     struct ivy_ctl *c = w.c;
-    struct search s = {.d = c->ptr[0], .n = (int)c->arg[0], .best = c->ptr[1]};
+    struct search s = {.d = c->ptr[0], .n = (int)c->arg[0], .best = c->ptr[1], .w = &w};
     struct queue *q = c->ptr[2];
     const struct branch *br = c->ptr[3];
     ivy_worker_go(&w, 1);
@@ -211,13 +215,15 @@ int main(int argc, char **argv)
 {
     int n = 16, W = ivy_nodes(), opt;
     long seed = 1;
-    while ((opt = getopt(argc, argv, "n:s:w:")) != -1) {
+    long yield_ns = 0;
+    while ((opt = getopt(argc, argv, "n:s:w:Y:")) != -1) {
         switch (opt) {
+        case 'Y': yield_ns = ivy_yield_arg(optarg); break;
         case 'n': n = atoi(optarg); break;
         case 's': seed = atol(optarg); break;
         case 'w': W = ivy_workers_arg(optarg); break;
         default:
-            fprintf(stderr, "usage: ivy-tsp [-n CITIES] [-s SEED] [-w WORKERS]\n");
+            fprintf(stderr, "usage: ivy-tsp [-n CITIES] [-s SEED] [-w WORKERS] [-Y US]\n");
             return 2;
         }
     }
@@ -254,7 +260,7 @@ int main(int argc, char **argv)
             if (a != b)
                 br[nb].city[0] = a, br[nb].city[1] = b, br[nb++].cost = d[a] + d[a * n + b];
     q->count = nb;
-    c->arg[0] = n;
+    c->arg[0] = n, c->yield_ns = yield_ns;
     c->ptr[0] = d, c->ptr[1] = best, c->ptr[2] = q, c->ptr[3] = br;
     ivy_spawn(c, "ivy-tsp");
     double t = ivy_secs(ivy_phase(c, 1));
