@@ -12,6 +12,8 @@
 #   sort     bench/svm/ivy/sort.c     sort a block each, then merge pairwise (log W rounds)
 #   tsp      bench/svm/ivy/tsp.c      branch and bound, shared bound and queue under locks
 #   jacobi-pvm  bench/svm/jacobi-pvm.c  the Jacobi solver with pvm_mcast, no shared memory
+#   stall    bench/svm/ivy/stall.c    one read fault served by a node whose ULP computes
+#            for 1 s (without and with -Y): what a request waits for there
 #
 # Each program runs as its default invocation would: `UPVM_NODES=N prog -w N`
 # (one worker per node, thread mode), UPVM_SVM_MANAGER=central|fixed|dynamic
@@ -242,6 +244,18 @@ for rep in $(seq 1 "$REPS"); do
 done
 note "load average after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - T0)) s"
 tables
+if [ -x "$BIN/ivy-stall" ]; then
+    echo
+    echo "### A read fault served by a node that computes (bench/svm/ivy/stall.c, 2 nodes, 1 s of computing)"
+    echo
+    echo "| node 0's ULP | read fault on node 1 |"
+    echo "|---|---:|"
+    for y in "" "-Y ${YIELD:-100}"; do
+        line=$(cd "$WORK" && UPVM_NODES=2 timeout 60 "$BIN/ivy-stall" -s 1000 $y 2>>"$WORK/stderr.log")
+        ms=$(echo "$line" | grep -o 'read_fault_ms=[0-9.]*' | cut -d= -f2)
+        echo "| computes$([ -n "$y" ] && echo ", yields every ${YIELD:-100} µs") | ${ms:--} ms |"
+    done
+fi
 echo
 echo "Default invocations (\`UPVM_NODES=N prog -w N\`, UPVM_SVM_MANAGER=M), not pinned, on $(nproc) cores" \
     "($BUILD); every run's result checked against a sequential computation.  time: the parallel part" \
