@@ -23,6 +23,8 @@
  * Environment (read once, at the job's start):
  *   UPVM_SVM_MANAGER  central (default) | fixed | dynamic: the page manager
  *                     of blocks allocated without a manager flag
+ *   UPVM_SVM          protocol (default) | memfd: the default kind of block
+ *                     (memfd: UPVM_SVM_SHARED, for jobs of one host)
  *   UPVM_SVM_FAULT    uffd | mprotect: force a fault mechanism (default:
  *                     userfaultfd in SIGBUS mode where the kernel allows
  *                     it, else mprotect + SIGSEGV)
@@ -48,6 +50,14 @@ extern "C" {
 #define UPVM_SVM_FIXED   0x2u /* fixed distributed: node H(page) knows its owner */
 #define UPVM_SVM_DYNAMIC 0x3u /* dynamic distributed: probable-owner hints */
 #define UPVM_SVM_MANAGER_MASK 0x3u
+/* Nodes of one host share the block's memory physically (one memfd mapped
+ * on every node: the hardware keeps it coherent, nothing faults or
+ * travels; the memory model is x86-TSO, so synchronise with eventcounts,
+ * the lock or C11 atomics).  Refused (EOPNOTSUPP) in a job of several
+ * hosts.  UPVM_SVM=memfd makes it the default; UPVM_SVM_PROTOCOL asks for
+ * the protocol all the same. */
+#define UPVM_SVM_SHARED   0x4u
+#define UPVM_SVM_PROTOCOL 0x8u
 
 /*
  * upvm_svm_alloc - a shared block of at least size bytes, page-aligned,

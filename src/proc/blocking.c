@@ -42,6 +42,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
@@ -183,9 +184,96 @@ COUPLED(int, c_semtimedop, (int id, struct sembuf *s, size_t n, const struct tim
 COUPLED(int, c_sigtimedwait, (const sigset_t *set, siginfo_t *si, const struct timespec *t),
         sigtimedwait(set, si, t))
 
+/* ------------------------------------------------------------ bounce buffers */
+
+static bool (*bounce_test)(const void *p, size_t len);
+
+void proc_set_bounce_test(bool (*fn)(const void *p, size_t len))
+{
+    bounce_test = fn;
+}
+
+static bool needs_bounce(const struct iovec *iov, int n)
+{
+    if (likely(!bounce_test))
+        return false;
+    for (int i = 0; i < n; i++)
+        if (iov[i].iov_len && bounce_test(iov[i].iov_base, iov[i].iov_len))
+            return true;
+    return false;
+}
+
+/* A private buffer for len bytes (errno ENOMEM and NULL when there is no
+ * memory: the call then fails as the kernel would have it fail). */
+static void *bounce_alloc(size_t len)
+{
+    void *b = malloc(len ? len : 1);
+    if (!b)
+        errno = ENOMEM;
+    return b;
+}
+
+static void scatter(const struct iovec *iov, int n, const char *from, size_t len)
+{
+    for (int i = 0; i < n && len; i++) {
+        size_t k = iov[i].iov_len < len ? iov[i].iov_len : len;
+        memcpy(iov[i].iov_base, from, k);
+        from += k;
+        len -= k;
+    }
+}
+
+static void gather(const struct iovec *iov, int n, char *to)
+{
+    for (int i = 0; i < n; i++) {
+        memcpy(to, iov[i].iov_base, iov[i].iov_len);
+        to += iov[i].iov_len;
+    }
+}
+
+/* The result of a call made on a bounce buffer, errno kept across free. */
+static ssize_t bounce_done(void *b, ssize_t r)
+{
+    int e = errno;
+    free(b);
+    errno = e;
+    return r;
+}
+
 /* ------------------------------------------------------------ read, write */
 
+static ssize_t read_iov_direct(int fd, const struct iovec *iov, int n, off_t off);
+static ssize_t write_iov_direct(int fd, const struct iovec *iov, int n, off_t off);
+
 static ssize_t read_iov(int fd, const struct iovec *iov, int n, off_t off)
+{
+    if (likely(!needs_bounce(iov, n)))
+        return read_iov_direct(fd, iov, n, off);
+    size_t total = iov_total(iov, n);
+    char *b = bounce_alloc(total);
+    if (!b)
+        return -1;
+    struct iovec v = {b, total};
+    ssize_t r = read_iov_direct(fd, &v, 1, off);
+    if (r > 0)
+        scatter(iov, n, b, (size_t)r);
+    return bounce_done(b, r);
+}
+
+static ssize_t write_iov(int fd, const struct iovec *iov, int n, off_t off)
+{
+    if (likely(!needs_bounce(iov, n)))
+        return write_iov_direct(fd, iov, n, off);
+    size_t total = iov_total(iov, n);
+    char *b = bounce_alloc(total);
+    if (!b)
+        return -1;
+    gather(iov, n, b);
+    struct iovec v = {b, total};
+    return bounce_done(b, write_iov_direct(fd, &v, 1, off));
+}
+
+static ssize_t read_iov_direct(int fd, const struct iovec *iov, int n, off_t off)
 {
     if (blt_coupled())
         return plain_preadv(fd, iov, n, off);
@@ -231,7 +319,7 @@ static ssize_t finish_write(int fd, const struct iovec *iov, int n, off_t off, s
     return r < 0 ? (ssize_t)done : (ssize_t)done + r;
 }
 
-static ssize_t write_iov(int fd, const struct iovec *iov, int n, off_t off)
+static ssize_t write_iov_direct(int fd, const struct iovec *iov, int n, off_t off)
 {
     if (blt_coupled())
         return plain_pwritev(fd, iov, n, off);
@@ -305,8 +393,26 @@ static ssize_t ip_read_chk(int fd, void *buf, size_t n, size_t buflen)
 
 /* ------------------------------------------------------------ sockets */
 
+static ssize_t recvfrom_direct(int fd, void *b, size_t n, int flags, struct sockaddr *a,
+                               socklen_t *l);
+
 static ssize_t ip_recvfrom(int fd, void *b, size_t n, int flags, struct sockaddr *a,
                            socklen_t *l)
+{
+    struct iovec v = {b, n};
+    if (likely(!needs_bounce(&v, 1)))
+        return recvfrom_direct(fd, b, n, flags, a, l);
+    char *bb = bounce_alloc(n);
+    if (!bb)
+        return -1;
+    ssize_t r = recvfrom_direct(fd, bb, n, flags, a, l);
+    if (r > 0)
+        memcpy(b, bb, (size_t)r);
+    return bounce_done(bb, r);
+}
+
+static ssize_t recvfrom_direct(int fd, void *b, size_t n, int flags, struct sockaddr *a,
+                               socklen_t *l)
 {
     if (blt_coupled() || (flags & MSG_DONTWAIT))
         return recvfrom(fd, b, n, flags, a, l);
@@ -337,8 +443,24 @@ static ssize_t ip_recvmsg(int fd, struct msghdr *m, int flags)
 
 /* A blocking send on a stream socket sends everything: a short
  * non-blocking one is finished coupled. */
+static ssize_t sendto_direct(int fd, const void *b, size_t n, int flags,
+                             const struct sockaddr *a, socklen_t l);
+
 static ssize_t ip_sendto(int fd, const void *b, size_t n, int flags, const struct sockaddr *a,
                          socklen_t l)
+{
+    struct iovec v = {(void *)b, n};
+    if (likely(!needs_bounce(&v, 1)))
+        return sendto_direct(fd, b, n, flags, a, l);
+    char *bb = bounce_alloc(n);
+    if (!bb)
+        return -1;
+    memcpy(bb, b, n);
+    return bounce_done(bb, sendto_direct(fd, bb, n, flags, a, l));
+}
+
+static ssize_t sendto_direct(int fd, const void *b, size_t n, int flags,
+                             const struct sockaddr *a, socklen_t l)
 {
     if (blt_coupled() || (flags & MSG_DONTWAIT))
         return sendto(fd, b, n, flags, a, l);

@@ -143,6 +143,18 @@ void proc_read_settings(void) HIDDEN;
 void proc_set_once_gate(bool (*first)(void)) HIDDEN;
 
 /*
+ * Memory a system call must not be given directly: shared virtual memory
+ * (src/svm), whose pages may be absent on this node -- the kernel does not
+ * fault them in, the call would fail with EFAULT -- or taken away while a
+ * coupled call runs.  The svm layer registers the test; the interposed
+ * read, write, readv, writev, pread, pwrite, recv, recvfrom, send and
+ * sendto then run such a call on a private bounce buffer, copied from or
+ * into the caller's memory on the ULP's own context, where touching a
+ * shared page is an ordinary fault.  One; NULL: none.
+ */
+void proc_set_bounce_test(bool (*fn)(const void *p, size_t len)) HIDDEN;
+
+/*
  * Find the program `name` as PVM users expect: a name with a '/' as it is;
  * otherwise in the spawner's directory (spawner_dir, may be NULL), the
  * current directory, then each directory of PVM's search path: epath (the

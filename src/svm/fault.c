@@ -143,7 +143,7 @@ static bool svm_fault(int sig, siginfo_t *si, void *uctx)
         return false;
     uintptr_t addr = (uintptr_t)si->si_addr;
     struct svm_region *r = svm_region_of(addr);
-    if (!r)
+    if (!r || r->shared) /* a memfd region never faults: a real crash */
         return false;
     ucontext_t *uc = uctx;
     uint32_t p = svm_page_index(r, addr);

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "svm/svm_impl.h"
@@ -46,6 +47,7 @@ static inline uint64_t bit(int node)
 }
 
 static void req_arrived(int src, const struct node_frame *f, const void *payload, size_t len);
+static void nack(struct svm_region *r, uint32_t p, int req);
 
 /* ------------------------------------------------------------ requests kept */
 
@@ -173,34 +175,65 @@ static void send_req(int dst, struct svm_region *r, uint32_t p, int want, int re
         handle_req(r, p, want, req, hops, passed, false);
         return;
     }
+    if (!node_job_up(dst)) {
+        nack(r, p, req);
+        return;
+    }
     svm_send(dst, K_SVM_REQ, r->slot, (int32_t)p, want | req << 8 | hops << 16 | passed << 24,
              NULL, 0);
 }
 
 static void finish(struct svm_region *r, uint32_t p);
 
-static void ack_arrived_at(struct svm_region *r, uint32_t p)
+/* Our write round on page p: done once every node told to drop its copy
+ * has acknowledged. */
+static void round_check(struct svm_region *r, uint32_t p)
 {
     struct svm_page *e = &r->pages[p];
-    e->acks--;
-    if (e->acks == 0 && (e->flags & PG_OWNER) && (e->flags & PG_BUSY))
-        finish(r, p);
+    if (!(e->flags & PG_OWNER) || !(e->flags & PG_BUSY) || (e->inval_out & ~e->acked))
+        return;
+    e->inval_out = e->acked = 0;
+    finish(r, p);
+}
+
+static void ack_arrived_at(struct svm_region *r, uint32_t p, int from)
+{
+    r->pages[p].acked |= bit(from);
+    round_check(r, p);
 }
 
 /* Tell every node of `copies` to drop its copy and acknowledge to the new
- * owner; how many were told. */
-static int invalidate(struct svm_region *r, uint32_t p, uint64_t copies, int new_owner)
+ * owner; the nodes told. */
+static uint64_t invalidate(struct svm_region *r, uint32_t p, uint64_t copies, int new_owner)
 {
-    int n = 0;
-    for (int node = 0; copies; node++, copies >>= 1) {
-        if (!(copies & 1) || node == svm.self)
+    uint64_t told = 0;
+    for (int node = 0; copies >> node; node++) {
+        if (!(copies & bit(node)) || node == svm.self || node == new_owner)
             continue;
         if (!node_job_up(node))
             continue; /* a dead node's copy died with it */
         svm_send(node, K_SVM_INVAL, r->slot, (int32_t)p, new_owner, NULL, 0);
-        n++;
+        told |= bit(node);
     }
-    return n;
+    return told;
+}
+
+/* Page p cannot be had any more (its owner died, or the way to it did):
+ * the ULPs waiting for it here end with a report (fault.c). */
+static void page_lost(struct svm_region *r, uint32_t p)
+{
+    struct svm_page *e = &r->pages[p];
+    e->flags |= PG_LOST;
+    e->flags &= (uint8_t)~PG_BUSY;
+    core_wake_all_front(svm_page_queue(r, p));
+}
+
+static void nack(struct svm_region *r, uint32_t p, int req)
+{
+    if (req == svm.self)
+        page_lost(r, p);
+    else
+        svm_send(req, K_SVM_NACK, r->slot, (int32_t)p, -EHOSTDOWN, NULL, 0);
 }
 
 /* ------------------------------------------------------------ local */
@@ -231,9 +264,9 @@ void svm_start_request(struct svm_region *r, uint32_t p, enum svm_access a)
     if (e->flags & PG_OWNER) { /* a write with copies out: an invalidation round */
         uint64_t copies = e->copyset;
         e->copyset = 0;
-        e->acks = (int16_t)(e->acks + invalidate(r, p, copies, svm.self));
-        if (e->acks == 0)
-            finish(r, p);
+        e->acked = 0;
+        e->inval_out = invalidate(r, p, copies, svm.self);
+        round_check(r, p);
         return;
     }
     e->flags &= (uint8_t)~PG_PROB_MOVED;
@@ -275,10 +308,11 @@ static void serve(struct svm_region *r, uint32_t p, int want, int req)
                  zero ? NULL : (const void *)addr, zero ? 0 : SVM_PAGE_SIZE);
     } else {
         bool nodata = zero || (e->copyset & bit(req));
-        int acks = invalidate(r, p, e->copyset & ~bit(req), req);
+        uint64_t told = invalidate(r, p, e->copyset, req);
         int flags = SVM_PF_OWNER | (zero ? SVM_PF_ZERO : nodata ? SVM_PF_NODATA : 0);
-        svm_send(req, K_SVM_PAGE, r->slot, (int32_t)p, SVM_WRITE | flags << 8 | acks << 16,
-                 nodata ? NULL : (const void *)addr, nodata ? 0 : SVM_PAGE_SIZE);
+        svm_send2(req, K_SVM_PAGE, r->slot, (int32_t)p, SVM_WRITE | flags << 8,
+                  nodata ? NULL : (const void *)addr, nodata ? 0 : SVM_PAGE_SIZE, &told,
+                  sizeof told);
         if (e->access != SVM_NIL)
             svm.ops->drop(r, addr);
         e->access = SVM_NIL;
@@ -297,6 +331,11 @@ static void handle_req(struct svm_region *r, uint32_t p, int want, int req, int 
     struct svm_page *e = &r->pages[p];
     if (r->manager != SVM_MGR_DYNAMIC && !passed) { /* this node manages p */
         int owner = r->owner[p];
+        if (owner < 0 || !node_job_up(owner)) { /* died with the page */
+            r->owner[p] = -1;
+            nack(r, p, req);
+            return;
+        }
         if (want == SVM_WRITE)
             r->owner[p] = (int8_t)req;
         if (owner != svm.self) {
@@ -307,6 +346,8 @@ static void handle_req(struct svm_region *r, uint32_t p, int want, int req, int 
         passed = 1;
     }
     if (e->flags & PG_OWNER) {
+        if (req == svm.self) /* our own request, sent again after a death: we have it */
+            return;
         if ((e->flags & (PG_BUSY | PG_HELD)) || (!queued && e->ndeferred))
             defer(r, p, want, req, hops, passed);
         else
@@ -324,16 +365,10 @@ static void handle_req(struct svm_region *r, uint32_t p, int want, int req, int 
         return;
     }
     /* dynamic: pass it on along the hints */
-    if (hops > 2 * svm.slots) {
-        fprintf(stderr, "upvm: node %d: shared page %#lx: a request of node %d went round "
-                        "%d nodes without finding the owner (a bug in UPVM's protocol)\n",
-                svm.self, (unsigned long)svm_page_addr(r, p), req, hops);
-        return;
-    }
     int next = e->prob;
-    if (next == svm.self || next < 0) {
-        fprintf(stderr, "upvm: node %d: shared page %#lx: no hint where its owner is (a bug in "
-                        "UPVM's protocol)\n", svm.self, (unsigned long)svm_page_addr(r, p));
+    if (hops > 2 * svm.slots || next == svm.self || next < 0 || !node_job_up(next)) {
+        /* the hints lead nowhere: after a node's death, the owner with it */
+        nack(r, p, req);
         return;
     }
     if (want == SVM_WRITE) {
@@ -374,26 +409,37 @@ static void page_arrived(int src, const struct node_frame *f, const void *payloa
         return;
     uint32_t p = (uint32_t)f->b;
     struct svm_page *e = &r->pages[p];
-    int access = f->c & 0xff, flags = (f->c >> 8) & 0xff, acks = (f->c >> 16) & 0xffff;
+    int access = f->c & 0xff, flags = (f->c >> 8) & 0xff;
     uintptr_t addr = svm_page_addr(r, p);
     const void *data = len >= SVM_PAGE_SIZE ? payload : NULL;
     if (data)
         svm.stats.pages_in++;
     if (!(flags & SVM_PF_OWNER)) { /* a read copy */
+        if (e->flags & PG_OWNER)
+            return; /* the answer to a request sent twice (after a death): ours is newer */
         svm.ops->install(r, addr, data, false);
         e->access = SVM_READ;
+        e->flags &= (uint8_t)~PG_LOST;
         if (!(e->flags & PG_PROB_MOVED))
             e->prob = (int8_t)src;
         finish(r, p);
         return;
     }
-    e->flags |= PG_OWNER;
-    e->flags &= (uint8_t)~PG_ZERO;
+    uint64_t told = 0;
+    if (len >= (data ? SVM_PAGE_SIZE : 0) + sizeof told)
+        memcpy(&told, (const char *)payload + (data ? SVM_PAGE_SIZE : 0), sizeof told);
+    e->flags |= PG_OWNER | PG_BUSY;
+    e->flags &= (uint8_t) ~(PG_ZERO | PG_LOST);
+    e->want = SVM_WRITE;
     e->copyset = 0;
     e->prob = (int8_t)svm.self;
     e->moves++;
-    e->acks = (int16_t)(e->acks + acks);
-    bool now = e->acks == 0;
+    told &= ~bit(svm.self);
+    for (int n = 0; told >> n; n++) /* the dead do not answer */
+        if ((told & bit(n)) && !node_job_up(n))
+            e->acked |= bit(n);
+    e->inval_out = told;
+    bool now = !(told & ~e->acked);
     if (!(flags & SVM_PF_NODATA) || e->access == SVM_NIL) {
         if (flags & SVM_PF_NODATA && !(flags & SVM_PF_ZERO))
             fprintf(stderr, "upvm: node %d: shared page %#lx came without its contents to a "
@@ -402,8 +448,7 @@ static void page_arrived(int src, const struct node_frame *f, const void *payloa
         svm.ops->install(r, addr, data, now && access == SVM_WRITE);
         e->access = now && access == SVM_WRITE ? SVM_WRITE : SVM_READ;
     }
-    if (now)
-        finish(r, p);
+    round_check(r, p);
 }
 
 static void inval_arrived(int src, const struct node_frame *f, const void *payload, size_t len)
@@ -422,7 +467,7 @@ static void inval_arrived(int src, const struct node_frame *f, const void *paylo
     e->prob = (int8_t)f->c;
     e->moves++;
     if (f->c == svm.self)
-        ack_arrived_at(r, p);
+        ack_arrived_at(r, p, svm.self);
     else
         svm_send(f->c, K_SVM_ACK, r->slot, (int32_t)p, 0, NULL, 0);
 }
@@ -432,17 +477,66 @@ static void ack_arrived(int src, const struct node_frame *f, const void *payload
     (void)src, (void)payload, (void)len;
     struct svm_region *r = frame_region(f, "acknowledgement");
     if (r)
-        ack_arrived_at(r, (uint32_t)f->b);
+        ack_arrived_at(r, (uint32_t)f->b, src);
+}
+
+static void nack_arrived(int src, const struct node_frame *f, const void *payload, size_t len)
+{
+    (void)src, (void)payload, (void)len;
+    struct svm_region *r = frame_region(f, "refusal");
+    if (r)
+        page_lost(r, (uint32_t)f->b);
+}
+
+/*
+ * Node n died.  What it owed never comes: its acknowledgements count as
+ * given; a request of ours that may have passed through it (or waited
+ * there) is sent again (a request that got through all the same is
+ * answered twice: harmless, see page_arrived and handle_req); the pages it
+ * owned are lost where a manager knows it (central, fixed), or where the
+ * hints lead to it (dynamic): their next requests are refused.  Read
+ * copies elsewhere stay readable.
+ */
+void svm_proto_node_gone(int n)
+{
+    for (int i = 0; i < svm.nregions; i++) {
+        struct svm_region *r = svm.regions[i];
+        for (uint32_t p = 0; p < r->npages && !r->shared; p++) {
+            struct svm_page *e = &r->pages[p];
+            if (r->owner[p] == n)
+                r->owner[p] = -1;
+            if (e->prob == n)
+                e->prob = -1;
+            e->copyset &= ~bit(n);
+            if (e->inval_out & bit(n)) {
+                e->acked |= bit(n);
+                round_check(r, p);
+            }
+            if ((e->flags & PG_BUSY) && !(e->flags & PG_OWNER)) {
+                e->flags &= (uint8_t)~PG_BUSY; /* its waiters ask again */
+                core_wake_all_front(svm_page_queue(r, p));
+            }
+        }
+    }
 }
 
 void svm_pages_reset(struct svm_region *r, uint32_t first, uint32_t n)
 {
+    if (r->shared) { /* one memfd: its home zeroes the pages for every node */
+        if (r->home == svm.self && n &&
+            madvise((void *)svm_page_addr(r, first), (size_t)n * SVM_PAGE_SIZE, MADV_REMOVE) != 0)
+            fprintf(stderr, "upvm: node %d: cannot free shared pages: %s\n", svm.self,
+                    strerror(errno));
+        return;
+    }
     for (uint32_t p = first; p < first + n && p < r->npages; p++) {
         struct svm_page *e = &r->pages[p];
         if (e->access != SVM_NIL)
             svm.ops->drop(r, svm_page_addr(r, p));
         uint16_t nd = e->ndeferred;
         *e = (struct svm_page){.prob = (int8_t)r->home, .ndeferred = nd};
+        if (!node_job_up(r->home) && svm_multi())
+            e->flags = PG_LOST;
         if (r->home == svm.self)
             e->flags = PG_OWNER | PG_ZERO;
         r->owner[p] = (int8_t)r->home;
@@ -455,5 +549,6 @@ void svm_proto_register(void)
     node_on_frame(K_SVM_PAGE, page_arrived);
     node_on_frame(K_SVM_INVAL, inval_arrived);
     node_on_frame(K_SVM_ACK, ack_arrived);
+    node_on_frame(K_SVM_NACK, nack_arrived);
     (void)node_on_poll(settle_held);
 }

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 
 #include "mem/mem.h"
 #include "node/rpc.h"
+#include "proc/proc.h"
 #include "pvm/pvm.h"
 #include "svm/svm.h"
 #include "svm/svm_impl.h"
@@ -45,13 +47,17 @@ enum region_op {
 };
 
 static uint8_t manager_setting = SVM_MGR_CENTRAL;
+static bool shared_setting; /* UPVM_SVM=memfd */
 static int fault_setting = -1; /* -1 auto, 0 uffd, 1 mprotect */
 
 void svm_read_settings(void)
 {
     static const char *const managers[] = {"central", "fixed", "dynamic", NULL};
     static const char *const faults[] = {"uffd", "mprotect", NULL};
-    int m, f;
+    static const char *const kinds[] = {"protocol", "memfd", NULL};
+    int m, f, k;
+    if (env_choice("UPVM_SVM", kinds, 0, 0, &k) >= 0)
+        shared_setting = k == 1;
     if (env_choice("UPVM_SVM_MANAGER", managers, 0, 0, &m) >= 0)
         manager_setting = (uint8_t)(m + 1);
     if (env_choice("UPVM_SVM_FAULT", faults, -1, 0, &f) > 0)
@@ -63,11 +69,17 @@ bool svm_multi(void)
     return node_job_multi();
 }
 
-void svm_send(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1, size_t l1)
+void svm_send2(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1,
+               size_t l1, const void *p2, size_t l2)
 {
     struct node_frame f = {kind, a, b, c};
     svm.stats.frames++;
-    node_post(dst, &f, p1, l1, NULL, 0);
+    node_post(dst, &f, p1, l1, p2, l2);
+}
+
+void svm_send(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1, size_t l1)
+{
+    svm_send2(dst, kind, a, b, c, p1, l1, NULL, 0);
 }
 
 /* ------------------------------------------------------------ the mechanism */
@@ -122,10 +134,52 @@ static void *table(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* Region `slot` of npages on this node: its tables and its mapping. */
-static int region_make(int slot, uint32_t npages, int home, int manager, int nmgr,
+/* What every node needs to map a region (K_SVM_REGION's payload). */
+struct region_desc {
+    uint32_t npages;
+    int32_t pid, fd; /* UPVM_SVM_SHARED: the home's memfd, opened as /proc/PID/fd/FD */
+};
+
+/* UPVM_SVM_SHARED (design notes §15.12): the region is one memfd that
+ * every node of the host maps at the same address -- the hardware keeps it
+ * coherent, no page ever faults or travels.  The home creates it and keeps
+ * it open; the others open it through /proc (same user, same host). */
+static int shared_map(struct svm_region *r, const struct region_desc *d)
+{
+    int fd;
+    if (r->home == svm.self) {
+        fd = memfd_create("upvm-svm-shared", MFD_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        if (ftruncate(fd, (off_t)r->size) != 0) {
+            int rc = -errno;
+            close(fd);
+            return rc;
+        }
+    } else {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)d->pid, (int)d->fd);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+    }
+    void *p = mmap((void *)r->base, r->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                   0);
+    int rc = p == MAP_FAILED ? -errno : 0;
+    if (rc == 0 && r->home == svm.self)
+        r->shared_fd = fd; /* kept: nodes added later open it too */
+    else
+        close(fd);
+    return rc;
+}
+
+/* Region `slot` on this node: its tables and its mapping.  manager: enum
+ * svm_manager, | SVM_SHARED_BIT for a memfd region. */
+#define SVM_SHARED_BIT 0x80
+static int region_make(int slot, const struct region_desc *d, int home, int manager, int nmgr,
                        struct svm_region **out)
 {
+    uint32_t npages = d->npages;
     int rc = svm_start();
     if (rc != 0)
         return rc;
@@ -143,12 +197,15 @@ static int region_make(int slot, uint32_t npages, int home, int manager, int nmg
         .npages = npages,
         .slot = slot,
         .home = home,
-        .manager = (uint8_t)manager,
+        .manager = (uint8_t)(manager & ~SVM_SHARED_BIT),
         .nmgr = (uint8_t)nmgr,
+        .shared = (manager & SVM_SHARED_BIT) != 0,
+        .shared_fd = -1,
     };
     r->pages = table((size_t)npages * sizeof *r->pages);
     r->owner = table(npages);
-    if (!r->pages || !r->owner || (rc = svm.ops->map(r)) != 0) {
+    if (!r->pages || !r->owner ||
+        (rc = r->shared ? shared_map(r, d) : svm.ops->map(r)) != 0) {
         if (r->pages)
             munmap(r->pages, (size_t)npages * sizeof *r->pages);
         if (r->owner)
@@ -165,7 +222,12 @@ static int region_make(int slot, uint32_t npages, int home, int manager, int nmg
 
 static int32_t region_word(int op, const struct svm_region *r)
 {
-    return op << 28 | r->manager | r->nmgr << 8 | r->home << 16;
+    return op << 28 | r->manager | (r->shared ? SVM_SHARED_BIT : 0) | r->nmgr << 8 | r->home << 16;
+}
+
+static struct region_desc region_desc_of(const struct svm_region *r)
+{
+    return (struct region_desc){r->npages, (int32_t)getpid(), r->shared_fd};
 }
 
 /* A new region of this node's: every other node maps it before it is used. */
@@ -173,12 +235,13 @@ static int region_announce(struct svm_region *r)
 {
     if (!svm_multi())
         return 0;
+    struct region_desc d = region_desc_of(r);
     for (int n = 0; n < svm.slots; n++) {
         if (n == svm.self || !node_job_up(n))
             continue;
         struct node_rpc_req req = {
             .node = n, .kind = K_SVM_REGION, .a = r->slot, .c = region_word(OP_NEW, r),
-            .p1 = &r->npages, .l1 = sizeof r->npages, .down = 0, .died = 0,
+            .p1 = &d, .l1 = sizeof d, .down = 0, .died = 0,
         };
         int rc = node_rpc_call(&req, NODE_RPC_PINNED, NULL, NULL);
         if (rc != 0) {
@@ -258,7 +321,7 @@ static void *block_alloc(uint32_t npages, int m)
 {
     for (int i = 0; i < svm.nregions; i++) {
         struct svm_region *r = svm.regions[i];
-        if (r->home != svm.self || r->manager != m)
+        if (r->home != svm.self || (r->manager | (r->shared ? SVM_SHARED_BIT : 0)) != m)
             continue;
         long first = block_take(r, npages);
         if (first >= 0)
@@ -276,7 +339,8 @@ static void *block_alloc(uint32_t npages, int m)
         return errno = ENOMEM, NULL;
     struct svm_region *r;
     int nmgr = svm_multi() ? node_job_slots() : 1;
-    int rc = region_make(slot, (uint32_t)(size / SVM_PAGE_SIZE), svm.self, m, nmgr, &r);
+    struct region_desc d = {(uint32_t)(size / SVM_PAGE_SIZE), 0, -1};
+    int rc = region_make(slot, &d, svm.self, m, nmgr, &r);
     if (rc == 0 && (rc = extent_insert(r, 0, (struct svm_extent){0, r->npages, false})) == 0)
         rc = region_announce(r);
     if (rc != 0) {
@@ -298,13 +362,13 @@ static void region_frame(int src, const struct node_frame *f, const void *payloa
     case OP_NEW:
     case OP_SHOW: {
         int rc = 0;
-        uint32_t npages = 0;
-        if (len >= sizeof npages)
-            memcpy(&npages, payload, sizeof npages);
+        struct region_desc d = {0, 0, -1};
+        if (len >= sizeof d)
+            memcpy(&d, payload, sizeof d);
         if (!r)
-            rc = npages ? region_make(f->a, npages, (int)(low >> 16), (int)(low & 0xff),
-                                      (int)((low >> 8) & 0xff), &r)
-                        : -EBADMSG;
+            rc = d.npages ? region_make(f->a, &d, (int)(low >> 16), (int)(low & 0xff),
+                                        (int)((low >> 8) & 0xff), &r)
+                          : -EBADMSG;
         if (op == OP_NEW)
             node_rpc_reply(src, f->b, rc, NULL, 0);
         else if (rc != 0)
@@ -340,13 +404,22 @@ static void peer_up(int n)
 {
     for (int i = 0; i < svm.nregions; i++) {
         struct svm_region *r = svm.regions[i];
-        if (r->home == svm.self)
-            svm_send(n, K_SVM_REGION, r->slot, 0, region_word(OP_SHOW, r), &r->npages,
-                     sizeof r->npages);
+        if (r->home == svm.self) {
+            struct region_desc d = region_desc_of(r);
+            svm_send(n, K_SVM_REGION, r->slot, 0, region_word(OP_SHOW, r), &d, sizeof d);
+        }
     }
 }
 
-static const struct node_job_hooks svm_hooks = {.peer_up = peer_up};
+static int peer_gone(int n, int status, bool deleted)
+{
+    (void)status, (void)deleted;
+    if (svm.ops)
+        svm_proto_node_gone(n);
+    return 0;
+}
+
+static const struct node_job_hooks svm_hooks = {.peer_up = peer_up, .peer_gone = peer_gone};
 
 void svm_init(void)
 {
@@ -355,10 +428,32 @@ void svm_init(void)
     svm_proto_register();
     svm_sync_register();
     (void)node_job_add_hooks(&svm_hooks);
+    proc_set_bounce_test(svm_bounce_test);
     svm.ready = true;
 }
 
 /* ------------------------------------------------------------ API */
+
+/* A memfd region needs every node on this host: 0, or -EOPNOTSUPP with a
+ * line saying why (once). */
+static int shared_possible(void)
+{
+    const char *mine = node_job_host(svm.self);
+    for (int n = 0; mine && n < svm.slots; n++) {
+        const char *theirs = node_job_host(n);
+        if (node_job_up(n) && theirs && strcmp(theirs, mine) != 0) {
+            static bool said;
+            if (!said)
+                fprintf(stderr, "upvm: shared memory as one memfd (UPVM_SVM=memfd or "
+                                "UPVM_SVM_SHARED) needs every node on one host, and node %d "
+                                "runs on %s: allocate without it (the protocol spans hosts)\n",
+                        n, theirs);
+            said = true;
+            return -EOPNOTSUPP;
+        }
+    }
+    return 0;
+}
 
 int svm_ensure(void)
 {
@@ -376,11 +471,17 @@ void *upvm_svm_alloc_flags(size_t size, unsigned flags)
     int rc = svm_ensure();
     if (rc != 0)
         return errno = -rc, NULL;
-    if (size == 0 || size > ((size_t)1 << 40) || (flags & ~UPVM_SVM_MANAGER_MASK))
+    if (size == 0 || size > ((size_t)1 << 40) ||
+        (flags & ~(UPVM_SVM_MANAGER_MASK | UPVM_SVM_SHARED | UPVM_SVM_PROTOCOL)))
         return errno = EINVAL, NULL;
     int m = (int)(flags & UPVM_SVM_MANAGER_MASK);
     if (!m)
         m = manager_setting;
+    if ((flags & UPVM_SVM_SHARED) || (shared_setting && !(flags & UPVM_SVM_PROTOCOL))) {
+        if ((rc = shared_possible()) != 0)
+            return errno = -rc, NULL;
+        m |= SVM_SHARED_BIT;
+    }
     uint32_t npages = (uint32_t)((size + SVM_PAGE_SIZE - 1) / SVM_PAGE_SIZE);
     return block_alloc(npages, m);
 }
@@ -431,7 +532,7 @@ int upvm_svm_touch(const void *p, size_t len, int access)
         waited = false;
         for (uintptr_t a = lo; a < hi; a += SVM_PAGE_SIZE) { /* all requests out first */
             struct svm_region *r = svm_region_of(a);
-            if (!r)
+            if (!r || r->shared)
                 continue;
             uint32_t pg = svm_page_index(r, a);
             struct svm_page *e = &r->pages[pg];
@@ -441,7 +542,7 @@ int upvm_svm_touch(const void *p, size_t len, int access)
         }
         for (uintptr_t a = lo; a < hi; a += SVM_PAGE_SIZE) {
             struct svm_region *r = svm_region_of(a);
-            if (!r)
+            if (!r || r->shared)
                 continue;
             uint32_t pg = svm_page_index(r, a);
             if (r->pages[pg].access >= want)

@@ -51,10 +51,13 @@ struct svm_page {
     int8_t prob;       /* dynamic manager: the probable owner */
     uint8_t want;      /* PG_BUSY: the access our request asked for */
     uint16_t ndeferred; /* requests from others waiting for this page here */
-    int16_t acks;      /* invalidation acknowledgements still expected (may go
-                        * below zero: an ack can come before the page) */
+    uint16_t reserved;
     uint32_t moves;    /* ownership changes seen here (the ping-pong count) */
-    uint32_t reserved;
+    /* a write of ours waits for these nodes to drop their copies (known
+     * when the page arrives, or when our own round starts) ... */
+    uint64_t inval_out;
+    /* ... and these have acknowledged (an ack may come before the page) */
+    uint64_t acked;
 };
 
 enum svm_manager { SVM_MGR_CENTRAL = 1, SVM_MGR_FIXED = 2, SVM_MGR_DYNAMIC = 3 };
@@ -73,6 +76,8 @@ struct svm_region {
     int home;          /* the node that allocated it */
     uint8_t manager;   /* enum svm_manager */
     uint8_t nmgr;      /* fixed manager: the nodes that share the duty */
+    bool shared;       /* UPVM_SVM_SHARED: one memfd on every node, no protocol */
+    int shared_fd;     /* ... kept open by the home */
     struct svm_page *pages;
     int8_t *owner;     /* manager's table: the owner of each page it manages */
     /* mprotect mechanism: a second, writable view of the region's memory */
@@ -81,7 +86,6 @@ struct svm_region {
     struct svm_extent *ext;
     int next, cap;
     /* home, while its creation is announced: nodes still to acknowledge */
-    int acks_wanted;
     upvm_waitq_t ready_q;
 };
 
@@ -121,6 +125,8 @@ bool svm_multi(void) HIDDEN;
 /* Send a frame of the layer's kinds (node_send): counted in the stats. */
 void svm_send(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1,
               size_t l1) HIDDEN;
+void svm_send2(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1,
+               size_t l1, const void *p2, size_t l2) HIDDEN;
 
 static inline uint32_t svm_page_index(const struct svm_region *r, uintptr_t addr)
 {
@@ -154,6 +160,8 @@ bool svm_resolve_local(struct svm_region *r, uint32_t p, enum svm_access a) HIDD
 void svm_start_request(struct svm_region *r, uint32_t p, enum svm_access a) HIDDEN;
 /* The first node a request goes to. */
 int svm_manager_of(const struct svm_region *r, uint32_t p) HIDDEN;
+/* Node n died: answers and acknowledgements it owed never come. */
+void svm_proto_node_gone(int n) HIDDEN;
 /* Reset pages [first, first + n) to their allocation state (a block freed). */
 void svm_pages_reset(struct svm_region *r, uint32_t first, uint32_t n) HIDDEN;
 
@@ -162,6 +170,11 @@ static inline upvm_waitq_t *svm_page_queue(const struct svm_region *r, uint32_t 
     return &svm.page_q[(p ^ (uint32_t)r->slot * 7u) % 64u];
 }
 
+/* ------------------------------------------------------------ syscalls.c */
+
+/* Does [p, p + len) touch a region whose pages travel? (proc's bounce) */
+bool svm_bounce_test(const void *p, size_t len) HIDDEN;
+
 /* ------------------------------------------------------------ sync.c */
 
 void svm_sync_register(void) HIDDEN;
@@ -169,7 +182,8 @@ void svm_sync_register(void) HIDDEN;
 /* Frame kinds (NODE_KINDS_SVM .. + 7), design notes §15.5. */
 enum svm_kind {
     K_SVM_REQ = NODE_KINDS_SVM, /* a slot, b page, c: want | req << 8 | hops << 16 | passed << 24 */
-    K_SVM_PAGE,   /* a slot, b page, c: access | flags << 8 | acks << 16; payload: 4 KiB or none */
+    K_SVM_PAGE,   /* a slot, b page, c: access | flags << 8; payload: 4 KiB or none, then
+                   * with OWNER the nodes told to drop their copies (8 bytes) */
     K_SVM_INVAL,  /* a slot, b page, c the new owner (the ack goes there) */
     K_SVM_ACK,    /* a slot, b page */
     K_SVM_NACK,   /* a slot, b page, c -errno */

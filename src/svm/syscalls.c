@@ -1,0 +1,126 @@
+/*
+ * syscalls.c - system calls on shared memory (design notes §15.8,
+ * docs/svm.md "System calls on shared memory").
+ *
+ * The kernel does not fault a shared page in for a system call: read(fd,
+ * p, n) into a page this node does not hold fails with EFAULT, and a page
+ * may be taken away while a call coupled to a kernel context runs.  So a
+ * call whose buffer lies in shared memory runs on a private bounce buffer,
+ * copied from or into the caller's memory on the ULP's own context, where
+ * touching a shared page is an ordinary fault:
+ *
+ *   - process mode: the interposed calls of src/proc (read, write, readv,
+ *     writev, pread, pwrite, recv, recvfrom, send, sendto) ask
+ *     svm_bounce_test (registered with proc_set_bounce_test);
+ *   - thread mode, whose libc is the process's own: libupvm exports read,
+ *     write, pread, pwrite and send, which the program's calls reach before
+ *     libc's (the dynamic linker looks in libupvm first, as the program
+ *     links it); they bounce what is shared and pass everything else to
+ *     libc's own entry points (__read, ...) unchanged.
+ * Other calls with shared buffers: upvm_svm_touch first.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "proc/proc.h"
+#include "svm/svm_impl.h"
+
+bool svm_bounce_test(const void *p, size_t len)
+{
+    uintptr_t lo = (uintptr_t)p, hi = lo + len;
+    for (int i = 0; i < svm.nregions; i++) {
+        const struct svm_region *r = svm.regions[i];
+        if (!r->shared && lo < r->base + r->size && hi > r->base)
+            return true;
+    }
+    return false;
+}
+
+/* libc's own entry points (exported by glibc for exactly this use). */
+extern ssize_t __read(int fd, void *buf, size_t n);
+extern ssize_t __write(int fd, const void *buf, size_t n);
+extern ssize_t __pread64(int fd, void *buf, size_t n, off_t off);
+extern ssize_t __pwrite64(int fd, const void *buf, size_t n, off_t off);
+extern ssize_t __send(int fd, const void *buf, size_t n, int flags);
+
+static bool shared(const void *p, size_t n)
+{
+    return unlikely(svm.nregions) && n && svm_bounce_test(p, n);
+}
+
+static ssize_t bounce_in(void *dst, ssize_t r, void *b)
+{
+    if (r > 0)
+        memcpy(dst, b, (size_t)r); /* faults in the pages as the program's own store would */
+    int e = errno;
+    free(b);
+    errno = e;
+    return r;
+}
+
+static ssize_t bounce_out(ssize_t r, void *b)
+{
+    int e = errno;
+    free(b);
+    errno = e;
+    return r;
+}
+
+#define BOUNCE_ALLOC(b, n)             \
+    void *b = malloc((n) ? (n) : 1);   \
+    if (!b) {                          \
+        errno = ENOMEM;                \
+        return -1;                     \
+    }
+
+UPVM_API ssize_t read(int fd, void *buf, size_t n)
+{
+    if (!shared(buf, n))
+        return __read(fd, buf, n);
+    BOUNCE_ALLOC(b, n);
+    return bounce_in(buf, __read(fd, b, n), b);
+}
+
+UPVM_API ssize_t write(int fd, const void *buf, size_t n)
+{
+    if (!shared(buf, n))
+        return __write(fd, buf, n);
+    BOUNCE_ALLOC(b, n);
+    memcpy(b, buf, n);
+    return bounce_out(__write(fd, b, n), b);
+}
+
+UPVM_API ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    if (!shared(buf, n))
+        return __pread64(fd, buf, n, off);
+    BOUNCE_ALLOC(b, n);
+    return bounce_in(buf, __pread64(fd, b, n, off), b);
+}
+
+UPVM_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (!shared(buf, n))
+        return __pwrite64(fd, buf, n, off);
+    BOUNCE_ALLOC(b, n);
+    memcpy(b, buf, n);
+    return bounce_out(__pwrite64(fd, b, n, off), b);
+}
+
+UPVM_API ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
+UPVM_API ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+    __attribute__((alias("pwrite")));
+
+UPVM_API ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+    if (!shared(buf, n))
+        return __send(fd, buf, n, flags);
+    BOUNCE_ALLOC(b, n);
+    memcpy(b, buf, n);
+    return bounce_out(__send(fd, b, n, flags), b);
+}
