@@ -18,7 +18,10 @@
 # Each program runs as its default invocation would: `UPVM_NODES=N prog -w N`
 # (one worker per node, thread mode), UPVM_SVM_MANAGER=central|fixed|dynamic
 # for N = 2, 3 (one node needs no manager: it runs once, with the default,
-# and is every manager's reference), nothing pinned (no taskset, no nice).
+# and is every manager's reference), then UPVM_SVM=memfd (the nodes of the
+# host map the same memory: no protocol, the hardware's coherence: what the
+# protocol costs, by difference) and central with -Y (below), nothing
+# pinned (no taskset, no nice).
 # Every run checks its result against a sequential computation and fails
 # (exit 1) on a wrong answer; a failed run is not counted and is listed at
 # the end with its command and stderr.  Runs are outermost (REPS times the
@@ -34,6 +37,9 @@
 # Knobs:   REPS=N            runs per case (default 3)
 #          NODES="1 2 3"     node counts (1 is the speedup's reference)
 #          MANAGERS="central fixed dynamic"
+#          MEMFD=1           also UPVM_SVM=memfd on 2 and 3 nodes (one memfd
+#                            per region, the hardware's coherence: the
+#                            protocol's reference; MEMFD= skips)
 #          PROGS="jacobi pde matmul dot sort tsp"   (jacobi-pvm runs with jacobi)
 #          JACOBI="-n 1024 -i 300"  PDE="-n 96 -i 200"  MATMUL="-n 768"
 #          DOT="-n 1048576 -r 10"   SORT="-n 1048576"   TSP="-n 16"
@@ -82,6 +88,8 @@ DOT=${DOT:--n 1048576 -r 10}
 SORT=${SORT:--n 1048576}
 TSP=${TSP:--n 16}
 YIELD=${YIELD-100}
+MEMFD=${MEMFD-1}
+ALLM="$MANAGERS${MEMFD:+ memfd}"
 RUN_TIMEOUT=${RUN_TIMEOUT:-180}
 
 for p in $PROGS; do
@@ -121,7 +129,9 @@ run() {
     [ "$prog" = jacobi-pvm ] && exe=$BIN/jacobi-pvm
     args="$(args_of "$prog")${*:+ $*}"
     # shellcheck disable=SC2086
-    (cd "$WORK" && exec env UPVM_NODES="$n" UPVM_SVM_MANAGER="$m" \
+    local envs=(UPVM_SVM_MANAGER="$m")
+    [ "$m" = memfd ] && envs=(UPVM_SVM=memfd)
+    (cd "$WORK" && exec env -u UPVM_SVM -u UPVM_SVM_MANAGER -u UPVM_SVM_PROTOCOL UPVM_NODES="$n" "${envs[@]}" \
         timeout -k 5 "$RUN_TIMEOUT" "$exe" $args -w "$n") </dev/null >"$WORK/run.out" 2>"$WORK/run.err"
     rc=$?
     if [ "$rc" = 0 ] && grep -q '^ivy .*check=ok' "$WORK/run.out"; then
@@ -129,7 +139,7 @@ run() {
              for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1] == "read_faults") r = a[2]; if (a[1] == "write_faults") w = a[2] }
              print $0, "faults=" r + w }' "$WORK/run.out" >>"$RES"
     else
-        echo "UPVM_NODES=$n UPVM_SVM_MANAGER=$m $exe $args -w $n: exit $rc; $(grep -m1 '^ivy' "$WORK/run.out" | grep -o 'check=[A-Z]*')" >>"$FAILED"
+        echo "UPVM_NODES=$n ${envs[*]} $exe $args -w $n: exit $rc; $(grep -m1 '^ivy' "$WORK/run.out" | grep -o 'check=[A-Z]*')" >>"$FAILED"
         { echo "--- $prog nodes=$n manager=$m (exit $rc):"; tail -5 "$WORK/run.err"; } >>"$WORK/stderr.log"
         echo "   ($prog on $n node(s), $m: failed, exit $rc)" >&2
         kill_cwd_under "$WORK"
@@ -146,7 +156,7 @@ rep_once() {
             if [ "$n" = 1 ]; then
                 run "$p" 1 central
             else
-                for m in $MANAGERS; do run "$p" "$n" "$m"; done
+                for m in $ALLM; do run "$p" "$n" "$m"; done
                 [ -n "$YIELD" ] && run "$p" "$n" central -Y "$YIELD"
             fi
             [ "$p" = jacobi ] && run jacobi-pvm "$n" central
@@ -177,7 +187,7 @@ tables() {
     local hdr="| program | 1 node |" sep="|---|---:|"
     for n in $NODES; do
         [ "$n" = 1 ] && continue
-        for m in $MANAGERS; do hdr="$hdr $n nodes, $m |"; sep="$sep---:|"; done
+        for m in $ALLM; do hdr="$hdr $n nodes, $m |"; sep="$sep---:|"; done
         [ -n "$YIELD" ] && hdr="$hdr $n nodes, central, -Y $YIELD |" && sep="$sep---:|"
     done
     echo "$hdr"
@@ -188,7 +198,7 @@ tables() {
             local row="| $q | $(secs "$base") |"
             for n in $NODES; do
                 [ "$n" = 1 ] && continue
-                for m in $MANAGERS; do
+                for m in $ALLM; do
                     if [ "$q" = jacobi-pvm ]; then
                         t=$(med "$d/time_s" "$q/$n/none/0")
                         [ "$m" = "${MANAGERS%% *}" ] && row="$row $(speedup "$base" "$t") ($(secs "$t"), messages) |" || row="$row |"
@@ -214,7 +224,7 @@ tables() {
     for p in $PROGS; do
         base=$(med "$d/time_s" "$p/1/central/0")
         for n in $NODES; do
-            for m in $([ "$n" = 1 ] && echo central || echo "$MANAGERS ${YIELD:+central/$YIELD}"); do
+            for m in $([ "$n" = 1 ] && echo central || echo "$ALLM ${YIELD:+central/$YIELD}"); do
                 key=$p/$n/$m
                 case $m in */*) ;; *) key=$key/0 ;; esac
                 t=$(med "$d/time_s" "$key")
@@ -235,7 +245,7 @@ tables() {
 T0=$(date +%s)
 note "host: $(nproc) cpus, $(uname -sr),$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2);" \
     "build $BUILD; UPVM $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
-note "REPS=$REPS NODES=\"$NODES\" MANAGERS=\"$MANAGERS\" PROGS=\"$PROGS\"; not pinned"
+note "REPS=$REPS NODES=\"$NODES\" MANAGERS=\"$MANAGERS\" MEMFD=$MEMFD YIELD=$YIELD PROGS=\"$PROGS\"; not pinned"
 [ "$(nproc)" -lt 3 ] && note "$(nproc) cores: 3 nodes oversubscribe them"
 note "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
@@ -257,7 +267,7 @@ if [ -x "$BIN/ivy-stall" ]; then
     done
 fi
 echo
-echo "Default invocations (\`UPVM_NODES=N prog -w N\`, UPVM_SVM_MANAGER=M), not pinned, on $(nproc) cores" \
+echo "Default invocations (\`UPVM_NODES=N prog -w N\`, UPVM_SVM_MANAGER=M; memfd: UPVM_SVM=memfd), not pinned, on $(nproc) cores" \
     "($BUILD); every run's result checked against a sequential computation.  time: the parallel part" \
     "(from every worker set up to every worker done); speedup: the 1-node median over this one."
 if [ -s "$FAILED" ]; then

@@ -98,9 +98,13 @@ static inline int ivy_nodes(void)
     return upvm_nodes();
 }
 
+/* The page manager, or "memfd" (UPVM_SVM=memfd: one host's memory shared,
+ * no protocol). */
 static inline const char *ivy_manager(void)
 {
-    const char *m = getenv("UPVM_SVM_MANAGER");
+    const char *svm = getenv("UPVM_SVM"), *m = getenv("UPVM_SVM_MANAGER");
+    if (svm && strcmp(svm, "memfd") == 0 && !getenv("UPVM_SVM_PROTOCOL"))
+        return "memfd";
     return m && *m ? m : "central";
 }
 
