@@ -20,8 +20,8 @@
 # for N = 2, 3 (one node needs no manager: it runs once, with the default,
 # and is every manager's reference), then UPVM_SVM=memfd (the nodes of the
 # host map the same memory: no protocol, the hardware's coherence: what the
-# protocol costs, by difference) and central with -Y (below), nothing
-# pinned (no taskset, no nice).
+# protocol costs, by difference), and with YIELD=US central with -Y US
+# (below); nothing pinned (no taskset, no nice).
 # Every run checks its result against a sequential computation and fails
 # (exit 1) on a wrong answer; a failed run is not counted and is listed at
 # the end with its command and stderr.  Runs are outermost (REPS times the
@@ -30,7 +30,7 @@
 # part only (from every worker set up to every worker done, upvm_now_ns);
 # faults, pages in, frames: summed over the job's nodes, per run.
 #
-# Usage:   bench/svm-compare.sh BUILD_DIR        # ~4-5 min on 2 cores
+# Usage:   bench/svm-compare.sh BUILD_DIR        # ~5 min on 2 idle cores
 #          QUICK=1 bench/svm-compare.sh BUILD_DIR   # smoke run, ~30 s
 # BUILD_DIR: a CMake build of this tree with the svm layer (its
 # bench/ivy-* and bench/jacobi-pvm); this script builds nothing.
@@ -48,8 +48,8 @@
 #                            machine, dot ~0.05 s: its point is that more
 #                            nodes make it slower; bigger on a bigger one)
 #          YIELD=US          also run every program on 2 and 3 nodes with
-#                            -Y US, central manager (default 100; YIELD=
-#                            skips): the workers yield every US µs of
+#                            -Y US, central manager (default: not; try
+#                            YIELD=100): the workers yield every US µs of
 #                            computing, so that their node serves the
 #                            others' page requests meanwhile (a node handles
 #                            frames only when its scheduler runs: ivy.h)
@@ -87,7 +87,7 @@ MATMUL=${MATMUL:--n 768}
 DOT=${DOT:--n 1048576 -r 10}
 SORT=${SORT:--n 1048576}
 TSP=${TSP:--n 16}
-YIELD=${YIELD-100}
+YIELD=${YIELD-}
 MEMFD=${MEMFD-1}
 ALLM="$MANAGERS${MEMFD:+ memfd}"
 RUN_TIMEOUT=${RUN_TIMEOUT:-180}
@@ -261,6 +261,7 @@ if [ -x "$BIN/ivy-stall" ]; then
     echo "| node 0's ULP | read fault on node 1 |"
     echo "|---|---:|"
     for y in "" "-Y ${YIELD:-100}"; do
+        # shellcheck disable=SC2086
         line=$(cd "$WORK" && UPVM_NODES=2 timeout 60 "$BIN/ivy-stall" -s 1000 $y 2>>"$WORK/stderr.log")
         ms=$(echo "$line" | grep -o 'read_fault_ms=[0-9.]*' | cut -d= -f2)
         echo "| computes$([ -n "$y" ] && echo ", yields every ${YIELD:-100} µs") | ${ms:--} ms |"
