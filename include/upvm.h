@@ -364,6 +364,19 @@ UPVM_API const char *upvm_tev_did_desc(int did);
  */
 UPVM_API int upvm_migrate(int tid, int node);
 
+/*
+ * upvm_migrate_lazy - the same, moving only what the task needs to go on
+ * (IVY's process migration): its registers and the page its stack pointer
+ * is in.  It runs on `node` at once; the rest of its memory follows, each
+ * page pulled from the old node when the task first touches it and the
+ * rest pushed in the background (docs/migration.md, "Lazy moves").  Until
+ * every page has arrived the task depends on the old node (its death then
+ * ends the task with a report) and cannot move again (PvmNotImpl).
+ * Refused (PvmNotImpl) where the node cannot catch page faults (no
+ * userfaultfd).  Returns as upvm_migrate.
+ */
+UPVM_API int upvm_migrate_lazy(int tid, int node);
+
 /* Why the calling node's last upvm_migrate failed: a sentence naming the
  * task and what to do ("" after a success).  Valid until the next call. */
 UPVM_API const char *upvm_migrate_error(void);

@@ -116,6 +116,7 @@ struct pending {
     int origin, id;        /* where the answer goes (origin -1: the task itself) */
     uint64_t t_src;        /* when it reached this node */
     bool prepared;         /* the destination said yes */
+    bool lazy;             /* its memory follows it (migrate_lazy_ops) */
 };
 
 /* What a task that moves itself waits for, on its own stack (it moves
@@ -139,6 +140,9 @@ struct incoming {
     uint64_t told, expect, got, obtrusive_ns;
     unsigned char *pvm;
     size_t pvmlen;
+    struct iovec lazy[PROC_MOVE_RANGES + 1]; /* what follows it (a lazy move) */
+    int nlazy;
+    bool restarting;       /* a restarter ULP has it (lazy): not dropped under it */
 };
 
 static struct {
@@ -336,6 +340,14 @@ static bool held_here(const struct pvm_task *t, const char *name, char *why, siz
 /* In a request's `to` (K_MIG_REQ's c): asked by the balancer, not by the
  * program or a user; those pin the task where they put it (t->placed). */
 #define TO_BY_BALANCER (1 << 30)
+#define TO_LAZY (1 << 29)
+
+static const struct migrate_lazy_ops *lazy_ops;
+
+void migrate_set_lazy_ops(const struct migrate_lazy_ops *ops)
+{
+    lazy_ops = ops;
+}
 
 static void accept_request(int tid, int to, int origin, int id, struct self_wait *self)
 {
@@ -355,6 +367,8 @@ static void accept_request_checked(int tid, int to, int origin, int id,
                                    struct self_wait *self)
 {
     struct pvm_task *t = pvm_task_by_tid(tid);
+    bool lazy = (to & TO_LAZY) != 0;
+    to &= ~TO_LAZY;
     char name[96];
     if (!t) {
         refuse(origin, id, tid, PvmNoTask, "no task t%x in this job", (unsigned)tid);
@@ -385,7 +399,21 @@ static void accept_request_checked(int tid, int to, int origin, int id,
         refuse(origin, id, tid, PvmNotImpl, "%s is already being migrated", name);
         return;
     }
+    struct proc *tp = t->ulp->ext[ULP_EXT_PROC];
+    if (lazy_ops && lazy_ops->busy(tp->slot)) {
+        refuse(origin, id, tid, PvmNotImpl, "%s's memory is still arriving from its last "
+               "(lazy) move: it moves again once all of it is there", name);
+        return;
+    }
     char why[600];
+    if (lazy) {
+        int rc = lazy_ops ? lazy_ops->possible(why, sizeof why) : -ENOSYS;
+        if (rc != 0) {
+            refuse(origin, id, tid, PvmNotImpl, "%s cannot move lazily: %s", name,
+                   lazy_ops ? why : "this build has no shared-memory layer");
+            return;
+        }
+    }
     if (held_here(t, name, why, sizeof why)) {
         refuse(origin, id, tid, PvmNotImpl, "%s", why);
         return;
@@ -396,7 +424,7 @@ static void accept_request_checked(int tid, int to, int origin, int id,
         return;
     }
     *p = (struct pending){.tid = tid, .to = to, .origin = origin, .id = id,
-                          .t_src = upvm_now_ns()};
+                          .t_src = upvm_now_ns(), .lazy = lazy};
     list_push_back(&mig.pendings, &p->link);
     t->moving = true;
     t->ulp->ext[ULP_EXT_MIGRATE] = self;
@@ -532,6 +560,30 @@ static void use_path(int to)
         mig.window = mig.chunk;
 }
 
+/*
+ * A lazy move (migrate_lazy_ops): what goes now is the task's used stack
+ * (proc_move_ranges' second range, from its saved stack pointer up: the
+ * frames it returns into, and the records the runtime keeps for a waiting
+ * task, a few KiB as a rule); its writable image and its heap follow, in
+ * whole pages.  The ranges that go now replace v; the rest lands in later.
+ * Returns the number of ranges that go now.
+ */
+static int lazy_split(struct iovec *v, int n, struct iovec *later, int *nlater)
+{
+    const uintptr_t pg = 4096;
+    *nlater = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == 1)
+            continue;
+        uintptr_t lo = (uintptr_t)v[i].iov_base & ~(pg - 1);
+        uintptr_t hi = ((uintptr_t)v[i].iov_base + v[i].iov_len + pg - 1) & ~(pg - 1);
+        if (hi > lo)
+            later[(*nlater)++] = (struct iovec){(void *)lo, hi - lo};
+    }
+    v[0] = v[1];
+    return 1;
+}
+
 /* Move the task of p now (it is not running).  Returns true when done
  * (moved or refused), false when it must wait (it ran meanwhile). */
 static bool move_task(struct pending *p)
@@ -628,18 +680,21 @@ static bool move_task(struct pending *p)
     pvm_trace("t%x: frozen (state %d) for node %d", (unsigned)p->tid, u->state, p->to);
     core_ulp_freeze(u, &frozen);
     frozen.u.migrate_pending = false;
-    struct iovec ranges[PROC_MOVE_RANGES];
-    int nr = proc_move_ranges(pr, &frozen.u, ranges);
+    struct iovec ranges[PROC_MOVE_RANGES], later[PROC_MOVE_RANGES + 1];
+    int nr = proc_move_ranges(pr, &frozen.u, ranges), nlater = 0;
+    if (p->lazy)
+        nr = lazy_split(ranges, nr, later, &nlater);
     uint64_t total = 0;
     for (int i = 0; i < nr; i++)
         total += ranges[i].iov_len;
     trace_stage(p->tid, TRC_MIG_FROZEN, p->to, frozen.u.state, total);
     pvm_move_release(t);
     uint64_t told = pvm_route_moved(p->tid, p->to);
-    int64_t meta[6] = {p->origin, p->id, (int64_t)told, (int64_t)total, 0, 0};
+    int64_t meta[6] = {p->origin, p->id, (int64_t)told, (int64_t)total, nlater, 0};
     struct node_frame sf = {K_MIG_STATE, p->tid, 0, 0};
-    struct iovec sv[3] = {{&frozen, sizeof frozen}, {meta, sizeof meta}, {st.p, st.len}};
-    if (node_sendv(p->to, &sf, sv, 3) != 0)
+    struct iovec sv[4] = {{&frozen, sizeof frozen}, {meta, sizeof meta}, {st.p, st.len},
+                          {later, (size_t)nlater * sizeof *later}};
+    if (node_sendv(p->to, &sf, sv, 4) != 0)
         mig.dest_gone = true; /* frozen, its state not sent: lost, said below */
     trace_stage(p->tid, TRC_MIG_STATE_SENT, p->to, 0, sv[0].iov_len + sv[1].iov_len + sv[2].iov_len);
     test_pause("src:frozen");
@@ -657,13 +712,19 @@ static bool move_task(struct pending *p)
     trace_stage(p->tid, TRC_MIG_DATA_SENT, p->to, 0, sent);
     test_pause("src:sent");
     uint64_t obtrusive = upvm_now_ns() - p->t_src;
+    /* A lazy move: the rest of its memory leaves from here, from now on
+     * (restarting it there may touch some), and the slot goes once it has
+     * (or once that node died). */
+    if (nlater)
+        lazy_ops->serve(p->tid, pr->slot, pr->inst.img, p->to, later, nlater);
     /* Until the destination says the task runs there (its last
      * acknowledgement), its death loses the task, and this node says so. */
     while (mig.acked < sent && !mig.dest_gone) {
         expect_soon();
         (void)core_block(&mig.acks, -1);
     }
-    proc_move_gone(pr->slot, pr->inst.img);
+    if (!nlater)
+        proc_move_gone(pr->slot, pr->inst.img);
     if (mig.dest_gone) { /* its state left with the frames that node never took */
         fprintf(stderr, "upvm: node %d: t%x is lost: node %d died while the task moved "
                         "there\n", node_job_self(), (unsigned)p->tid, p->to);
@@ -906,7 +967,12 @@ static void on_state(int src, const struct node_frame *f, const void *p, size_t 
     in->id = (int)meta[1];
     in->told = (uint64_t)meta[2];
     in->expect = (uint64_t)meta[3];
-    in->pvmlen = len - sizeof in->core - sizeof meta;
+    in->nlazy = meta[4] > 0 && meta[4] <= PROC_MOVE_RANGES + 1 ? (int)meta[4] : 0;
+    size_t lazy_len = (size_t)in->nlazy * sizeof *in->lazy;
+    if (len < sizeof in->core + sizeof meta + lazy_len)
+        return;
+    memcpy(in->lazy, (const char *)p + len - lazy_len, lazy_len);
+    in->pvmlen = len - sizeof in->core - sizeof meta - lazy_len;
     in->pvm = malloc(in->pvmlen ? in->pvmlen : 1);
     if (in->pvm)
         memcpy(in->pvm, (const char *)p + sizeof in->core + sizeof meta, in->pvmlen);
@@ -920,7 +986,12 @@ static void restart(struct incoming *in)
 {
     struct ulp *u;
     char why[512] = "";
-    int rc = in->pvm ? core_ulp_thaw(&in->core, &u) : -ENOMEM;
+    int rc = in->pvm ? 0 : -ENOMEM;
+    if (rc == 0 && in->nlazy) /* the rest of its memory is still at the source */
+        rc = lazy_ops ? lazy_ops->expect(in->tid, in->slot, in->from, in->lazy, in->nlazy)
+                      : -ENOSYS;
+    if (rc == 0)
+        rc = core_ulp_thaw(&in->core, &u);
     if (rc == 0) {
         struct proc *pr = u->ext[ULP_EXT_PROC];
         struct pvm_task *t = u->ext[ULP_EXT_PVM];
@@ -956,6 +1027,27 @@ static void restart(struct incoming *in)
     free(in);
 }
 
+/* A lazy move restarts the task in a ULP of its own, not in the frame
+ * handler: its memory is not all here, and restarting touches it (the
+ * task's records of its waits, its streams), which may fault -- a ULP can
+ * wait for a page, a frame handler cannot. */
+static void restarter_main(void *arg)
+{
+    struct incoming *in = arg;
+    int from = in->from, tid = in->tid;
+    uint64_t got = in->got;
+    restart(in);
+    struct node_frame a = {K_MIG_ACK, tid, 0, 0};
+    node_post(from, &a, &got, sizeof got, NULL, 0);
+}
+
+static bool start_restarter(struct incoming *in)
+{
+    upvm_attr_t attr = {.name = "upvm-lazy-restart", .flags = UPVM_DETACHED};
+    in->restarting = upvm_create(restarter_main, in, &attr) > 0;
+    return in->restarting;
+}
+
 static void on_data(int src, const struct node_frame *f, const void *p, size_t len)
 {
     struct incoming *in = incoming_of(f->a);
@@ -984,6 +1076,8 @@ static void on_data(int src, const struct node_frame *f, const void *p, size_t l
     /* The last acknowledgement says the task runs here: until then the
      * source answers for it (move_task). */
     test_pause("dst:data");
+    if (in->nlazy && start_restarter(in))
+        return;
     restart(in);
     node_post(src, &a, &got, sizeof got, NULL, 0);
 }
@@ -1055,6 +1149,11 @@ int migrate_request_balance(int tid, int to, migrate_done_fn done, void *ctx)
     return request_async(tid, to | TO_BY_BALANCER, done, ctx);
 }
 
+int migrate_request_lazy(int tid, int to, migrate_done_fn done, void *ctx)
+{
+    return request_async(tid, to | TO_LAZY, done, ctx);
+}
+
 static int request_async(int tid, int to, migrate_done_fn done, void *ctx)
 {
     if (!pvm_multi())
@@ -1063,7 +1162,7 @@ static int request_async(int tid, int to, migrate_done_fn done, void *ctx)
     struct request *q = malloc(sizeof *q);
     if (!q)
         return -ENOMEM;
-    *q = (struct request){.id = ++mig.next_id, .tid = tid, .to = to & ~TO_BY_BALANCER,
+    *q = (struct request){.id = ++mig.next_id, .tid = tid, .to = to & ~(TO_BY_BALANCER | TO_LAZY),
                           .node = node_job_self(),
                           .done = done, .ctx = ctx, .t0 = upvm_now_ns()};
     list_push_back(&mig.requests, &q->link);
@@ -1124,7 +1223,7 @@ static int on_peer_gone(int n, int status, bool deleted)
     for (list_link_t *l = mig.incomings.next, *next; l != &mig.incomings; l = next) {
         next = l->next;
         struct incoming *in = list_entry(l, struct incoming, link);
-        if (in->from == n)
+        if (in->from == n && !in->restarting)
             drop_incoming(in);
     }
     for (list_link_t *l = mig.requests.next, *next; l != &mig.requests; l = next) {
@@ -1159,10 +1258,10 @@ static void sync_done(void *ctx, const struct migrate_result *r)
     (void)upvm_wake_all(&mig.answers);
 }
 
-static int migrate_self(struct pvm_task *t, int to)
+static int migrate_self(struct pvm_task *t, int to, int flags)
 {
     struct self_wait w = {.t0 = upvm_now_ns()};
-    accept_request(t->tid, to, -1, 0, &w);
+    accept_request(t->tid, to | flags, -1, 0, &w);
     while (!w.done)
         upvm_yield(); /* the migrator takes it from here */
     snprintf(mig.why, sizeof mig.why, "%s", w.why);
@@ -1171,7 +1270,7 @@ static int migrate_self(struct pvm_task *t, int to)
     return w.rc;
 }
 
-int upvm_migrate(int tid, int node)
+static int migrate_api(int tid, int node, int flags)
 {
     struct pvm_task *t = pvm_current();
     if (!t)
@@ -1211,10 +1310,10 @@ int upvm_migrate(int tid, int node)
         t = pvm_current(); /* perhaps on another node now */
         if (node == node_job_self())
             return 0;
-        return migrate_self(t, node);
+        return migrate_self(t, node, flags);
     }
     struct sync_wait w = {false};
-    int rc = migrate_request_async(tid, node, sync_done, &w);
+    int rc = request_async(tid, node | flags, sync_done, &w);
     if (rc != 0) {
         if (rc == -ESRCH)
             snprintf(mig.why, sizeof mig.why, "no task t%x in this job", (unsigned)tid);
@@ -1228,6 +1327,16 @@ int upvm_migrate(int tid, int node)
     if (w.r.rc == 0)
         mig.last = (struct upvm_migrate_stats){w.r.total_ns, w.r.obtrusive_ns, w.r.bytes};
     return w.r.rc;
+}
+
+int upvm_migrate(int tid, int node)
+{
+    return migrate_api(tid, node, 0);
+}
+
+int upvm_migrate_lazy(int tid, int node)
+{
+    return migrate_api(tid, node, TO_LAZY);
 }
 
 const char *upvm_migrate_error(void)

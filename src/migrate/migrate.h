@@ -10,9 +10,13 @@
 #define UPVM_MIGRATE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "util/compiler.h"
+
+struct loader_image;
 
 /* What a finished request reports.  rc: 0 or a PVM error code (see
  * upvm_migrate in upvm.h); why: the refusal's sentence ("" on success),
@@ -42,6 +46,33 @@ int migrate_request_async(int tid, int to, migrate_done_fn done, void *ctx) HIDD
  * (upvm_migrate, `upvm migrate`) marks the task placed: the balancer
  * leaves it where it was asked to be. */
 int migrate_request_balance(int tid, int to, migrate_done_fn done, void *ctx) HIDDEN;
+
+/*
+ * Lazy moves (IVY's process migration; design notes §15.10): the task
+ * restarts on the destination with the page its stack pointer is in, and
+ * the rest of its memory follows -- pulled by its faults, pushed in the
+ * background.  The migration protocol is the same; the pages are the
+ * shared-memory layer's to carry (src/svm registers these ops).
+ *   possible  may this node move a task lazily?  0, or -errno with why;
+ *   busy      is slot's memory still on its way (to or from here)? A task
+ *             moves again only once it has all arrived;
+ *   expect    destination, before the task runs: the n page-aligned
+ *             ranges v of slot are still at node from;
+ *   serve     source, once the task runs at `to`: serve those ranges from
+ *             here until they have all left, then let the slot go
+ *             (proc_move_gone(slot, img), which this call now owns).
+ */
+struct migrate_lazy_ops {
+    int (*possible)(char *why, size_t len);
+    bool (*busy)(int slot);
+    int (*expect)(int tid, int slot, int from, const struct iovec *v, int n);
+    void (*serve)(int tid, int slot, struct loader_image *img, int to, const struct iovec *v,
+                  int n);
+};
+void migrate_set_lazy_ops(const struct migrate_lazy_ops *ops) HIDDEN;
+
+/* migrate_request_async for a lazy move. */
+int migrate_request_lazy(int tid, int to, migrate_done_fn done, void *ctx) HIDDEN;
 
 /* Register this node's migration frames and hooks (every node of a job of
  * several, at its start: src/run). */

@@ -75,7 +75,7 @@ struct node_ctl_ops {
     /* Move task tid to the running node `to`: done(req, m) is called
      * once, later, on the scheduler thread.  0; or -ESRCH (no such task),
      * -ENOSYS, -ENOMEM, and done is not called. */
-    int (*migrate)(int tid, int to, node_ctl_moved_fn done, void *req);
+    int (*migrate)(int tid, int to, bool lazy, node_ctl_moved_fn done, void *req);
     /* `upvm top`: the balancer's table, lines of text ending in '\n'
      * (malloc'd: the caller frees it), or NULL (no memory). */
     char *(*top)(void);

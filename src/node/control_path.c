@@ -217,8 +217,12 @@ const char *ctl_parse_request(char *line, struct ctl_request *req, char *err, si
         return err;
     }
     req->kind = CTL_REQ_MIGRATE;
+    if (n == 4 && !strcmp(w[3], "lazy")) {
+        req->lazy = true;
+        n = 3;
+    }
     if (n != 3)
-        return "error: migrate wants <tid> <node>";
+        return "error: migrate wants <tid> <node> [lazy]";
     if (ctl_parse_tid(w[1], &req->tid) != 0)
         snprintf(err, len, "error: bad tid '%.40s' (t40002, 0x40002 or decimal)", w[1]);
     else if (ctl_parse_node(w[2], &req->node) != 0)

@@ -75,6 +75,7 @@ enum ctl_req_kind {
 struct ctl_request {
     enum ctl_req_kind kind;
     int tid, node;
+    bool lazy;                    /* migrate ... lazy: the task's memory follows it */
     const char *host;             /* NULL unless a host was named */
 };
 const char *ctl_parse_request(char *line, struct ctl_request *req, char *err,

@@ -62,6 +62,7 @@ struct ctl_req {
     unsigned gen;                /* ... and its generation: a closed one's reply is dropped */
     enum ctl_req_kind kind;
     int tid, node;               /* node -1: host names the nodes (vacate, restore) */
+    bool lazy;                   /* a lazy migration */
     char host[CTL_HOST_MAX + 1];
     char reply[CTL_REPLY_MAX];   /* no newline */
     char *text;                  /* a reply of several lines (malloc'ed), or NULL */
@@ -257,7 +258,7 @@ static void serve_migrate(struct ctl_req *r)
     r->next = ctl.inflight;
     ctl.inflight = r;
     /* r may be answered, and freed, before this returns 0: not touched then */
-    int rc = ctl.ops.migrate ? ctl.ops.migrate(r->tid, r->node, migrate_done, r) : -ENOSYS;
+    int rc = ctl.ops.migrate ? ctl.ops.migrate(r->tid, r->node, r->lazy, migrate_done, r) : -ENOSYS;
     if (rc != 0) {
         char why[64];
         if (rc == -ESRCH) /* as upvm_migrate says it */
@@ -555,6 +556,7 @@ static const char *parse_request(char *line, struct ctl_req *r, char *err, size_
     r->kind = req.kind;
     r->tid = req.tid;
     r->node = req.node;
+    r->lazy = req.lazy;
     if (!why && req.host) /* the line is the connection's buffer: copied */
         snprintf(r->host, sizeof r->host, "%s", req.host);
     return why;

@@ -46,13 +46,14 @@ static void ctl_move_done(void *ctx, const struct migrate_result *r)
     free(m);
 }
 
-static int ctl_migrate(int tid, int to, node_ctl_moved_fn done, void *req)
+static int ctl_migrate(int tid, int to, bool lazy, node_ctl_moved_fn done, void *req)
 {
     struct ctl_move *m = malloc(sizeof *m);
     if (!m)
         return -ENOMEM;
     *m = (struct ctl_move){done, req};
-    int rc = migrate_request_async(tid, to, ctl_move_done, m);
+    int rc = lazy ? migrate_request_lazy(tid, to, ctl_move_done, m)
+                  : migrate_request_async(tid, to, ctl_move_done, m);
     if (rc != 0)
         free(m);
     return rc;

@@ -93,6 +93,40 @@ static void uffd_drop(struct svm_region *r, uintptr_t addr)
         uffd_broke("dropping", addr);
 }
 
+/* ------------------------------------------------------------ lazy moves */
+
+int svm_uffd_register_missing(uintptr_t lo, size_t len)
+{
+    struct uffdio_register reg = {.range = {.start = lo, .len = len},
+                                  .mode = UFFDIO_REGISTER_MODE_MISSING};
+    return uffd >= 0 && ioctl(uffd, UFFDIO_REGISTER, &reg) == 0 ? 0 : -errno;
+}
+
+void svm_uffd_unregister(uintptr_t lo, size_t len)
+{
+    struct uffdio_range range = {.start = lo, .len = len};
+    if (uffd >= 0)
+        (void)ioctl(uffd, UFFDIO_UNREGISTER, &range);
+}
+
+/* Put n bytes (whole pages) at addr, writable, skipping pages already
+ * there. */
+void svm_uffd_fill(uintptr_t addr, const void *data, size_t n)
+{
+    for (size_t off = 0; off < n;) {
+        struct uffdio_copy c = {.dst = addr + off, .src = (uintptr_t)data + off, .len = n - off};
+        if (ioctl(uffd, UFFDIO_COPY, &c) == 0)
+            return;
+        if (errno == EEXIST || errno == EAGAIN) {
+            off += c.copy > 0 ? (size_t)c.copy : 0;
+            if (errno == EEXIST && c.copy <= 0)
+                off += SVM_PAGE_SIZE; /* this page came by another way: keep it */
+            continue;
+        }
+        uffd_broke("filling", addr + off);
+    }
+}
+
 static const struct svm_access_ops uffd_ops = {
     .name = "uffd",
     .signal = SIGBUS,

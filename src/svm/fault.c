@@ -37,7 +37,9 @@ void svm_frame_run(void *new_sp, void (*fn)(void *), void *arg) HIDDEN __attribu
 
 /* What a waiting fault asks for (on the ULP's stack, below the frame). */
 struct fault_wait {
-    struct svm_region *r;
+    struct svm_region *r;    /* a shared page; or */
+    struct svm_lazy *lazy;   /* a page a lazy move still owes this node */
+    uintptr_t addr;
     uint32_t page;
     enum svm_access want;
 };
@@ -69,14 +71,18 @@ int svm_page_acquire(struct svm_region *r, uint32_t p, enum svm_access a)
     return rc;
 }
 
-static void lost_page(struct svm_region *r, uint32_t p)
+static _Noreturn void lost_page(uintptr_t addr, bool lazy)
 {
     char name[160];
     struct ulp *u = core_current();
-    fprintf(stderr, "upvm: shared page %#lx lost (ULP %d, %s, node %d): the node that held its "
-                    "only copy died; the ULP ends\n",
-            (unsigned long)svm_page_addr(r, p), u->id, core_ulp_name(u, name, sizeof name),
-            svm.self);
+    if (lazy)
+        fprintf(stderr, "upvm: page %#lx of ULP %d (%s, node %d) lost: the node it moved from "
+                        "lazily died before sending it; the ULP ends\n",
+                (unsigned long)addr, u->id, core_ulp_name(u, name, sizeof name), svm.self);
+    else
+        fprintf(stderr, "upvm: shared page %#lx lost (ULP %d, %s, node %d): the node that held "
+                        "its only copy died; the ULP ends\n",
+                (unsigned long)addr, u->id, core_ulp_name(u, name, sizeof name), svm.self);
     fflush(stderr);
     upvm_exit(128 + SIGBUS);
 }
@@ -85,8 +91,12 @@ static void lost_page(struct svm_region *r, uint32_t p)
 static void svm_fault_wait(void *arg)
 {
     struct fault_wait *w = arg;
-    if (svm_page_acquire(w->r, w->page, w->want) != 0)
-        lost_page(w->r, w->page);
+    if (w->lazy) {
+        if (svm_lazy_acquire(w->lazy, w->page) != 0)
+            lost_page(w->addr, true);
+    } else if (svm_page_acquire(w->r, w->page, w->want) != 0) {
+        lost_page(svm_page_addr(w->r, w->page), false);
+    }
 }
 
 /* ------------------------------------------------------------ the handler */
@@ -137,25 +147,54 @@ static bool room_on_stack(const struct ulp *u, uintptr_t rsp, size_t n)
     return rsp > (uintptr_t)u->stack_lo + RED_ZONE + n + 8192;
 }
 
-static bool svm_fault(int sig, siginfo_t *si, void *uctx)
+/* Can the ULP wait for a page here, with the frame n bytes long? (said
+ * when not) */
+static bool can_wait(const ucontext_t *uc, uintptr_t addr, size_t n)
 {
-    if (!svm.ops || sig != svm.ops->signal)
-        return false;
-    uintptr_t addr = (uintptr_t)si->si_addr;
-    struct svm_region *r = svm_region_of(addr);
-    if (!r || r->shared) /* a memfd region never faults: a real crash */
-        return false;
-    ucontext_t *uc = uctx;
-    uint32_t p = svm_page_index(r, addr);
-    struct svm_page *e = &r->pages[p];
-    bool write = e->access == SVM_READ || (uc->uc_mcontext.gregs[REG_ERR] & X86_PF_WRITE);
-    enum svm_access want = write ? SVM_WRITE : SVM_READ;
     if (!core_on_sched_thread_now()) {
         fprintf(stderr, "upvm: node %d: shared page %#lx touched on a kernel context (a ULP "
                         "coupled by upvm_couple or a blocking call): bring it in first with "
                         "upvm_svm_touch\n", svm.self, (unsigned long)addr);
         return false;
     }
+    struct ulp *u = core_current();
+    if (!n || !room_on_stack(u, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], n)) {
+        fprintf(stderr, "upvm: node %d: ULP %d faulted on shared page %#lx with too little "
+                        "stack left to wait for it: give it a bigger stack (UPVM_STACK_SIZE)\n",
+                svm.self, u->id, (unsigned long)addr);
+        return false;
+    }
+    return true;
+}
+
+/* A page a lazy move still owes this node (lazy.c). */
+static bool lazy_fault(uintptr_t addr, ucontext_t *uc)
+{
+    uint32_t idx;
+    struct svm_lazy *l = svm_lazy_of(addr, &idx);
+    if (!l)
+        return false;
+    if (!can_wait(uc, addr, frame_size(uc)))
+        return false;
+    struct fault_wait w = {.lazy = l, .addr = addr, .page = idx};
+    wait_on_own_stack(uc, &w);
+}
+
+static bool svm_fault(int sig, siginfo_t *si, void *uctx)
+{
+    if (!svm.ops || sig != svm.ops->signal)
+        return false;
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    ucontext_t *uc = uctx;
+    struct svm_region *r = svm_region_of(addr);
+    if (!r)
+        return lazy_fault(addr, uc);
+    if (r->shared) /* a memfd region never faults: a real crash */
+        return false;
+    uint32_t p = svm_page_index(r, addr);
+    struct svm_page *e = &r->pages[p];
+    bool write = e->access == SVM_READ || (uc->uc_mcontext.gregs[REG_ERR] & X86_PF_WRITE);
+    enum svm_access want = write ? SVM_WRITE : SVM_READ;
     if (want == SVM_READ)
         svm.stats.read_faults++;
     else
@@ -164,15 +203,9 @@ static bool svm_fault(int sig, siginfo_t *si, void *uctx)
         return true;
     if (!(e->flags & (PG_BUSY | PG_LOST)) && svm_resolve_local(r, p, want))
         return true;
-    struct ulp *u = core_current();
-    size_t n = frame_size(uc);
-    if (!n || !room_on_stack(u, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP], n)) {
-        fprintf(stderr, "upvm: node %d: ULP %d faulted on shared page %#lx with too little "
-                        "stack left to wait for it: give it a bigger stack (UPVM_STACK_SIZE)\n",
-                svm.self, u->id, (unsigned long)addr);
+    if (!can_wait(uc, addr, frame_size(uc)))
         return false;
-    }
-    struct fault_wait w = {r, p, want};
+    struct fault_wait w = {.r = r, .addr = addr, .page = p, .want = want};
     wait_on_own_stack(uc, &w);
 }
 

@@ -306,6 +306,7 @@ static void serve(struct svm_region *r, uint32_t p, int want, int req)
         e->copyset |= bit(req);
         svm_send(req, K_SVM_PAGE, r->slot, (int32_t)p, SVM_READ | (zero ? SVM_PF_ZERO : 0) << 8,
                  zero ? NULL : (const void *)addr, zero ? 0 : SVM_PAGE_SIZE);
+        svm.stats.pages_out += !zero;
     } else {
         bool nodata = zero || (e->copyset & bit(req));
         uint64_t told = invalidate(r, p, e->copyset, req);
@@ -313,6 +314,7 @@ static void serve(struct svm_region *r, uint32_t p, int want, int req)
         svm_send2(req, K_SVM_PAGE, r->slot, (int32_t)p, SVM_WRITE | flags << 8,
                   nodata ? NULL : (const void *)addr, nodata ? 0 : SVM_PAGE_SIZE, &told,
                   sizeof told);
+        svm.stats.pages_out += !nodata;
         if (e->access != SVM_NIL)
             svm.ops->drop(r, addr);
         e->access = SVM_NIL;
@@ -321,8 +323,6 @@ static void serve(struct svm_region *r, uint32_t p, int want, int req)
         e->prob = (int8_t)req;
         e->moves++;
     }
-    if (!zero)
-        svm.stats.pages_out++;
 }
 
 static void handle_req(struct svm_region *r, uint32_t p, int want, int req, int hops, int passed,

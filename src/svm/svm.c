@@ -41,8 +41,11 @@ struct svm_state svm;
 /* K_SVM_REGION's operations (c >> 28). */
 enum region_op {
     OP_NEW = 1,   /* request: map region a (c: manager | nmgr << 8 | home << 16) */
-    OP_FREE = 2,  /* request to the home: free the block at page c & 0xfffffff */
-    OP_RESET = 3, /* home to all: pages b .. b + (c & 0xfffffff) were freed */
+    OP_FREE = 2,  /* request to the home: the block at page c & 0xfffffff is being
+                   * freed (answer: its pages; it is not handed out again yet) */
+    OP_RESET = 3, /* request to every other node: drop the pages of the block at page
+                   * c & 0xfffffff (payload: uint32 count) */
+    OP_FREED = 5, /* to the home: every node dropped them: the block may be reused */
     OP_SHOW = 4,  /* home to a node that came up: region a exists (as NEW, no answer) */
 };
 
@@ -86,7 +89,7 @@ void svm_send(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const voi
 
 /* Pick the fault mechanism and catch faults: once per node, at its first
  * shared region (its own or another node's). */
-static int svm_start(void)
+int svm_start(void)
 {
     if (svm.ops)
         return 0;
@@ -276,43 +279,57 @@ static long block_take(struct svm_region *r, uint32_t npages)
 {
     for (int i = 0; i < r->next; i++) {
         struct svm_extent *x = &r->ext[i];
-        if (x->used || x->npages < npages)
+        if (x->state != EXT_FREE || x->npages < npages)
             continue;
         if (x->npages > npages &&
             extent_insert(r, i + 1, (struct svm_extent){x->first + npages, x->npages - npages,
-                                                        false}) != 0)
+                                                        EXT_FREE}) != 0)
             return -1;
         x = &r->ext[i];
         x->npages = npages;
-        x->used = true;
+        x->state = EXT_USED;
         return x->first;
     }
     return -1;
 }
 
-/* Free the block starting at page `first` of r (its home); its size in
- * pages, or 0 when no block starts there. */
-static uint32_t block_give_back(struct svm_region *r, uint32_t first)
+/*
+ * Freeing a block takes two steps, so that no node still holds one of its
+ * pages when it is handed out again: block_freeing marks it (its size in
+ * pages, 0 when no block in use starts at `first`), every node drops its
+ * pages, and block_freed makes it free (merged with free neighbours).
+ */
+static uint32_t block_freeing(struct svm_region *r, uint32_t first)
 {
     for (int i = 0; i < r->next; i++) {
         struct svm_extent *x = &r->ext[i];
-        if (x->first != first || !x->used)
+        if (x->first == first && x->state == EXT_USED) {
+            x->state = EXT_FREEING;
+            return x->npages;
+        }
+    }
+    return 0;
+}
+
+static void block_freed(struct svm_region *r, uint32_t first)
+{
+    for (int i = 0; i < r->next; i++) {
+        struct svm_extent *x = &r->ext[i];
+        if (x->first != first || x->state != EXT_FREEING)
             continue;
-        uint32_t n = x->npages;
-        x->used = false;
-        if (i + 1 < r->next && !r->ext[i + 1].used) { /* merge with the next */
+        x->state = EXT_FREE;
+        if (i + 1 < r->next && r->ext[i + 1].state == EXT_FREE) { /* merge with the next */
             x->npages += r->ext[i + 1].npages;
             memmove(&r->ext[i + 1], &r->ext[i + 2], (size_t)(r->next - i - 2) * sizeof *r->ext);
             r->next--;
         }
-        if (i > 0 && !r->ext[i - 1].used) { /* and with the one before */
+        if (i > 0 && r->ext[i - 1].state == EXT_FREE) { /* and with the one before */
             r->ext[i - 1].npages += x->npages;
             memmove(&r->ext[i], &r->ext[i + 1], (size_t)(r->next - i - 1) * sizeof *r->ext);
             r->next--;
         }
-        return n;
+        return;
     }
-    return 0;
 }
 
 /* A block of npages in a region of this node's for manager m: from a
@@ -341,7 +358,7 @@ static void *block_alloc(uint32_t npages, int m)
     int nmgr = svm_multi() ? node_job_slots() : 1;
     struct region_desc d = {(uint32_t)(size / SVM_PAGE_SIZE), 0, -1};
     int rc = region_make(slot, &d, svm.self, m, nmgr, &r);
-    if (rc == 0 && (rc = extent_insert(r, 0, (struct svm_extent){0, r->npages, false})) == 0)
+    if (rc == 0 && (rc = extent_insert(r, 0, (struct svm_extent){0, r->npages, EXT_FREE})) == 0)
         rc = region_announce(r);
     if (rc != 0) {
         if (rc == -ENOSYS)
@@ -377,20 +394,24 @@ static void region_frame(int src, const struct node_frame *f, const void *payloa
         return;
     }
     case OP_FREE: {
-        uint32_t n = r && r->home == svm.self ? block_give_back(r, low) : 0;
-        if (n) {
+        uint32_t n = r && r->home == svm.self ? block_freeing(r, low) : 0;
+        if (n)
             svm_pages_reset(r, low, n);
-            for (int node = 0; node < svm.slots; node++)
-                if (node != svm.self && node_job_up(node))
-                    svm_send(node, K_SVM_REGION, r->slot, (int32_t)low, OP_RESET << 28 | (int32_t)n,
-                             NULL, 0);
-        }
-        node_rpc_reply(src, f->b, n ? 0 : -EINVAL, NULL, 0);
+        node_rpc_reply(src, f->b, n ? (int)n : -EINVAL, NULL, 0);
         return;
     }
-    case OP_RESET:
+    case OP_RESET: {
+        uint32_t n = 0;
+        if (len >= sizeof n)
+            memcpy(&n, payload, sizeof n);
         if (r)
-            svm_pages_reset(r, (uint32_t)f->b, low);
+            svm_pages_reset(r, low, n);
+        node_rpc_reply(src, f->b, 0, NULL, 0);
+        return;
+    }
+    case OP_FREED:
+        if (r && r->home == svm.self)
+            block_freed(r, low);
         return;
     default:
         fprintf(stderr, "upvm: node %d: an unknown shared-region frame (%d) from node %d\n",
@@ -416,6 +437,7 @@ static int peer_gone(int n, int status, bool deleted)
     (void)status, (void)deleted;
     if (svm.ops)
         svm_proto_node_gone(n);
+    svm_lazy_node_gone(n);
     return 0;
 }
 
@@ -427,6 +449,7 @@ void svm_init(void)
     node_on_frame(K_SVM_REGION, region_frame);
     svm_proto_register();
     svm_sync_register();
+    svm_lazy_register();
     (void)node_job_add_hooks(&svm_hooks);
     proc_set_bounce_test(svm_bounce_test);
     svm.ready = true;
@@ -471,9 +494,10 @@ void *upvm_svm_alloc_flags(size_t size, unsigned flags)
     int rc = svm_ensure();
     if (rc != 0)
         return errno = -rc, NULL;
-    if (size == 0 || size > ((size_t)1 << 40) ||
-        (flags & ~(UPVM_SVM_MANAGER_MASK | UPVM_SVM_SHARED | UPVM_SVM_PROTOCOL)))
+    if (size == 0 || (flags & ~(UPVM_SVM_MANAGER_MASK | UPVM_SVM_SHARED | UPVM_SVM_PROTOCOL)))
         return errno = EINVAL, NULL;
+    if (size > ((size_t)1 << 40))
+        return errno = ENOMEM, NULL;
     int m = (int)(flags & UPVM_SVM_MANAGER_MASK);
     if (!m)
         m = manager_setting;
@@ -500,21 +524,41 @@ int upvm_svm_free(void *p)
     if (!r || ((uintptr_t)p & (SVM_PAGE_SIZE - 1)))
         return -EINVAL;
     uint32_t first = svm_page_index(r, (uintptr_t)p);
-    if (r->home != svm.self) {
+    /* 1: the home marks it and drops its pages */
+    int n;
+    if (r->home == svm.self) {
+        n = (int)block_freeing(r, first);
+        if (n)
+            svm_pages_reset(r, first, (uint32_t)n);
+    } else {
         struct node_rpc_req req = {
             .node = r->home, .kind = K_SVM_REGION, .a = r->slot, .c = OP_FREE << 28 | (int)first,
             .down = -EHOSTDOWN, .died = -EHOSTDOWN,
         };
-        return node_rpc_call(&req, NODE_RPC_PINNED, NULL, NULL);
+        n = node_rpc_call(&req, NODE_RPC_PINNED, NULL, NULL);
     }
-    uint32_t n = block_give_back(r, first);
-    if (!n)
-        return -EINVAL;
-    svm_pages_reset(r, first, n);
-    for (int node = 0; node < svm.slots; node++)
-        if (node != svm.self && node_job_up(node))
-            svm_send(node, K_SVM_REGION, r->slot, (int32_t)first, OP_RESET << 28 | (int32_t)n,
-                     NULL, 0);
+    if (n <= 0)
+        return n ? n : -EINVAL;
+    /* 2: every other node drops them, and says so */
+    uint32_t count = (uint32_t)n;
+    for (int node = 0; node < svm.slots; node++) {
+        if (node == r->home || !node_job_up(node))
+            continue;
+        if (node == svm.self) {
+            svm_pages_reset(r, first, count);
+            continue;
+        }
+        struct node_rpc_req req = {
+            .node = node, .kind = K_SVM_REGION, .a = r->slot, .c = OP_RESET << 28 | (int)first,
+            .p1 = &count, .l1 = sizeof count, .down = 0, .died = 0,
+        };
+        (void)node_rpc_call(&req, NODE_RPC_PINNED, NULL, NULL);
+    }
+    /* 3: the block may be handed out again */
+    if (r->home == svm.self)
+        block_freed(r, first);
+    else
+        svm_send(r->home, K_SVM_REGION, r->slot, 0, OP_FREED << 28 | (int)first, NULL, 0);
     return 0;
 }
 

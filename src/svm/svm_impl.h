@@ -63,9 +63,10 @@ struct svm_page {
 enum svm_manager { SVM_MGR_CENTRAL = 1, SVM_MGR_FIXED = 2, SVM_MGR_DYNAMIC = 3 };
 
 /* A stretch of a region's pages in its home's allocator. */
+enum svm_extent_state { EXT_FREE, EXT_USED, EXT_FREEING };
 struct svm_extent {
     uint32_t first, npages;
-    bool used;
+    uint8_t state; /* enum svm_extent_state */
 };
 
 struct svm_region {
@@ -111,6 +112,7 @@ struct svm_state {
     upvm_waitq_t page_q[64];         /* ULPs waiting for pages (hashed) */
     upvm_waitq_t sync_q[64];         /* ULPs in upvm_ec_await / upvm_svm_lock */
     struct upvm_svm_stats stats;
+    int lazy_pending;                /* lazy moves into this node not complete (lazy.c) */
     bool ready;
 };
 
@@ -119,6 +121,8 @@ extern struct svm_state svm HIDDEN;
 /* ------------------------------------------------------------ svm.c */
 
 int svm_ensure(void) HIDDEN;
+/* Start the node's fault mechanism (once): 0 or -errno. */
+int svm_start(void) HIDDEN;
 struct svm_region *svm_region_of(uintptr_t addr) HIDDEN;
 struct svm_region *svm_region_by_slot(int slot) HIDDEN;
 bool svm_multi(void) HIDDEN;
@@ -141,6 +145,24 @@ static inline uintptr_t svm_page_addr(const struct svm_region *r, uint32_t p)
 
 const struct svm_access_ops *svm_access_uffd(char *why, size_t len) HIDDEN;
 const struct svm_access_ops *svm_access_mprotect(void) HIDDEN;
+/* userfaultfd only (lazy moves): missing-page faults on a range, and pages
+ * put in writable. */
+int svm_uffd_register_missing(uintptr_t lo, size_t len) HIDDEN;
+void svm_uffd_unregister(uintptr_t lo, size_t len) HIDDEN;
+void svm_uffd_fill(uintptr_t addr, const void *data, size_t n) HIDDEN;
+
+/* ------------------------------------------------------------ lazy.c */
+
+struct svm_lazy;
+void svm_lazy_register(void) HIDDEN;
+/* A fault at addr in memory a lazy move still owes this node: the lazy
+ * record and the page's index in it, or NULL. */
+struct svm_lazy *svm_lazy_of(uintptr_t addr, uint32_t *page) HIDDEN;
+/* Block the calling ULP until that page is here.  0, -EHOSTDOWN (its
+ * source died before sending it). */
+int svm_lazy_acquire(struct svm_lazy *l, uint32_t page) HIDDEN;
+bool svm_lazy_bounce(uintptr_t lo, uintptr_t hi) HIDDEN;
+void svm_lazy_node_gone(int n) HIDDEN;
 
 /* ------------------------------------------------------------ fault.c */
 

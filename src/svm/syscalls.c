@@ -30,15 +30,19 @@
 #include "proc/proc.h"
 #include "svm/svm_impl.h"
 
-bool svm_bounce_test(const void *p, size_t len)
+static bool bounce_range(uintptr_t lo, uintptr_t hi)
 {
-    uintptr_t lo = (uintptr_t)p, hi = lo + len;
     for (int i = 0; i < svm.nregions; i++) {
         const struct svm_region *r = svm.regions[i];
         if (!r->shared && lo < r->base + r->size && hi > r->base)
             return true;
     }
-    return false;
+    return svm_lazy_bounce(lo, hi);
+}
+
+bool svm_bounce_test(const void *p, size_t len)
+{
+    return bounce_range((uintptr_t)p, (uintptr_t)p + len);
 }
 
 /* libc's own entry points (exported by glibc for exactly this use). */
@@ -48,9 +52,11 @@ extern ssize_t __pread64(int fd, void *buf, size_t n, off_t off);
 extern ssize_t __pwrite64(int fd, const void *buf, size_t n, off_t off);
 extern ssize_t __send(int fd, const void *buf, size_t n, int flags);
 
-static bool shared(const void *p, size_t n)
+/* By address, not pointer: the compiler takes a pointer passed on from
+ * read's buffer (write-only, as glibc declares it) for a read of it. */
+static bool shared(uintptr_t p, size_t n)
 {
-    return unlikely(svm.nregions) && n && svm_bounce_test(p, n);
+    return unlikely(svm.nregions || svm.lazy_pending) && n && bounce_range(p, p + n);
 }
 
 static ssize_t bounce_in(void *dst, ssize_t r, void *b)
@@ -80,7 +86,7 @@ static ssize_t bounce_out(ssize_t r, void *b)
 
 UPVM_API ssize_t read(int fd, void *buf, size_t n)
 {
-    if (!shared(buf, n))
+    if (!shared((uintptr_t)buf, n))
         return __read(fd, buf, n);
     BOUNCE_ALLOC(b, n);
     return bounce_in(buf, __read(fd, b, n), b);
@@ -88,7 +94,7 @@ UPVM_API ssize_t read(int fd, void *buf, size_t n)
 
 UPVM_API ssize_t write(int fd, const void *buf, size_t n)
 {
-    if (!shared(buf, n))
+    if (!shared((uintptr_t)buf, n))
         return __write(fd, buf, n);
     BOUNCE_ALLOC(b, n);
     memcpy(b, buf, n);
@@ -97,7 +103,7 @@ UPVM_API ssize_t write(int fd, const void *buf, size_t n)
 
 UPVM_API ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
-    if (!shared(buf, n))
+    if (!shared((uintptr_t)buf, n))
         return __pread64(fd, buf, n, off);
     BOUNCE_ALLOC(b, n);
     return bounce_in(buf, __pread64(fd, b, n, off), b);
@@ -105,7 +111,7 @@ UPVM_API ssize_t pread(int fd, void *buf, size_t n, off_t off)
 
 UPVM_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-    if (!shared(buf, n))
+    if (!shared((uintptr_t)buf, n))
         return __pwrite64(fd, buf, n, off);
     BOUNCE_ALLOC(b, n);
     memcpy(b, buf, n);
@@ -118,7 +124,7 @@ UPVM_API ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 
 UPVM_API ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-    if (!shared(buf, n))
+    if (!shared((uintptr_t)buf, n))
         return __send(fd, buf, n, flags);
     BOUNCE_ALLOC(b, n);
     memcpy(b, buf, n);

@@ -41,7 +41,7 @@ static const struct upvm_cmd commands[] = {
     {"jobs", "jobs", "list your running jobs of several nodes", jobs_help, cmd_jobs, false},
     {"tasks", "tasks [--job PID]", "list a job's tasks, node by node", tasks_help, cmd_tasks,
      false},
-    {"migrate", "migrate [--job PID] TID NODE", "move a task to another node of its job",
+    {"migrate", "migrate [--job PID] [--lazy] TID NODE", "move a task to another node of its job",
      migrate_help, cmd_migrate, false},
     {"top", "top [--once] [--interval SECONDS] [--job PID]",
      "what a job's global scheduler sees, redrawn", top_help, cmd_top, false},

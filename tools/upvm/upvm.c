@@ -406,7 +406,7 @@ int cmd_run(int argc, char **argv)
 /* ------------------------------------------------------------ migrate, jobs */
 
 const char migrate_help[] =
-    "usage: upvm migrate [--job PID] TID NODE\n"
+    "usage: upvm migrate [--job PID] [--lazy] TID NODE\n"
     "\n"
     "Move task TID of a running job to node NODE of that job, and print how it\n"
     "went, as the job answers:\n"
@@ -423,6 +423,9 @@ const char migrate_help[] =
     "Options:\n"
     "  --job PID   the job (upvm jobs lists them); needed only when several\n"
     "              run\n"
+    "  --lazy      move only the task's registers and current stack page: it\n"
+    "              runs on NODE at once, the rest of its memory follows (pulled\n"
+    "              when touched, pushed in the background)\n"
     "  -h, --help  this text\n"
     "\n"
     "Exit status: 0 when the task moved, 1 when the job refused or the move\n"
@@ -637,7 +640,8 @@ static int job_or_unknown(const char *cmd, int argc, char **argv, int *i, long *
 }
 
 /* Options and operands: 0, or a usage error's status (said). */
-static int migrate_args(int argc, char **argv, long *job, int *tid, int *node, bool *help)
+static int migrate_args(int argc, char **argv, long *job, int *tid, int *node, bool *lazy,
+                        bool *help)
 {
     const char *ops[2];
     int nops = 0;
@@ -649,6 +653,8 @@ static int migrate_args(int argc, char **argv, long *job, int *tid, int *node, b
         if (!strcmp(argv[i], "--job")) {
             if (!job_option(argc, argv, &i, job))
                 return cmd_option_wants("migrate", "--job", "the pid of a running job");
+        } else if (!strcmp(argv[i], "--lazy")) {
+            *lazy = true;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return cmd_unknown_option("migrate", argv[i]);
         } else if (nops < 2) {
@@ -670,8 +676,8 @@ int cmd_migrate(int argc, char **argv)
 {
     long want = 0;
     int tid, node;
-    bool help = false;
-    int rc = migrate_args(argc, argv, &want, &tid, &node, &help);
+    bool help = false, lazy = false;
+    int rc = migrate_args(argc, argv, &want, &tid, &node, &lazy, &help);
     if (help)
         fputs(migrate_help, stdout);
     if (rc != 0 || help)
@@ -685,7 +691,7 @@ int cmd_migrate(int argc, char **argv)
         return (int)-pid;
     if (!ctl_sock_path(path, sizeof path, dir, pid))
         return cmd_error("migrate", 1, "socket path too long");
-    snprintf(req, sizeof req, "migrate t%x %d\n", (unsigned)tid, node);
+    snprintf(req, sizeof req, "migrate t%x %d%s\n", (unsigned)tid, node, lazy ? " lazy" : "");
     rc = ask(path, req, reply, sizeof reply, MIGRATE_MS);
     if (rc != 0)
         return unreachable("migrate", pid, path, rc);
