@@ -36,10 +36,10 @@
 static int worker(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    int me, W, tids[IVY_MAXW], rc;
+    int me = 0, W = 0, tids[IVY_MAXW], rc;
     long arg[3];
     if ((rc = pvm_recv(-1, TAG_START)) < 0 || pvm_upkint(&me, 1, 1) || pvm_upkint(&W, 1, 1) ||
-        pvm_upkint(tids, W, 1) || pvm_upklong(arg, 3, 1))
+        W < 1 || W > IVY_MAXW || pvm_upkint(tids, W, 1) || pvm_upklong(arg, 3, 1))
         ivy_die("receiving the start", rc);
     long n = arg[0], iters = arg[1], lo, hi, plo, phi;
     ivy_part(n, W, me, &lo, &hi);

@@ -74,7 +74,7 @@ struct ivy_worker {
     struct upvm_svm_stats s0; /* at the first go */
 };
 
-static inline void ivy_die(const char *what, long rc)
+__attribute__((noreturn)) static inline void ivy_die(const char *what, long rc)
 {
     fprintf(stderr, "ivy: %s failed (%ld)\n", what, rc);
     fflush(NULL);

@@ -55,6 +55,7 @@ static int spinner(int argc, char **argv)
             last = upvm_now_ns();
         }
     }
+    (void)s;
     return 0;
 }
 UPVM_TASK("ivy-stall-spinner", spinner)
