@@ -47,6 +47,7 @@ static int worker(void)
 
 int main(int argc, char **argv)
 {
+    (void)argc;
     pvm_mytid();
     if (pvm_parent() != PvmNoParent)
         return worker();
