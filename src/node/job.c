@@ -556,10 +556,78 @@ int node_on_poll(void (*fn)(void))
     return 0;
 }
 
+/* ------------------------------------------------------------ urgent polls */
+
+static bool urgent_kinds[NODE_KIND_MAX];
+
+/* A frame an urgent poll kept for the next ordinary one. */
+struct kept_frame {
+    struct kept_frame *next;
+    int src;
+    size_t len;
+    unsigned char data[];
+};
+static struct kept_frame *kept_head, **kept_tail = &kept_head;
+
+void node_set_urgent(unsigned kind)
+{
+    if (kind < NODE_KIND_MAX)
+        urgent_kinds[kind] = true;
+}
+
+static void dispatch_urgent(void *ctx, int src, const void *data, size_t len)
+{
+    struct node_frame f;
+    if (len >= sizeof f) {
+        memcpy(&f, data, sizeof f);
+        if (f.kind < NODE_KIND_MAX && urgent_kinds[f.kind]) {
+            dispatch(ctx, src, data, len);
+            return;
+        }
+    }
+    struct kept_frame *k = malloc(sizeof *k + len);
+    if (!k) {
+        fprintf(stderr, "upvm: node %d: out of memory keeping a frame from node %d\n",
+                job.self, src);
+        _exit(71);
+    }
+    k->next = NULL;
+    k->src = src;
+    k->len = len;
+    memcpy(k->data, data, len);
+    *kept_tail = k;
+    kept_tail = &k->next;
+}
+
+int node_poll_urgent(void)
+{
+    if (!job.multi || job.shutdown)
+        return 0;
+    int n = net_poll(dispatch_urgent, NULL, 0);
+    if (job.nqueued)
+        flush_queues();
+    return n;
+}
+
+/* What urgent polls kept, in the order it came. */
+static void dispatch_kept(void)
+{
+    while (kept_head) {
+        struct kept_frame *k = kept_head;
+        kept_head = k->next;
+        if (!kept_head)
+            kept_tail = &kept_head;
+        dispatch(NULL, k->src, k->data, k->len);
+        free(k);
+    }
+}
+
 static void job_poll(void)
 {
     for (int i = 0; i < npoll_fns; i++)
         poll_fns[i]();
+    if (unlikely(kept_head != NULL))
+        dispatch_kept();
     if (tick_fn)
         tick_if_due();
     if (unlikely(net_events() != job.events_seen))

@@ -183,6 +183,20 @@ void node_on_tick(void (*fn)(void), uint64_t period_ns) HIDDEN;
 #define NODE_POLL_FNS 4
 int node_on_poll(void (*fn)(void)) HIDDEN;
 
+/*
+ * Urgent polls: a layer whose frames must be answered while the node runs
+ * a ULP that computes without polling (src/svm: page requests, which IVY
+ * served at interrupt level) marks their kinds urgent, and calls
+ * node_poll_urgent from a signal handler on the scheduler thread that
+ * interrupted a ULP's own code (not UPVM's, not libc's: nothing of the
+ * node is half-changed then).  Frames of urgent kinds are handled there;
+ * the others are kept, in order, for the next ordinary poll.  Returns the
+ * frames taken.  Handlers of urgent kinds must therefore also be safe in
+ * that context: no malloc'd state of a ULP's program, no blocking.
+ */
+void node_set_urgent(unsigned kind) HIDDEN;
+int node_poll_urgent(void) HIDDEN;
+
 /* Hand a frame that was kept aside (a migration's flush holds some) or
  * made here (a request to this node itself) to its kind's handler, as if
  * it had just come from src.  False when the kind has no handler. */

@@ -38,6 +38,10 @@
 #include "svm/svm_impl.h"
 #include "util/env.h"
 
+#if UPVM_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #define LAZY_AHEAD 16 /* pages per frame: 64 KiB */
 #define LAZY_PULL (1 << 30)
 #define LAZY_STOP (1 << 29) /* the task ended at the destination: send no more */
@@ -216,6 +220,10 @@ static void pusher_main(void *arg)
 static void lazy_serve(int tid, int slot, struct loader_image *img, int to, const struct iovec *v,
                        int n)
 {
+#if UPVM_ASAN
+    for (int i = 0; i < n; i++) /* free heap blocks and globals' redzones travel too */
+        ASAN_UNPOISON_MEMORY_REGION(v[i].iov_base, v[i].iov_len);
+#endif
     struct svm_lazy *l = lazy_new(true, tid, slot, to, v, n);
     if (!l) { /* no memory: the pages go now, all of them */
         fprintf(stderr, "upvm: node %d: no memory to serve t%x's pages lazily: sending them "

@@ -73,12 +73,17 @@ static void defer(struct svm_region *r, uint32_t p, int want, int req, int hops,
     r->pages[p].ndeferred++;
 }
 
-/* Pages that arrived in this poll: settled at the next one. */
+/* Pages that arrived in this poll: settled at the next one (or, while a
+ * ULP computes without polling, at the second service tick: service.c). */
+struct held_page {
+    struct svm_region *r;
+    uint32_t page, tick; /* the service tick it arrived in */
+};
 static struct {
-    struct svm_region **r;
-    uint32_t *p;
+    struct held_page *v;
     int n, cap;
 } held;
+static uint32_t service_ticks;
 
 static void hold(struct svm_region *r, uint32_t p)
 {
@@ -87,19 +92,16 @@ static void hold(struct svm_region *r, uint32_t p)
         return;
     if (held.n == held.cap) {
         int cap = held.cap ? held.cap * 2 : 64;
-        struct svm_region **nr = realloc(held.r, (size_t)cap * sizeof *nr);
-        uint32_t *np = nr ? realloc(held.p, (size_t)cap * sizeof *np) : NULL;
-        if (!nr || !np) {
+        struct held_page *v = realloc(held.v, (size_t)cap * sizeof *v);
+        if (!v) {
             fprintf(stderr, "upvm: node %d: out of memory holding a shared page\n", svm.self);
             _exit(71);
         }
-        held.r = nr;
-        held.p = np;
+        held.v = v;
         held.cap = cap;
     }
     e->flags |= PG_HELD;
-    held.r[held.n] = r;
-    held.p[held.n++] = p;
+    held.v[held.n++] = (struct held_page){r, p, service_ticks};
 }
 
 static void handle_req(struct svm_region *r, uint32_t p, int want, int req, int hops, int passed,
@@ -135,21 +137,48 @@ static void drain(struct svm_region *r, uint32_t p)
     }
 }
 
+/* Serve what waited for the held pages that arrived before service tick
+ * `before` (UINT32_MAX: all of them). */
+static void settle(uint32_t before)
+{
+    int n = held.n, kept = 0;
+    if (!n)
+        return;
+    struct held_page *v = malloc((size_t)n * sizeof *v);
+    if (!v) {
+        fprintf(stderr, "upvm: node %d: out of memory settling shared pages\n", svm.self);
+        _exit(71);
+    }
+    memcpy(v, held.v, (size_t)n * sizeof *v);
+    held.n = 0; /* serving may hold others: they go after */
+    for (int i = 0; i < n; i++) {
+        if (v[i].tick >= before) {
+            v[kept++] = v[i];
+            continue;
+        }
+        struct svm_page *e = &v[i].r->pages[v[i].page];
+        e->flags &= (uint8_t)~PG_HELD;
+        if (e->ndeferred)
+            drain(v[i].r, v[i].page);
+    }
+    for (int i = 0; i < kept; i++) { /* still held: back in the list */
+        v[i].r->pages[v[i].page].flags &= (uint8_t)~PG_HELD;
+        hold(v[i].r, v[i].page);
+        held.v[held.n - 1].tick = v[i].tick;
+    }
+    free(v);
+}
+
 /* At the start of every poll: the pages that arrived in earlier polls have
  * had their waiting ULPs run; serve what waited for them. */
 static void settle_held(void)
 {
-    if (!held.n)
-        return;
-    int n = held.n;
-    held.n = 0;
-    for (int i = 0; i < n; i++) {
-        struct svm_region *r = held.r[i];
-        uint32_t p = held.p[i];
-        r->pages[p].flags &= (uint8_t)~PG_HELD;
-        if (r->pages[p].ndeferred)
-            drain(r, p);
-    }
+    settle(UINT32_MAX);
+}
+
+void svm_service_tick(void)
+{
+    settle(service_ticks++); /* those that arrived before the last tick */
 }
 
 /* ------------------------------------------------------------ sending */

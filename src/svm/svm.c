@@ -65,6 +65,7 @@ void svm_read_settings(void)
         manager_setting = (uint8_t)(m + 1);
     if (env_choice("UPVM_SVM_FAULT", faults, -1, 0, &f) > 0)
         fault_setting = f;
+    svm_service_read_settings();
 }
 
 bool svm_multi(void)
@@ -108,6 +109,7 @@ int svm_start(void)
     }
     svm.self = node_job_self();
     svm.slots = node_job_multi() ? node_job_slots() : 1;
+    svm_service_start();
     return svm_fault_install();
 }
 

@@ -184,6 +184,9 @@ void svm_start_request(struct svm_region *r, uint32_t p, enum svm_access a) HIDD
 int svm_manager_of(const struct svm_region *r, uint32_t p) HIDDEN;
 /* Node n died: answers and acknowledgements it owed never come. */
 void svm_proto_node_gone(int n) HIDDEN;
+/* A service tick (service.c), in an urgent poll: pages held since before
+ * the previous tick are served now (their ULPs had a whole tick to run). */
+void svm_service_tick(void) HIDDEN;
 /* Reset pages [first, first + n) to their allocation state (a block freed). */
 void svm_pages_reset(struct svm_region *r, uint32_t first, uint32_t n) HIDDEN;
 
@@ -196,6 +199,13 @@ static inline upvm_waitq_t *svm_page_queue(const struct svm_region *r, uint32_t 
 
 /* Does [p, p + len) touch a region whose pages travel? (proc's bounce) */
 bool svm_bounce_test(const void *p, size_t len) HIDDEN;
+
+/* ------------------------------------------------------------ service.c */
+
+void svm_service_read_settings(void) HIDDEN; /* UPVM_SVM_SERVICE_US */
+/* Serve page requests while this node's ULPs compute (once; a job of
+ * several nodes of one host). */
+void svm_service_start(void) HIDDEN;
 
 /* ------------------------------------------------------------ sync.c */
 
