@@ -403,7 +403,8 @@ static void accept_request_checked(int tid, int to, int origin, int id,
     struct proc *tp = t->ulp->ext[ULP_EXT_PROC];
     if (lazy_ops && lazy_ops->busy(tp->slot)) {
         refuse(origin, id, tid, PvmNotImpl, "%s's memory is still arriving from its last "
-               "(lazy) move: it moves again once all of it is there", name);
+               "(lazy) move: it can move again once all of it is there (the rest is on its "
+               "way now: ask again shortly)", name);
         return;
     }
     char why[600];

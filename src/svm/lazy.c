@@ -45,6 +45,7 @@
 #define LAZY_AHEAD 16 /* pages per frame: 64 KiB */
 #define LAZY_PULL (1 << 30)
 #define LAZY_STOP (1 << 29) /* the task ended at the destination: send no more */
+#define LAZY_ALL (1 << 28)  /* the task must move on: send the rest now */
 
 enum { PAGE_SENT = 1, PAGE_HERE = 1, PAGE_ASKED = 2 };
 
@@ -54,6 +55,7 @@ struct svm_lazy {
     bool dead;            /* the other end died */
     bool pusher;          /* source: a pusher ULP runs for it (and frees it) */
     bool done;            /* source: every page left; unlinked, the slot let go */
+    bool asked_all;       /* destination: the rest was asked for (lazy_busy) */
     int tid, slot, peer;  /* peer: the destination (source) or the source */
     struct loader_image *img;
     struct iovec v[PROC_MOVE_RANGES + 1];
@@ -348,6 +350,14 @@ static void push_arrived(int src, const struct node_frame *f, const void *payloa
         }
         return;
     }
+    if (f->c & LAZY_ALL) { /* at the source: everything, now (UPVM_MIGRATE_PUSH=off) */
+        struct svm_lazy *l = find(f->a, true);
+        if (l && !l->pusher) {
+            upvm_attr_t attr = {.name = "upvm-lazy-pusher", .flags = UPVM_DETACHED};
+            l->pusher = upvm_create(pusher_main, l, &attr) > 0;
+        }
+        return;
+    }
     if (f->c & LAZY_PULL) { /* at the source: a page wanted now */
         struct svm_lazy *l = find(f->a, true);
         if (l && idx < l->npages)
@@ -426,9 +436,17 @@ static void lazy_forget(int slot)
         dest_done(l);
 }
 
+/* A task whose memory is still on its way cannot move again yet; if it
+ * comes only when touched (UPVM_MIGRATE_PUSH=off), the rest is asked for
+ * now, so that it can move soon. */
 static bool lazy_busy(int slot)
 {
-    return find(slot, true) || find(slot, false);
+    struct svm_lazy *l = find(slot, false);
+    if (l && !l->dead && !l->asked_all) {
+        l->asked_all = true;
+        svm_send(l->peer, K_SVM_PUSH, l->slot, 0, LAZY_ALL, NULL, 0);
+    }
+    return l || find(slot, true);
 }
 
 static const struct migrate_lazy_ops lazy_ops = {
