@@ -568,6 +568,9 @@ struct kept_frame {
     unsigned char data[];
 };
 static struct kept_frame *kept_head, **kept_tail = &kept_head;
+/* Frames from a node stay in the order it sent them: once one of its
+ * frames is kept, the rest from it are kept too, urgent or not. */
+static bool kept_from[NODE_MAX];
 
 void node_set_urgent(unsigned kind)
 {
@@ -578,13 +581,16 @@ void node_set_urgent(unsigned kind)
 static void dispatch_urgent(void *ctx, int src, const void *data, size_t len)
 {
     struct node_frame f;
-    if (len >= sizeof f) {
+    bool in_order = src < 0 || src >= NODE_MAX || !kept_from[src];
+    if (len >= sizeof f && in_order) {
         memcpy(&f, data, sizeof f);
         if (f.kind < NODE_KIND_MAX && urgent_kinds[f.kind]) {
             dispatch(ctx, src, data, len);
             return;
         }
     }
+    if (src >= 0 && src < NODE_MAX)
+        kept_from[src] = true;
     struct kept_frame *k = malloc(sizeof *k + len);
     if (!k) {
         fprintf(stderr, "upvm: node %d: out of memory keeping a frame from node %d\n",
@@ -620,6 +626,7 @@ static void dispatch_kept(void)
         dispatch(NULL, k->src, k->data, k->len);
         free(k);
     }
+    memset(kept_from, 0, sizeof kept_from);
 }
 
 static void job_poll(void)

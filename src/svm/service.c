@@ -10,9 +10,10 @@
  * scheduler thread's CPU time (CLOCK_THREAD_CPUTIME_ID: it runs only
  * while the thread does -- an idle node is never woken by it): every
  * UPVM_SVM_SERVICE_US of computing, a signal.  Its handler looks at where
- * the thread was interrupted; in a program's own code (not UPVM's, not
- * libc's or the dynamic linker's: nothing of the node is half-changed, no
- * lock of libc is held) it polls the transport for the shared-memory
+ * the thread was interrupted; in a program's own code (a thread-mode
+ * program's executable, a process-mode program's slot -- not UPVM, not
+ * libc, not any library UPVM's calls may pass through: nothing of the node
+ * is half-changed, no lock of libc is held) it polls the transport for the shared-memory
  * frames only (node_poll_urgent: the others wait for the next ordinary
  * poll), and pages held for the ULPs they woke are let go after a whole
  * tick (proto.c).  Elsewhere it does nothing: the next tick tries again.
@@ -31,6 +32,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "mem/mem.h"
 #include "svm/svm_impl.h"
 #include "util/env.h"
 
@@ -39,8 +41,11 @@
 static uint64_t service_us = 100;
 static bool armed;
 
-/* The executable code of UPVM, libc and the dynamic linker. */
-#define TEXT_MAX 16
+/* The executable code of the program (the main executable: a thread-mode
+ * program's own code).  A process-mode program's code lies in the window's
+ * slots.  Anything else -- UPVM, libc, the dynamic linker, a sanitizer's
+ * runtime that UPVM's own calls pass through -- is not the program's. */
+#define TEXT_MAX 8
 static struct {
     uintptr_t lo, hi;
 } text[TEXT_MAX];
@@ -49,9 +54,8 @@ static int ntext;
 static int collect_text(struct dl_phdr_info *info, size_t size, void *ctx)
 {
     (void)size, (void)ctx;
-    const char *name = info->dlpi_name ? info->dlpi_name : "";
-    if (!strstr(name, "libupvm") && !strstr(name, "libc.so") && !strstr(name, "ld-linux"))
-        return 0;
+    if (info->dlpi_name && info->dlpi_name[0])
+        return 1; /* the main executable comes first, with an empty name */
     for (int i = 0; i < info->dlpi_phnum && ntext < TEXT_MAX; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
@@ -60,11 +64,13 @@ static int collect_text(struct dl_phdr_info *info, size_t size, void *ctx)
             ntext++;
         }
     }
-    return 0;
+    return 1;
 }
 
-static bool in_runtime(uintptr_t pc)
+static bool in_program(uintptr_t pc)
 {
+    if (mem_slot_of((const void *)pc) >= 0)
+        return true;
     for (int i = 0; i < ntext; i++)
         if (pc - text[i].lo < text[i].hi - text[i].lo)
             return true;
@@ -75,7 +81,7 @@ static void service_signal(int sig, siginfo_t *si, void *uctx)
 {
     (void)sig, (void)si;
     const ucontext_t *uc = uctx;
-    if (!core_on_sched_thread_now() || in_runtime((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
+    if (!core_on_sched_thread_now() || !in_program((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
         return;
     int saved = errno;
     svm_service_tick();
