@@ -325,6 +325,28 @@ case_fire() {
     [ "$(grep -c '^RESULT' "$work/mig.out")" -gt 2 ] || fail "fire: no results"
 }
 
+# Shared virtual memory over 2 hosts, 3 ranks (tests/svm): the coherence
+# stress with the central and the dynamic manager, and eventcounts; the
+# pages travel over MPI between the hosts, shared memory within one.
+case_svm() {
+    local prog st m
+    for m in central dynamic; do
+        prog=$build/tests/svm/svm-coherence
+        (cd "$work" && SVM_TEST_OPS=1500 timeout -k 5 120 "${mpirun[@]}" -x SVM_TEST_OPS \
+            -x UPVM_SVM_MANAGER=$m -H "${addr[0]}:2,${addr[1]}:1" -np 3 "$prog") >"$out" 2>&1
+        st=$?
+        sed 's/^/     /' "$out"
+        [ $st = 0 ] || fail "svm-coherence ($m) over 2 hosts: exit status $st"
+        grep -qx OK "$out" || fail "svm-coherence ($m) over 2 hosts: no OK"
+    done
+    (cd "$work" && timeout -k 5 120 "${mpirun[@]}" -H "${addr[0]}:2,${addr[1]}:1" -np 3 \
+        "$build/tests/svm/svm-ec") >"$out" 2>&1
+    st=$?
+    sed 's/^/     /' "$out"
+    [ $st = 0 ] || fail "svm-ec over 2 hosts: exit status $st"
+    grep -qx OK "$out" || fail "svm-ec over 2 hosts: no OK"
+}
+
 case_trace() {
     local prog=$build/tests/trace/pattern st
     (cd "$work" && UPVM_MPIRUN="${mpirun[*]}" timeout -k 5 120 "$build/tools/upvm/upvm" run \
@@ -434,6 +456,7 @@ case $case in
     fire) case_fire ;;
     migrate-build) case_migrate_build ;;
     trace) case_trace ;;
+    svm) case_svm ;;
     pvm-examples) case_pvm_examples "$@" ;;
     kill) case_kill ;;
     *) echo "test-hosts: no case '$case'" >&2; exit 2 ;;

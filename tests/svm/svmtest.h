@@ -71,12 +71,16 @@ static inline unsigned long svm_env_ul(const char *name, unsigned long dflt)
     return v && *v ? strtoul(v, NULL, 0) : dflt;
 }
 
-/* pvm_spawn of one task named name on node<node>; its tid. */
+/* pvm_spawn of one task named name on node `node` (by the name pvm_config
+ * gives it: node<n> on one host, the host's name across hosts); its tid. */
 static inline int svm_spawn_on(const char *name, int node)
 {
-    char where[32];
-    int tid = 0;
+    char where[256];
+    int tid = 0, nhost = 0, narch = 0;
+    struct pvmhostinfo *hosts = NULL;
     snprintf(where, sizeof where, "node%d", node);
+    if (pvm_config(&nhost, &narch, &hosts) == 0 && node < nhost)
+        snprintf(where, sizeof where, "%s", hosts[node].hi_name);
     int n = pvm_spawn((char *)name, NULL, PvmTaskHost, where, 1, &tid);
     SVM_CHECK(n == 1, "pvm_spawn(%s) on %s: %d (tid/error %d)", name, where, n, tid);
     return tid;
