@@ -132,9 +132,11 @@ int pvm_name_lookup(const char *name, int *id)
         *id = pvm_machine_of(self);
         return PVM_NAME_MACHINE;
     }
+    /* "node<n>" names node n in every job (UPVM's own: one node; a job of
+     * one node has node0, this machine) */
     if (!multi)
-        return PVM_NAME_NONE;
-    /* "node<n>" names node n in every job (UPVM's own: one node) */
+        return strcmp(name, "node0") == 0 ? (*id = pvm_machine_of(self), PVM_NAME_MACHINE)
+                                          : PVM_NAME_NONE;
     char *end;
     if (strncmp(name, "node", 4) == 0 && name[4] >= '0' && name[4] <= '9') {
         long n = strtol(name + 4, &end, 10);

@@ -863,8 +863,7 @@ static bool is_this_host(const char *where)
     if (pvm_multi())
         return kind == PVM_NAME_NODE ? id == node_job_self()
                : kind == PVM_NAME_MACHINE && id == pvm_machine_of(node_job_self());
-    return where && (strcmp(where, ".") == 0 || strcmp(where, "localhost") == 0 ||
-                     strcmp(where, pvm_node.hostname) == 0);
+    return kind == PVM_NAME_MACHINE; /* ".", "localhost", its name, node0 */
 }
 
 /* Where a spawn with these flags can run: 0 (here) or PvmNoHost. */

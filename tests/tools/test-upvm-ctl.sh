@@ -163,9 +163,9 @@ usage)
     run 2 "--job wants the pid" "$upvm" migrate --job abc t40001 1
     run 2 "unexpected argument '2'" "$upvm" migrate t40001 1 2
     run 2 "^upvm jobs: unexpected argument 'all' \(see upvm help jobs\)$" "$upvm" jobs all
-    run 0 "^usage: upvm migrate \[--job PID\] TID NODE" "$upvm" migrate --help
+    run 0 "^usage: upvm migrate \[--job PID\] \[--lazy\] TID NODE" "$upvm" migrate --help
     run 0 "^usage: upvm jobs" "$upvm" jobs -h
-    run 0 "^  upvm migrate \[--job PID\] TID NODE" "$upvm" --help
+    run 0 "^  upvm migrate \[--job PID\] \[--lazy\] TID NODE" "$upvm" --help
     # top, vacate, restore
     run 2 "--interval wants seconds from 0.1 to 3600" "$upvm" top --interval 0
     run 2 "--interval wants seconds" "$upvm" top --interval
@@ -226,7 +226,7 @@ jobs)
     run 0 "^error: unknown request ''" "$raw" send "${S[0]}" $'\n'
     run 0 "^error: bad tid 'zz'" "$raw" send "${S[0]}" $'migrate zz 1\n'
     run 0 "^error: bad node 'x'" "$raw" send "${S[0]}" $'migrate t1 x\n'
-    run 0 "^error: migrate wants <tid> <node>$" "$raw" send "${S[0]}" $'migrate t1 1 2\n'
+    run 0 "^error: migrate wants <tid> <node> \[lazy\]$" "$raw" send "${S[0]}" $'migrate t1 1 2\n'
     run 0 "^error: ping takes no arguments$" "$raw" send "${S[0]}" $'ping me\n'
     run 0 "^error: request too long$" "$raw" send "${S[0]}" "$(printf 'x%.0s' {1..300})"
     run 0 "^job ${L[0]} nodes 2 program ctl-job$" "$raw" send "${S[0]}" $'ping\n'
@@ -439,6 +439,8 @@ migrate)
     grep -A1 '^node0 ' <<<"$out" | grep -q " ${W[0]}/ctl-job" ||
         fail "upvm tasks: ${W[0]} is not listed on node0 after its move: $out"
     run 0 "^ok ${W[0]} node0 -> node1 in " "$upvm" migrate "${W[0]}" node1
+    # a lazy move: the worker's memory follows it (it answers below)
+    run 0 "^ok ${W[0]} node1 -> node0 in " "$upvm" migrate --lazy "${W[0]}" 0
     # the job's first task (started from the shell) moves too; node 0
     # still gets its exit status
     run 0 "^ok [t0-9a-f]+ node0 -> node1 in " \
@@ -471,6 +473,8 @@ mpi)
     run 1 "^error: no node of this job runs on host no-such-host \(its nodes: node0 node1\)$" \
         "$upvm" vacate no-such-host
     run 0 "^ok ${W[0]} node0 -> node1 in " "$upvm" migrate "${W[0]}" node1
+    # a lazy move: the worker's memory follows it (it answers below)
+    run 0 "^ok ${W[0]} node1 -> node0 in " "$upvm" migrate --lazy "${W[0]}" 0
     end 0
     [ "$status" -eq 0 ] || fail "exit status $status"
     grep -q "^worker answered$" "$work/out0" || fail "the worker did not answer after its moves"
