@@ -219,7 +219,6 @@ static int region_make(int slot, const struct region_desc *d, int home, int mana
         return rc ? rc : -ENOMEM;
     }
     svm_pages_reset(r, 0, npages);
-    upvm_waitq_init(&r->ready_q, "a shared region's creation");
     svm.regions[svm.nregions++] = r;
     *out = r;
     return 0;

@@ -86,8 +86,6 @@ struct svm_region {
     /* home only: its blocks, in address order */
     struct svm_extent *ext;
     int next, cap;
-    /* home, while its creation is announced: nodes still to acknowledge */
-    upvm_waitq_t ready_q;
 };
 
 /* How pages are mapped and faults caught: userfaultfd in SIGBUS mode, or
@@ -108,7 +106,6 @@ struct svm_state {
     int self, slots;                 /* this node; node slots of the job */
     struct svm_region *regions[SVM_REGIONS_MAX];
     int nregions;
-    struct svm_region *chunk[4];     /* this node's current region per manager */
     upvm_waitq_t page_q[64];         /* ULPs waiting for pages (hashed) */
     upvm_waitq_t sync_q[64];         /* ULPs in upvm_ec_await / upvm_svm_lock */
     struct upvm_svm_stats stats;
@@ -220,7 +217,8 @@ enum svm_kind {
     K_SVM_ACK,    /* a slot, b page */
     K_SVM_NACK,   /* a slot, b page, c -errno */
     K_SVM_REGION, /* a slot, b op, c: manager | nmgr << 8 | home << 16; FREE: payload */
-    K_SVM_PUSH,   /* lazy migration (not yet) */
+    K_SVM_PUSH,   /* a lazy move's pages (lazy.c): a slot, b first page owed, c count |
+                   * flags (pull, stop, all); payload: the pages */
     K_SVM_WAKE,   /* a slot, b offset / 64 of the eventcount or lock */
 };
 
