@@ -84,7 +84,7 @@ static void take_out(struct svm_lazy *l)
             break;
         }
     if (!l->source)
-        svm.lazy_pending--;
+        __atomic_sub_fetch(&svm.lazy_pending, 1, __ATOMIC_RELAXED);
 }
 
 static void unlink_lazy(struct svm_lazy *l)
@@ -150,7 +150,7 @@ static struct svm_lazy *lazy_new(bool source, int tid, int slot, int peer, const
     l->next = lazies;
     lazies = l;
     if (!source)
-        svm.lazy_pending++;
+        __atomic_add_fetch(&svm.lazy_pending, 1, __ATOMIC_RELAXED);
     return l;
 }
 

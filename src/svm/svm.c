@@ -219,7 +219,10 @@ static int region_make(int slot, const struct region_desc *d, int home, int mana
         return rc ? rc : -ENOMEM;
     }
     svm_pages_reset(r, 0, npages);
-    svm.regions[svm.nregions++] = r;
+    /* other threads look (libupvm's read/write in thread mode, an MPI
+     * progress thread's): the entry first, then the count */
+    svm.regions[svm.nregions] = r;
+    __atomic_store_n(&svm.nregions, svm.nregions + 1, __ATOMIC_RELEASE);
     *out = r;
     return 0;
 }

@@ -32,12 +32,17 @@
 
 static bool bounce_range(uintptr_t lo, uintptr_t hi)
 {
-    for (int i = 0; i < svm.nregions; i++) {
+    int n = __atomic_load_n(&svm.nregions, __ATOMIC_ACQUIRE); /* any thread may ask */
+    for (int i = 0; i < n; i++) {
         const struct svm_region *r = svm.regions[i];
         if (!r->shared && lo < r->base + r->size && hi > r->base)
             return true;
     }
-    return svm_lazy_bounce(lo, hi);
+    if (!__atomic_load_n(&svm.lazy_pending, __ATOMIC_RELAXED))
+        return false;
+    /* the lazy moves' records are the scheduler thread's: elsewhere (a
+     * coupled call) bounce whenever one is under way */
+    return !core_on_sched_thread_now() || svm_lazy_bounce(lo, hi);
 }
 
 bool svm_bounce_test(const void *p, size_t len)
@@ -56,7 +61,8 @@ extern ssize_t __send(int fd, const void *buf, size_t n, int flags);
  * read's buffer (write-only, as glibc declares it) for a read of it. */
 static bool shared(uintptr_t p, size_t n)
 {
-    return unlikely(svm.nregions || svm.lazy_pending) && n && bounce_range(p, p + n);
+    return unlikely(__atomic_load_n(&svm.nregions, __ATOMIC_RELAXED) || svm.lazy_pending) && n &&
+           bounce_range(p, p + n);
 }
 
 static ssize_t bounce_in(void *dst, ssize_t r, void *b)
