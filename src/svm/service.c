@@ -83,6 +83,8 @@ static void service_signal(int sig, siginfo_t *si, void *uctx)
     const ucontext_t *uc = uctx;
     if (!core_on_sched_thread_now() || !in_program((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]))
         return;
+    if (core_current() == svm.touch_ulp && core_sched.tsc_mark == svm.touch_mark)
+        return; /* between upvm_svm_touch and the call it prepared: its pages stay */
     int saved = errno;
     svm_service_tick();
     (void)node_poll_urgent();

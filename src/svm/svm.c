@@ -600,6 +600,8 @@ int upvm_svm_touch(const void *p, size_t len, int access)
                 return rc;
         }
     }
+    svm.touch_ulp = core_current();
+    svm.touch_mark = core_sched.tsc_mark;
     return 0;
 }
 

@@ -110,6 +110,10 @@ struct svm_state {
     upvm_waitq_t sync_q[64];         /* ULPs in upvm_ec_await / upvm_svm_lock */
     struct upvm_svm_stats stats;
     int lazy_pending;                /* lazy moves into this node not complete (lazy.c) */
+    /* upvm_svm_touch's promise: the pages stay until the ULP next switches,
+     * so the service tick leaves them while it has not (service.c) */
+    const struct ulp *touch_ulp;
+    uint64_t touch_mark;             /* core_sched.tsc_mark at the touch */
     bool ready;
 };
 
