@@ -42,7 +42,6 @@ enum ulp_ext {
     ULP_EXT_PVM,     /* src/pvm: the task */
     ULP_EXT_PROC,    /* src/proc: the process state of a process-mode ULP */
     ULP_EXT_MIGRATE, /* src/migrate */
-    ULP_EXT_SVM,     /* src/svm: the shared page it waits for (reports) */
     ULP_EXT_COUNT
 };
 

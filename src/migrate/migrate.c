@@ -564,7 +564,7 @@ static void use_path(int to)
 
 /*
  * A lazy move (migrate_lazy_ops): what goes now is the task's used stack
- * (proc_move_ranges' second range, from its saved stack pointer up: the
+ * (proc_move_ranges' PROC_MOVE_STACK, from its saved stack pointer up: the
  * frames it returns into, and the records the runtime keeps for a waiting
  * task, a few KiB as a rule); its writable image and its heap follow, in
  * whole pages.  The ranges that go now replace v; the rest lands in later.
@@ -575,14 +575,13 @@ static int lazy_split(struct iovec *v, int n, struct iovec *later, int *nlater)
     const uintptr_t pg = 4096;
     *nlater = 0;
     for (int i = 0; i < n; i++) {
-        if (i == 1)
+        if (i == PROC_MOVE_STACK || !v[i].iov_len)
             continue;
         uintptr_t lo = (uintptr_t)v[i].iov_base & ~(pg - 1);
         uintptr_t hi = ((uintptr_t)v[i].iov_base + v[i].iov_len + pg - 1) & ~(pg - 1);
-        if (hi > lo)
-            later[(*nlater)++] = (struct iovec){(void *)lo, hi - lo};
+        later[(*nlater)++] = (struct iovec){(void *)lo, hi - lo};
     }
-    v[0] = v[1];
+    v[0] = v[PROC_MOVE_STACK];
     return 1;
 }
 

@@ -67,18 +67,16 @@ int proc_move_ranges(const struct proc *p, const struct ulp *u, struct iovec *v)
 {
     char *guard, *stack_lo, *heap_lo;
     slot_parts(p, &guard, &stack_lo, &heap_lo);
-    size_t woff, wlen = loader_image_writable(p->inst.img, &woff);
+    size_t woff = 0, wlen = loader_image_writable(p->inst.img, &woff);
     struct mem_heap_stats hs;
     mem_heap_stats(p->heap, &hs);
-    int n = 0;
-    if (wlen)
-        v[n++] = (struct iovec){mem_slot_base(mem_window(), p->slot) + woff, wlen};
+    v[PROC_MOVE_IMAGE] = (struct iovec){mem_slot_base(mem_window(), p->slot) + woff, wlen};
     uintptr_t sp = down((uintptr_t)u->ctx.sp - STACK_RED_ZONE, 64);
     if (sp < (uintptr_t)stack_lo)
         sp = (uintptr_t)stack_lo;
-    v[n++] = (struct iovec){(void *)sp, (size_t)(heap_lo - (char *)sp)};
-    v[n++] = (struct iovec){heap_lo, up(hs.extent, 64)};
-    return n;
+    v[PROC_MOVE_STACK] = (struct iovec){(void *)sp, (size_t)(heap_lo - (char *)sp)};
+    v[PROC_MOVE_HEAP] = (struct iovec){heap_lo, up(hs.extent, 64)};
+    return PROC_MOVE_RANGES;
 }
 
 void proc_move_out(struct proc *p)

@@ -293,13 +293,19 @@ struct proc_move {
     char path[PATH_MAX];   /* the program's file */
 };
 
-/* The most ranges proc_move_ranges gives. */
-#define PROC_MOVE_RANGES 3
+/* The ranges proc_move_ranges gives, always these, in this order (one may
+ * be empty: a program without writable data). */
+enum proc_move_range {
+    PROC_MOVE_IMAGE, /* the image's writable pages */
+    PROC_MOVE_STACK, /* the stack from the saved stack pointer up */
+    PROC_MOVE_HEAP,  /* the heap to its top */
+    PROC_MOVE_RANGES
+};
 
 void proc_move_info(const struct proc *p, struct proc_move *out) HIDDEN;
 /* The bytes of p's slot that must move for ULP u (suspended: its saved
- * stack pointer bounds the stack): up to PROC_MOVE_RANGES ranges in v,
- * their count returned. */
+ * stack pointer bounds the stack): PROC_MOVE_RANGES ranges in v (enum
+ * proc_move_range), their count returned. */
 int proc_move_ranges(const struct proc *p, const struct ulp *u, struct iovec *v) HIDDEN;
 /* The source, before the bytes are read: p lets go of this node's objects
  * (its tagged streams). */

@@ -50,7 +50,6 @@ int svm_page_acquire(struct svm_region *r, uint32_t p, enum svm_access a)
 {
     struct svm_page *e = &r->pages[p];
     struct ulp *u = core_current();
-    u->ext[ULP_EXT_SVM] = (void *)svm_page_addr(r, p);
     core_ulp_pin(u); /* a migration waits until the page is here */
     int rc = 0;
     while (e->access < a) {
@@ -67,7 +66,6 @@ int svm_page_acquire(struct svm_region *r, uint32_t p, enum svm_access a)
         (void)core_block(svm_page_queue(r, p), -1);
     }
     core_ulp_unpin(u);
-    u->ext[ULP_EXT_SVM] = NULL;
     return rc;
 }
 
@@ -130,9 +128,8 @@ static size_t frame_size(const ucontext_t *uc)
 }
 
 /* Copy the frame to the ULP's stack and wait there; does not return. */
-static _Noreturn void wait_on_own_stack(ucontext_t *uc, struct fault_wait *w_in)
+static _Noreturn void wait_on_own_stack(ucontext_t *uc, size_t n, struct fault_wait *w_in)
 {
-    size_t n = frame_size(uc);
     const char *start = (const char *)uc - 8;
     /* [copy, copy + n) the frame, then the request, below the red zone */
     uintptr_t limit = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP] - RED_ZONE - n - 64;
@@ -186,10 +183,11 @@ static bool lazy_fault(uintptr_t addr, ucontext_t *uc)
     struct svm_lazy *l = svm_lazy_of(addr, &idx);
     if (!l)
         return false;
-    if (!can_wait(uc, addr, frame_size(uc)))
+    size_t n = frame_size(uc);
+    if (!can_wait(uc, addr, n))
         return false;
     struct fault_wait w = {.lazy = l, .addr = addr, .page = idx};
-    wait_on_own_stack(uc, &w);
+    wait_on_own_stack(uc, n, &w);
 }
 
 static bool svm_fault(int sig, siginfo_t *si, void *uctx)
@@ -215,10 +213,11 @@ static bool svm_fault(int sig, siginfo_t *si, void *uctx)
         return true;
     if (!(e->flags & (PG_BUSY | PG_LOST)) && svm_resolve_local(r, p, want))
         return true;
-    if (!can_wait(uc, addr, frame_size(uc)))
+    size_t n = frame_size(uc);
+    if (!can_wait(uc, addr, n))
         return false;
     struct fault_wait w = {.r = r, .addr = addr, .page = p, .want = want};
-    wait_on_own_stack(uc, &w);
+    wait_on_own_stack(uc, n, &w);
 }
 
 int svm_fault_install(void)

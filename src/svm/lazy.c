@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mem/mem.h"
 #include "migrate/migrate.h"
@@ -219,6 +220,12 @@ static void pusher_main(void *arg)
     }
 }
 
+static void start_pusher(struct svm_lazy *l)
+{
+    upvm_attr_t attr = {.name = "upvm-lazy-pusher", .flags = UPVM_DETACHED};
+    l->pusher = upvm_create(pusher_main, l, &attr) > 0;
+}
+
 static void lazy_serve(int tid, int slot, struct loader_image *img, int to, const struct iovec *v,
                        int n)
 {
@@ -227,31 +234,18 @@ static void lazy_serve(int tid, int slot, struct loader_image *img, int to, cons
         ASAN_UNPOISON_MEMORY_REGION(v[i].iov_base, v[i].iov_len);
 #endif
     struct svm_lazy *l = lazy_new(true, tid, slot, to, v, n);
-    if (!l) { /* no memory: the pages go now, all of them */
-        fprintf(stderr, "upvm: node %d: no memory to serve t%x's pages lazily: sending them "
-                        "all now\n", svm.self, (unsigned)tid);
-        struct svm_lazy tmp = {.source = true, .slot = slot, .peer = to, .n = n};
-        memcpy(tmp.v, v, (size_t)n * sizeof *v);
-        for (int i = 0; i < n; i++)
-            tmp.npages += (uint32_t)(v[i].iov_len / SVM_PAGE_SIZE);
-        for (uint32_t idx = 0; idx < tmp.npages;) {
-            uint32_t run = run_left(&tmp, idx) < LAZY_AHEAD ? run_left(&tmp, idx) : LAZY_AHEAD;
-            svm_send(to, K_SVM_PUSH, slot, (int32_t)idx, (int32_t)run,
-                     (const void *)page_addr(&tmp, idx), (size_t)run * SVM_PAGE_SIZE);
-            idx += run;
-        }
-        proc_move_gone(slot, img);
-        return;
+    if (!l) { /* as the node does when a frame finds no memory (node/job.h) */
+        fprintf(stderr, "upvm: node %d: out of memory serving t%x's pages (a lazy move)\n",
+                svm.self, (unsigned)tid);
+        _exit(71);
     }
     l->img = img;
     if (!l->left) {
         source_done(l);
         return;
     }
-    if (push_setting) {
-        upvm_attr_t attr = {.name = "upvm-lazy-pusher", .flags = UPVM_DETACHED};
-        l->pusher = upvm_create(pusher_main, l, &attr) > 0;
-    }
+    if (push_setting)
+        start_pusher(l);
 }
 
 static void send_and_check(struct svm_lazy *l, uint32_t idx, uint32_t most)
@@ -352,10 +346,8 @@ static void push_arrived(int src, const struct node_frame *f, const void *payloa
     }
     if (f->c & LAZY_ALL) { /* at the source: everything, now (UPVM_MIGRATE_PUSH=off) */
         struct svm_lazy *l = find(f->a, true);
-        if (l && !l->pusher) {
-            upvm_attr_t attr = {.name = "upvm-lazy-pusher", .flags = UPVM_DETACHED};
-            l->pusher = upvm_create(pusher_main, l, &attr) > 0;
-        }
+        if (l && !l->pusher)
+            start_pusher(l);
         return;
     }
     if (f->c & LAZY_PULL) { /* at the source: a page wanted now */

@@ -138,35 +138,24 @@ static void drain(struct svm_region *r, uint32_t p)
 }
 
 /* Serve what waited for the held pages that arrived before service tick
- * `before` (UINT32_MAX: all of them). */
+ * `before` (UINT32_MAX: all of them); the others stay held.  In place:
+ * serving a request (drain) sends or forwards or keeps it, and never
+ * holds a page -- only a page's arrival does. */
 static void settle(uint32_t before)
 {
-    int n = held.n, kept = 0;
-    if (!n)
-        return;
-    struct held_page *v = malloc((size_t)n * sizeof *v);
-    if (!v) {
-        fprintf(stderr, "upvm: node %d: out of memory settling shared pages\n", svm.self);
-        _exit(71);
-    }
-    memcpy(v, held.v, (size_t)n * sizeof *v);
-    held.n = 0; /* serving may hold others: they go after */
-    for (int i = 0; i < n; i++) {
-        if (v[i].tick >= before) {
-            v[kept++] = v[i];
+    int kept = 0;
+    for (int i = 0; i < held.n; i++) {
+        struct held_page h = held.v[i];
+        if (h.tick >= before) {
+            held.v[kept++] = h;
             continue;
         }
-        struct svm_page *e = &v[i].r->pages[v[i].page];
+        struct svm_page *e = &h.r->pages[h.page];
         e->flags &= (uint8_t)~PG_HELD;
         if (e->ndeferred)
-            drain(v[i].r, v[i].page);
+            drain(h.r, h.page);
     }
-    for (int i = 0; i < kept; i++) { /* still held: back in the list */
-        v[i].r->pages[v[i].page].flags &= (uint8_t)~PG_HELD;
-        hold(v[i].r, v[i].page);
-        held.v[held.n - 1].tick = v[i].tick;
-    }
-    free(v);
+    held.n = kept;
 }
 
 /* At the start of every poll: the pages that arrived in earlier polls have
@@ -564,7 +553,7 @@ void svm_pages_reset(struct svm_region *r, uint32_t first, uint32_t n)
             svm.ops->drop(r, svm_page_addr(r, p));
         uint16_t nd = e->ndeferred;
         *e = (struct svm_page){.prob = (int8_t)r->home, .ndeferred = nd};
-        if (!node_job_up(r->home) && svm_multi())
+        if (!node_job_up(r->home) && node_job_multi())
             e->flags = PG_LOST;
         if (r->home == svm.self)
             e->flags = PG_OWNER | PG_ZERO;

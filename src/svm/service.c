@@ -104,7 +104,7 @@ void svm_service_start(void)
 #if UPVM_TSAN
     return;
 #endif
-    if (armed || !service_us || !svm_multi() || node_job_host(svm.self))
+    if (armed || !service_us || !node_job_multi() || node_job_host(svm.self))
         return;
     armed = true;
     dl_iterate_phdr(collect_text, NULL);

@@ -68,11 +68,6 @@ void svm_read_settings(void)
     svm_service_read_settings();
 }
 
-bool svm_multi(void)
-{
-    return node_job_multi();
-}
-
 void svm_send2(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1,
                size_t l1, const void *p2, size_t l2)
 {
@@ -110,6 +105,8 @@ int svm_start(void)
     svm.self = node_job_self();
     svm.slots = node_job_multi() ? node_job_slots() : 1;
     svm_service_start();
+    /* system calls look for shared buffers only once there can be some */
+    proc_set_bounce_test(svm_bounce_test);
     return svm_fault_install();
 }
 
@@ -240,7 +237,7 @@ static struct region_desc region_desc_of(const struct svm_region *r)
 /* A new region of this node's: every other node maps it before it is used. */
 static int region_announce(struct svm_region *r)
 {
-    if (!svm_multi())
+    if (!node_job_multi())
         return 0;
     struct region_desc d = region_desc_of(r);
     for (int n = 0; n < svm.slots; n++) {
@@ -359,7 +356,7 @@ static void *block_alloc(uint32_t npages, int m)
     if (slot < 0)
         return errno = ENOMEM, NULL;
     struct svm_region *r;
-    int nmgr = svm_multi() ? node_job_slots() : 1;
+    int nmgr = node_job_multi() ? node_job_slots() : 1;
     struct region_desc d = {(uint32_t)(size / SVM_PAGE_SIZE), 0, -1};
     int rc = region_make(slot, &d, svm.self, m, nmgr, &r);
     if (rc == 0 && (rc = extent_insert(r, 0, (struct svm_extent){0, r->npages, EXT_FREE})) == 0)
@@ -455,7 +452,6 @@ void svm_init(void)
     svm_sync_register();
     svm_lazy_register();
     (void)node_job_add_hooks(&svm_hooks);
-    proc_set_bounce_test(svm_bounce_test);
     svm.ready = true;
 }
 

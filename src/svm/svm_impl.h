@@ -126,7 +126,6 @@ int svm_ensure(void) HIDDEN;
 int svm_start(void) HIDDEN;
 struct svm_region *svm_region_of(uintptr_t addr) HIDDEN;
 struct svm_region *svm_region_by_slot(int slot) HIDDEN;
-bool svm_multi(void) HIDDEN;
 /* Send a frame of the layer's kinds (node_send): counted in the stats. */
 void svm_send(int dst, uint32_t kind, int32_t a, int32_t b, int32_t c, const void *p1,
               size_t l1) HIDDEN;

@@ -24,10 +24,11 @@ static upvm_waitq_t *sync_queue(const void *obj)
     return &svm.sync_q[(a ^ (a >> 6)) % 64u];
 }
 
-/* Is obj a 64-byte aligned object inside a shared region? */
+/* Is obj a 64-byte aligned object inside a shared region?  (Then the
+ * layer is started: a region exists.) */
 static bool valid(const void *obj)
 {
-    return svm_ensure() == 0 && ((uintptr_t)obj & 63) == 0 && svm_region_of((uintptr_t)obj);
+    return ((uintptr_t)obj & 63) == 0 && svm_region_of((uintptr_t)obj);
 }
 
 /* The nodes of mask may have ULPs waiting on obj: wake them. */
@@ -76,10 +77,10 @@ uint64_t upvm_ec_read(upvm_ec_t *ec)
 
 int upvm_ec_await(upvm_ec_t *ec, uint64_t v)
 {
-    if (!valid(ec))
-        return -EINVAL;
     if (!core_on_sched_thread_now())
         return -EDEADLK;
+    if (!valid(ec))
+        return -EINVAL;
     uint64_t me = 1ull << svm.self;
     while (__atomic_load_n(&ec->value, __ATOMIC_SEQ_CST) < v) {
         __atomic_fetch_or(&ec->waiters, me, __ATOMIC_SEQ_CST); /* the page is now ours */
@@ -94,7 +95,7 @@ uint64_t upvm_ec_advance(upvm_ec_t *ec)
 {
     uint64_t v = __atomic_add_fetch(&ec->value, 1, __ATOMIC_SEQ_CST);
     uint64_t waiting = __atomic_exchange_n(&ec->waiters, 0, __ATOMIC_SEQ_CST);
-    if (waiting && svm_ensure() == 0)
+    if (waiting)
         wake_nodes(ec, waiting);
     return v;
 }
@@ -117,10 +118,10 @@ int upvm_svm_lock_init(upvm_svm_lock_t *l)
 
 int upvm_svm_lock(upvm_svm_lock_t *l)
 {
-    if (!valid(l))
-        return -EINVAL;
     if (!core_on_sched_thread_now())
         return -EDEADLK;
+    if (!valid(l))
+        return -EINVAL;
     uint64_t me = holder_id(), bit = 1ull << svm.self;
     for (;;) {
         uint64_t seen = 0;

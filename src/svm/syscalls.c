@@ -65,63 +65,65 @@ static bool shared(uintptr_t p, size_t n)
            bounce_range(p, p + n);
 }
 
-static ssize_t bounce_in(void *dst, ssize_t r, void *b)
+/* A private buffer of n bytes (a copy of `from`, when given); NULL with
+ * errno ENOMEM, which the call then fails with. */
+static void *bounce(const void *from, size_t n)
+{
+    void *b = malloc(n ? n : 1);
+    if (!b)
+        errno = ENOMEM;
+    else if (from)
+        memcpy(b, from, n); /* faults in the pages as the program's own load would */
+    return b;
+}
+
+/* The call made on b is over: its result, errno kept across the free. */
+static ssize_t done(ssize_t r, void *b)
+{
+    int e = errno;
+    free(b);
+    errno = e;
+    return r;
+}
+
+/* ... and what it read goes where the program asked. */
+static ssize_t done_in(void *dst, ssize_t r, void *b)
 {
     if (r > 0)
         memcpy(dst, b, (size_t)r); /* faults in the pages as the program's own store would */
-    int e = errno;
-    free(b);
-    errno = e;
-    return r;
+    return done(r, b);
 }
-
-static ssize_t bounce_out(ssize_t r, void *b)
-{
-    int e = errno;
-    free(b);
-    errno = e;
-    return r;
-}
-
-#define BOUNCE_ALLOC(b, n)             \
-    void *b = malloc((n) ? (n) : 1);   \
-    if (!b) {                          \
-        errno = ENOMEM;                \
-        return -1;                     \
-    }
 
 UPVM_API ssize_t read(int fd, void *buf, size_t n)
 {
     if (!shared((uintptr_t)buf, n))
         return __read(fd, buf, n);
-    BOUNCE_ALLOC(b, n);
-    return bounce_in(buf, __read(fd, b, n), b);
+    void *b = bounce(NULL, n);
+    return b ? done_in(buf, __read(fd, b, n), b) : -1;
 }
 
 UPVM_API ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!shared((uintptr_t)buf, n))
         return __write(fd, buf, n);
-    BOUNCE_ALLOC(b, n);
-    memcpy(b, buf, n);
-    return bounce_out(__write(fd, b, n), b);
+    void *b = bounce(buf, n);
+    return b ? done(__write(fd, b, n), b) : -1;
 }
 
 UPVM_API ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     if (!shared((uintptr_t)buf, n))
         return __pread64(fd, buf, n, off);
-    BOUNCE_ALLOC(b, n);
-    return bounce_in(buf, __pread64(fd, b, n, off), b);
+    void *b = bounce(NULL, n);
+    return b ? done_in(buf, __pread64(fd, b, n, off), b) : -1;
 }
 
 UPVM_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     if (!shared((uintptr_t)buf, n))
         return __pwrite64(fd, buf, n, off);
-    BOUNCE_ALLOC(b, n);
-    memcpy(b, buf, n);
-    return bounce_out(__pwrite64(fd, b, n, off), b);
+    void *b = bounce(buf, n);
+    return b ? done(__pwrite64(fd, b, n, off), b) : -1;
 }
 
 UPVM_API ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
@@ -132,7 +134,6 @@ UPVM_API ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     if (!shared((uintptr_t)buf, n))
         return __send(fd, buf, n, flags);
-    BOUNCE_ALLOC(b, n);
-    memcpy(b, buf, n);
-    return bounce_out(__send(fd, b, n, flags), b);
+    void *b = bounce(buf, n);
+    return b ? done(__send(fd, b, n, flags), b) : -1;
 }
