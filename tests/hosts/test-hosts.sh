@@ -327,7 +327,8 @@ case_fire() {
 
 # Shared virtual memory over 2 hosts, 3 ranks (tests/svm): the coherence
 # stress with the central and the dynamic manager, and eventcounts; the
-# pages travel over MPI between the hosts, shared memory within one.
+# pages travel over MPI between the hosts, shared memory within one; and
+# UPVM_SVM=memfd refused there with its reason.
 case_svm() {
     local prog st m
     for m in central dynamic; do
@@ -345,6 +346,12 @@ case_svm() {
     sed 's/^/     /' "$out"
     [ $st = 0 ] || fail "svm-ec over 2 hosts: exit status $st"
     grep -qx OK "$out" || fail "svm-ec over 2 hosts: no OK"
+    # one memfd per block needs one host: refused with the reason
+    (cd "$work" && timeout -k 5 120 "${mpirun[@]}" -x UPVM_SVM=memfd \
+        -H "${addr[0]}:2,${addr[1]}:1" -np 3 "$build/tests/svm/svm-ec") >"$out" 2>&1
+    sed 's/^/     /' "$out"
+    grep -q "UPVM_SVM=memfd or UPVM_SVM_SHARED) needs every node on one host, and node 2 runs on" \
+        "$out" || fail "UPVM_SVM=memfd over 2 hosts: no refusal with its reason"
 }
 
 case_trace() {

@@ -9,9 +9,14 @@
  * lets the worker go on: its first touch of the heap must end it with the
  * report "... lost: the node it moved from lazily died ...", not hang;
  * main gets the exit notification and prints OK.
+ *
+ * lazykill refused (UPVM_SVM_FAULT=mprotect): a lazy move needs
+ * userfaultfd; the worker's upvm_migrate_lazy must say PvmNotImpl with
+ * the reason, and the worker stays where it is.
  */
 #include <pvm3.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,24 @@
 
 enum { TAG_PID = 1, TAG_MOVED = 2, TAG_GO = 3, TAG_EXIT = 50 };
 #define HEAP (4u << 20)
+
+static int refused_worker(void)
+{
+    int rc = upvm_migrate_lazy(0, 2), ok = rc == PvmNotImpl &&
+                                              strstr(upvm_migrate_error(), "needs userfaultfd") &&
+                                              upvm_node_of(0) == 1;
+    if (!ok)
+        printf("lazykill: FAILED: upvm_migrate_lazy under mprotect: %d (%s), on node %d\n", rc,
+               upvm_migrate_error(), upvm_node_of(0));
+    else
+        printf("refused: %s\n", upvm_migrate_error());
+    fflush(stdout);
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&ok, 1, 1);
+    pvm_send(pvm_parent(), TAG_MOVED);
+    pvm_exit();
+    return !ok;
+}
 
 static int worker(void)
 {
@@ -47,13 +70,23 @@ static int worker(void)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
     pvm_mytid();
+    bool refused = argc > 1 && !strcmp(argv[1], "refused");
     if (pvm_parent() != PvmNoParent)
-        return worker();
+        return refused ? refused_worker() : worker();
     int w, pid, rc, node;
-    if (pvm_spawn(argv[0], (char *[]){"worker", NULL}, PvmTaskHost, "node1", 1, &w) != 1)
+    if (pvm_spawn(argv[0], (char *[]){refused ? "refused" : "worker", NULL}, PvmTaskHost, "node1",
+                  1, &w) != 1)
         return printf("lazykill: FAILED: spawn on node1\n"), 1;
+    if (refused) {
+        int ok = 0;
+        pvm_recv(w, TAG_MOVED);
+        pvm_upkint(&ok, 1, 1);
+        if (ok)
+            printf("OK\n");
+        pvm_exit();
+        return !ok;
+    }
     pvm_notify(PvmTaskExit, TAG_EXIT, 1, &w);
     pvm_recv(w, TAG_PID);
     pvm_upkint(&pid, 1, 1);

@@ -5,6 +5,11 @@
 #   shared  killed.c: node1 SIGKILLed holding the only copy of a shared
 #           page; the task that touches it ends with the report, a copy
 #           of node 0's page survives, the job ends normally;
+#   coupled, stack  killed.c: a ULP that cannot wait for a page (on a
+#           kernel context; with too little stack left) is reported with
+#           what to do, and its node ends as for a crash; the job goes on;
+#   lazy-refused  lazykill.c under UPVM_SVM_FAULT=mprotect: a lazy move is
+#           refused with the reason (it needs userfaultfd);
 #   lazy    lazykill.c (process mode): the node a task moved from lazily
 #           is SIGKILLed before the task's heap followed; the task's first
 #           touch ends its node with the report, the job goes on (its
@@ -23,6 +28,23 @@ shared)
     (cd "$tmp" && UPVM_NODES=3 timeout -k 5 60 "$prog") >"$tmp/out" 2>&1
     st=$?
     report='shared page 0x[0-9a-f]* lost (ULP [0-9]*, toucher.*node 2).*the ULP ends'
+    ;;
+coupled | stack)
+    prog=$build/tests/svm/svm-killed
+    (cd "$tmp" && UPVM_NODES=2 UPVM_STACK_SIZE=16K timeout -k 5 60 "$prog" "$case") >"$tmp/out" 2>&1
+    st=$?
+    if [ "$case" = coupled ]; then
+        report='shared page 0x[0-9a-f]* touched on a kernel context .*bring it in first with upvm_svm_touch'
+    else
+        report='faulted on shared page 0x[0-9a-f]* with too little stack left to wait for it: give it a bigger stack (UPVM_STACK_SIZE)'
+    fi
+    ;;
+lazy-refused)
+    cp "$build/tests/svm/lazykill" "$tmp/lazykill" || fail "no lazykill: build first"
+    (cd "$tmp" && UPVM_SVM_FAULT=mprotect UPVM_NODES=3 timeout -k 5 60 \
+        "$build/tools/upvm/upvm" run ./lazykill refused) >"$tmp/out" 2>&1
+    st=$?
+    report='cannot move lazily: it needs userfaultfd, which this node does not use (UPVM_SVM_FAULT=mprotect'
     ;;
 lazy)
     cp "$build/tests/svm/lazykill" "$tmp/lazykill" || fail "no lazykill: build first"
