@@ -433,6 +433,15 @@ void core_ulp_freeze(struct ulp *u, struct core_frozen *out) HIDDEN;
 /* The other end: a new ULP object (a new id) for f, put where f was
  * (run queue, its wait queue, timers).  0 or -ENOMEM. */
 int core_ulp_thaw(const struct core_frozen *f, struct ulp **out) HIDDEN NODISCARD;
+/* The same in two steps, for a restart that may block before the ULP is
+ * whole (a lazy move: its memory arrives as it is touched, and the ULP
+ * must not run on half of its state meanwhile): the ULP exists but
+ * neither runs nor waits on anything until core_ulp_unpark, which makes it
+ * sleep on if f froze it sleeping, else ready -- a ULP frozen blocked looks
+ * again at what it waited for (a wake-up while it was parked found it on
+ * no queue; the runtime's waits loop on their conditions). */
+int core_ulp_thaw_parked(const struct core_frozen *f, struct ulp **out) HIDDEN NODISCARD;
+void core_ulp_unpark(struct ulp *u, const struct core_frozen *f) HIDDEN;
 
 /* u may not leave its node until the matching core_ulp_unpin: it holds
  * node memory (a request buffer, a library temporary) across a wait.

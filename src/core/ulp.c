@@ -608,7 +608,7 @@ void core_ulp_freeze(struct ulp *u, struct core_frozen *out)
     ulp_obj_free(u);
 }
 
-int core_ulp_thaw(const struct core_frozen *f, struct ulp **out)
+static int thaw(const struct core_frozen *f, struct ulp **out, bool parked)
 {
     struct ulp *u = ulp_obj_alloc();
     if (!u)
@@ -638,7 +638,10 @@ int core_ulp_thaw(const struct core_frozen *f, struct ulp **out)
     u->tsan_fiber = NULL; /* a fiber of this process's, at its first switch */
 #endif
     core_sched.nlive++;
-    if (f->state == ULP_READY) {
+    if (parked) { /* on no queue: nothing wakes it but core_ulp_unpark */
+        u->state = ULP_BLOCKED;
+        u->waitq = NULL;
+    } else if (f->state == ULP_READY) {
         core_make_ready(u);
     } else {
         u->state = f->state;
@@ -651,4 +654,28 @@ int core_ulp_thaw(const struct core_frozen *f, struct ulp **out)
     }
     *out = u;
     return 0;
+}
+
+int core_ulp_thaw(const struct core_frozen *f, struct ulp **out)
+{
+    return thaw(f, out, false);
+}
+
+int core_ulp_thaw_parked(const struct core_frozen *f, struct ulp **out)
+{
+    return thaw(f, out, true);
+}
+
+void core_ulp_unpark(struct ulp *u, const struct core_frozen *f)
+{
+    if (f->state == ULP_SLEEPING) {
+        u->state = ULP_SLEEPING;
+        core_timer_add(u, f->u.deadline_ns);
+        return;
+    }
+    /* ready, or blocked: what it waited for may have come while it was
+     * parked, off its queue -- it looks again (every wait loops on its
+     * condition) */
+    u->wake_result = 0;
+    core_make_ready(u);
 }

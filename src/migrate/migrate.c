@@ -993,8 +993,10 @@ static void restart(struct incoming *in)
     struct ulp *u;
     char why[512] = "";
     int rc = in->pvm ? in->lazy_rc : -ENOMEM;
+    /* a lazy move restarts in a ULP that may wait for pages: the task stays
+     * parked until its state is whole */
     if (rc == 0)
-        rc = core_ulp_thaw(&in->core, &u);
+        rc = in->nlazy ? core_ulp_thaw_parked(&in->core, &u) : core_ulp_thaw(&in->core, &u);
     if (rc == 0) {
         struct proc *pr = u->ext[ULP_EXT_PROC];
         struct pvm_task *t = u->ext[ULP_EXT_PVM];
@@ -1016,6 +1018,8 @@ static void restart(struct incoming *in)
                                                       in->obtrusive_ns, in->got};
             self->done = true;
         }
+        if (in->nlazy)
+            core_ulp_unpark(u, &in->core);
     } else {
         snprintf(why, sizeof why, "node %d has no memory for t%x: it is lost",
                  node_job_self(), (unsigned)in->tid);
