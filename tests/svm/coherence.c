@@ -262,6 +262,55 @@ static int worker(int argc, char **argv)
 }
 UPVM_TASK("cohworker", worker)
 
+/* The prelude's poker: on the parent's word, a write to the page it was
+ * given, then a word back; TAG_POKE with a NULL page ends it. */
+#define TAG_POKE 71
+static int poker(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    for (;;) {
+        SVM_CHECK(pvm_recv(pvm_parent(), TAG_POKE) > 0, "poker: a poke");
+        volatile uint64_t *p = svm_upk_ptr();
+        if (!p)
+            return 0;
+        p[1] += 1; /* a write: ownership comes here */
+        SVM_CHECK(pvm_initsend(SVM_ENC) >= 0 && pvm_send(pvm_parent(), TAG_POKE) == 0,
+                  "poker: the answer");
+    }
+}
+UPVM_TASK("cohpoker", poker)
+
+static void poke(int tid, volatile uint64_t *page)
+{
+    SVM_CHECK(pvm_initsend(SVM_ENC) >= 0, "poke: initsend");
+    svm_pk_ptr((const void *)page);
+    SVM_CHECK(pvm_send(tid, TAG_POKE) == 0 && pvm_recv(tid, TAG_POKE) > 0, "poke: the round trip");
+}
+
+/*
+ * A prelude that leaves a stale hint for certain, so that the manager
+ * check below holds whatever the random stress does: writes to one page
+ * by node 1, node 2, node 0, node 1.  Under the dynamic manager node 1's
+ * hint then points at node 2 (it gave the page to node 2), which gave it
+ * on to node 0: node 2 forwards node 1's last request.  Under fixed, the
+ * page's manager forwards as for any page; under central only node 0
+ * forwards.
+ */
+static void prelude(volatile uint64_t *page)
+{
+    int p1 = svm_spawn_on("cohpoker", 1), p2 = svm_spawn_on("cohpoker", 2);
+    poke(p1, page);
+    poke(p2, page);
+    page[1] += 1;
+    poke(p1, page);
+    for (int i = 0; i < 2; i++) {
+        SVM_CHECK(pvm_initsend(SVM_ENC) >= 0, "prelude: initsend");
+        svm_pk_ptr(NULL);
+        SVM_CHECK(pvm_send(i ? p2 : p1, TAG_POKE) == 0, "prelude: the end");
+    }
+}
+
 static unsigned manager_flag(const char *name)
 {
     if (strcmp(name, "central") == 0)
@@ -297,6 +346,11 @@ int main(int argc, char **argv)
         int rc = upvm_svm_lock_init(lock_of(base, l));
         SVM_CHECK(rc == 0, "upvm_svm_lock_init(%p): %d", (void *)lock_of(base, l), rc);
     }
+
+    volatile uint64_t *pre = argc > 1 ? upvm_svm_alloc_flags(UPVM_SVM_PAGE, flag)
+                                      : upvm_svm_alloc(UPVM_SVM_PAGE);
+    SVM_CHECK(pre != NULL, "the prelude's page: NULL (errno %d)", errno);
+    prelude(pre);
 
     int tids[NWORKERS], node_of[NWORKERS];
     for (int w = 0; w < NWORKERS; w++) {
